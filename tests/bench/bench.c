@@ -1,0 +1,372 @@
+/*
+ * tests/bench/bench.c: adstore-bench, the performance scenarios of
+ * shared/spec/performance.md. Each row runs adstore's code and a baseline on
+ * the same work, alternating, several repetitions, and prints the medians,
+ * rates and ratio. Every number printed is measured in this run.
+ *
+ * Scenarios so far: P7 (identifiers: OUID, UUID and FLUID generation; F58,
+ * words and emoji encode and decode).
+ *
+ *   adstore-bench [--quick] [--reps N] [--only PREFIX]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "idgen/idgen.h"
+
+typedef struct config {
+    bool quick;
+    int reps;
+    const char *only;
+} config;
+
+/* Something the compiler cannot prove unused. */
+static volatile uint64_t sink;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* A workload: run ops operations, return 0 or -1 on failure. */
+typedef int (*work_fn)(uint64_t ops);
+
+typedef struct row {
+    const char *id;
+    const char *what;
+    const char *baseline;
+    work_fn mine, base;
+    uint64_t ops;
+    double target_rate;  /* ops/s adstore must reach (0: none) */
+    double target_ratio; /* adstore rate / baseline rate it must reach (0: none) */
+} row;
+
+/* ---- P7 workloads ---- */
+
+static int w_ouid(uint64_t ops)
+{
+    ads_ouid_gen *g;
+    ads_id id;
+    uint64_t acc = 0;
+    if (ads_ouid_gen_new(&g, NULL, NULL, NULL))
+        return -1;
+    for (uint64_t i = 0; i < ops; i++) {
+        if (ads_ouid_gen_next(g, &id, NULL) < 0) {
+            ads_ouid_gen_free(g);
+            return -1;
+        }
+        acc += id.hi ^ id.lo;
+    }
+    sink = acc;
+    ads_ouid_gen_free(g);
+    return 0;
+}
+
+/* The ceiling: read the clock and pack a counter, nothing else. */
+static int b_clock_counter(uint64_t ops)
+{
+    uint64_t acc = 0, last = 0, c = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t s = (uint64_t)ts.tv_sec;
+        c = s == last ? c + 1 : 0;
+        last = s;
+        acc += (s << 28) | (c << 4) | 1;
+    }
+    sink = acc;
+    return 0;
+}
+
+static int w_uuid_bulk(uint64_t ops)
+{
+    ads_id ids[256];
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i += 256) {
+        size_t n = ops - i < 256 ? (size_t)(ops - i) : 256;
+        if (ads_uuid_new_n(ids, n, NULL))
+            return -1;
+        acc += ids[0].lo;
+    }
+    sink = acc;
+    return 0;
+}
+
+static int b_getrandom_bulk(uint64_t ops)
+{
+    uint64_t buf[512], acc = 0;
+    for (uint64_t i = 0; i < ops; i += 256) {
+        size_t n = ops - i < 256 ? (size_t)(ops - i) : 256;
+        if (getrandom(buf, n * 16, 0) != (ssize_t)(n * 16))
+            return -1;
+        acc += buf[0];
+    }
+    sink = acc;
+    return 0;
+}
+
+static int w_uuid_single(uint64_t ops)
+{
+    ads_id id;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        if (ads_uuid_new(&id, NULL))
+            return -1;
+        acc += id.lo;
+    }
+    sink = acc;
+    return 0;
+}
+
+static int b_getrandom_single(uint64_t ops)
+{
+    uint64_t buf[2], acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        if (getrandom(buf, 16, 0) != 16)
+            return -1;
+        acc += buf[0];
+    }
+    sink = acc;
+    return 0;
+}
+
+static int w_fluid(uint64_t ops)
+{
+    ads_fluid_state st;
+    uint64_t v, acc = 0;
+    if (ads_fluid_state_init(&st, 1, ADS_FLUID_EPOCH_ADSTORE_MS, NULL))
+        return -1;
+    for (uint64_t i = 0; i < ops; i++) {
+        if (ads_fluid_next(&v, &st, NULL, NULL))
+            return -1;
+        acc += v;
+    }
+    sink = acc;
+    return 0;
+}
+
+/* The ceiling for FLUIDs: the RFC's rule by hand (1024 per ms, then spin). */
+static int b_fluid_minimal(uint64_t ops)
+{
+    uint64_t acc = 0, last = 0, seq = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 -
+                      ADS_FLUID_EPOCH_ADSTORE_MS;
+        if (ms > last) {
+            last = ms;
+            seq = 0;
+        } else if (++seq == 1024) {
+            do {
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000 -
+                     ADS_FLUID_EPOCH_ADSTORE_MS;
+            } while (ms <= last);
+            last = ms;
+            seq = 0;
+        }
+        acc += last << 24 | 1 << 10 | seq;
+    }
+    sink = acc;
+    return 0;
+}
+
+/* Values spread over the whole 64-bit range and over realistic FLUIDs. */
+static uint64_t value_at(uint64_t i)
+{
+    uint64_t x = (i + 1) * UINT64_C(0x9e3779b97f4a7c15);
+    x ^= x >> 29;
+    return (i & 1) ? x : x >> 8;
+}
+
+static int encode_loop(uint64_t ops, ads_fluid_enc enc)
+{
+    char buf[ADS_FLUID_TEXT_MAX + 1];
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        int n = ads_fluid_encode(buf, sizeof buf, value_at(i), enc, NULL);
+        if (n < 0)
+            return -1;
+        acc += (uint64_t)n + (unsigned char)buf[n - 1];
+    }
+    sink = acc;
+    return 0;
+}
+
+/* Decode a table of pre-encoded strings (encoding is not timed). */
+#define TABLE 4096
+static char dec_table[TABLE][ADS_FLUID_TEXT_MAX + 1];
+static size_t dec_len[TABLE];
+
+static void fill_table(ads_fluid_enc enc)
+{
+    for (int i = 0; i < TABLE; i++)
+        dec_len[i] = (size_t)ads_fluid_encode(dec_table[i], sizeof dec_table[i],
+                                              value_at((uint64_t)i), enc, NULL);
+}
+
+static int decode_loop(uint64_t ops, ads_fluid_enc enc)
+{
+    uint64_t v, acc = 0;
+    fill_table(enc);
+    for (uint64_t i = 0; i < ops; i++) {
+        size_t k = i & (TABLE - 1);
+        if (ads_fluid_decode(&v, NULL, dec_table[k], dec_len[k], NULL))
+            return -1;
+        acc += v;
+    }
+    sink = acc;
+    return 0;
+}
+
+static int w_f58_enc(uint64_t ops) { return encode_loop(ops, ADS_FLUID_F58); }
+static int w_f58_dec(uint64_t ops) { return decode_loop(ops, ADS_FLUID_F58); }
+static int w_words_enc(uint64_t ops) { return encode_loop(ops, ADS_FLUID_WORDS); }
+static int w_words_dec(uint64_t ops) { return decode_loop(ops, ADS_FLUID_WORDS); }
+static int w_emoji_enc(uint64_t ops) { return encode_loop(ops, ADS_FLUID_EMOJI); }
+static int w_emoji_dec(uint64_t ops) { return decode_loop(ops, ADS_FLUID_EMOJI); }
+
+/* The reference point for a 64-bit codec: libc's decimal printing and parsing. */
+static int b_snprintf(uint64_t ops)
+{
+    char buf[32];
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        int n = snprintf(buf, sizeof buf, "%" PRIu64, value_at(i));
+        acc += (uint64_t)n + (unsigned char)buf[n - 1];
+    }
+    sink = acc;
+    return 0;
+}
+
+static int b_strtoull(uint64_t ops)
+{
+    static char tab[TABLE][24];
+    uint64_t acc = 0;
+    for (int i = 0; i < TABLE; i++)
+        snprintf(tab[i], sizeof tab[i], "%" PRIu64, value_at((uint64_t)i));
+    for (uint64_t i = 0; i < ops; i++)
+        acc += strtoull(tab[i & (TABLE - 1)], NULL, 10);
+    sink = acc;
+    return 0;
+}
+
+/* ---- driver ---- */
+
+static int run_row(const row *r, const config *cfg)
+{
+    double mine[32], base[32];
+    uint64_t ops = cfg->quick ? r->ops / 20 : r->ops;
+    for (int i = 0; i < cfg->reps; i++) {
+        double t0 = now_s();
+        if (r->mine(ops))
+            return -1;
+        double t1 = now_s();
+        if (r->base(ops))
+            return -1;
+        double t2 = now_s();
+        mine[i] = t1 - t0;
+        base[i] = t2 - t1;
+    }
+    double m = median(mine, cfg->reps), b = median(base, cfg->reps);
+    double rate = (double)ops / m, brate = (double)ops / b, ratio = rate / brate;
+    const char *verdict = "-";
+    if (r->target_rate > 0 || r->target_ratio > 0) {
+        bool ok = (r->target_rate <= 0 || rate >= r->target_rate) &&
+                  (r->target_ratio <= 0 || ratio >= r->target_ratio);
+        verdict = ok ? "met" : "MISSED";
+    }
+    char target[64] = "";
+    if (r->target_rate > 0)
+        snprintf(target, sizeof target, ">= %.0fM/s", r->target_rate / 1e6);
+    if (r->target_ratio > 0)
+        snprintf(target + strlen(target), sizeof target - strlen(target), "%s>= %.2fx",
+                 target[0] ? ", " : "", r->target_ratio);
+    printf("| %-3s | %-22s | %10" PRIu64 " | %8.4f | %8.2fM | %-22s | %8.4f | %8.2fM | %6.2fx | "
+           "%-12s | %-6s |\n",
+           r->id, r->what, ops, m, rate / 1e6, r->baseline, b, brate / 1e6, ratio,
+           target[0] ? target : "-", verdict);
+    fflush(stdout);
+    return 0;
+}
+
+static const row rows[] = {
+    {"P7", "OUID generate", "clock_gettime+counter", w_ouid, b_clock_counter, 20000000, 20e6, 0},
+    {"P7", "UUID generate (x256)", "getrandom 16B x256", w_uuid_bulk, b_getrandom_bulk, 4000000,
+     0, 0},
+    {"P7", "UUID generate (x1)", "getrandom 16B", w_uuid_single, b_getrandom_single, 1000000, 0,
+     0},
+    {"P7", "FLUID generate", "by hand, 1024/ms", w_fluid, b_fluid_minimal, 4000000, 0, 0.9},
+    {"P7", "F58 encode", "snprintf %llu", w_f58_enc, b_snprintf, 10000000, 10e6, 0},
+    {"P7", "F58 decode", "strtoull", w_f58_dec, b_strtoull, 10000000, 10e6, 0},
+    {"P7", "words encode", "snprintf %llu", w_words_enc, b_snprintf, 10000000, 10e6, 0},
+    {"P7", "words decode", "strtoull", w_words_dec, b_strtoull, 10000000, 10e6, 0},
+    {"P7", "emoji encode", "snprintf %llu", w_emoji_enc, b_snprintf, 10000000, 10e6, 0},
+    {"P7", "emoji decode", "strtoull", w_emoji_dec, b_strtoull, 10000000, 10e6, 0},
+};
+
+static int usage(void)
+{
+    fprintf(stderr, "Usage: adstore-bench [--quick] [--reps N] [--only PREFIX]\n"
+                    "  --quick        small sizes (a smoke run in seconds)\n"
+                    "  --reps N       repetitions per row, median reported (1..31, default 5)\n"
+                    "  --only PREFIX  only rows whose scenario id or name starts with PREFIX\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    config cfg = {false, 5, NULL};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            cfg.quick = true;
+        } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            cfg.reps = atoi(argv[++i]);
+            if (cfg.reps < 1 || cfg.reps > 31)
+                return usage();
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            cfg.only = argv[++i];
+        } else {
+            return usage();
+        }
+    }
+    if (cfg.quick && cfg.reps == 5)
+        cfg.reps = 3;
+    printf("adstore-bench: %d repetitions, median seconds; %s sizes\n\n", cfg.reps,
+           cfg.quick ? "quick" : "full");
+    printf("| id  | adstore                |        ops |  adstore |     rate | baseline       "
+           "        | baseline |     rate |  ratio | target       | status |\n");
+    printf("|-----|------------------------|------------|----------|----------|----------------"
+           "--------|----------|----------|--------|--------------|--------|\n");
+    int failed = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const row *r = &rows[i];
+        if (cfg.only && strncmp(r->id, cfg.only, strlen(cfg.only)) != 0 &&
+            strncmp(r->what, cfg.only, strlen(cfg.only)) != 0)
+            continue;
+        if (run_row(r, &cfg)) {
+            fprintf(stderr, "adstore-bench: %s %s failed\n", r->id, r->what);
+            failed = 1;
+        }
+    }
+    return failed;
+}

@@ -1,0 +1,26 @@
+/*
+ * tests/cli/run.h: run the real adstore program and capture what it does.
+ */
+#ifndef ADS_TESTS_CLI_RUN_H
+#define ADS_TESTS_CLI_RUN_H
+
+#include <stddef.h>
+
+typedef struct run_result {
+    int status;   /* exit status, or 128 + signal */
+    char *out;    /* stdout, NUL-terminated */
+    size_t out_len;
+    char *err;    /* stderr, NUL-terminated */
+    size_t err_len;
+} run_result;
+
+/* Run ADS_PROGRAM with argv (NULL-terminated, without the program name) and
+ * stdin from `input` (NULL: empty). Returns 0, or -1 if it could not start. */
+int run_adstore(run_result *r, const char *const *argv, const char *input);
+void run_free(run_result *r);
+
+/* A fresh empty directory under /tmp for a store; free with remove_tree. */
+char *make_temp_dir(void);
+void remove_tree(const char *dir);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * tools/cli.c: option scanning, messages, number parsing, opening the store,
+ * and the help texts of the adstore program (`adstore help [command]`).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+void cli_args_init(cli_args *a, int argc, char **argv, char **ops)
+{
+    a->argc = argc;
+    a->argv = argv;
+    a->i = 0;
+    a->ops = ops;
+    a->nops = 0;
+    a->only_ops = false;
+}
+
+const char *cli_args_next(cli_args *a)
+{
+    while (a->i < a->argc) {
+        char *s = a->argv[a->i++];
+        if (!a->only_ops && strcmp(s, "--") == 0) {
+            a->only_ops = true;
+            continue;
+        }
+        /* "-" alone is an operand (stdin); so is anything not starting '-'.
+         * A negative number is an option-like operand: let the command reject it. */
+        if (a->only_ops || s[0] != '-' || s[1] == '\0') {
+            a->ops[a->nops++] = s;
+            continue;
+        }
+        return s;
+    }
+    return NULL;
+}
+
+const char *cli_args_value(cli_args *a, cli_ctx *c, const char *opt)
+{
+    const char *eq = strchr(opt, '=');
+    if (opt[1] == '-' && eq)
+        return eq + 1;
+    if (opt[1] != '-' && opt[2] != '\0')
+        return opt + 2; /* -n5 */
+    if (a->i < a->argc)
+        return a->argv[a->i++];
+    cli_fail(c, EXIT_USAGE, "option %s needs a value", opt);
+    return NULL;
+}
+
+int cli_fail(const cli_ctx *c, int status, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s %s: ", c->prog, c->command);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (status == EXIT_USAGE)
+        fprintf(stderr, "Try '%s help %s'.\n", c->prog, c->command);
+    return status;
+}
+
+int cli_fail_err(const cli_ctx *c, const ads_error *err)
+{
+    return cli_fail(c, EXIT_INPUT, "%s", err->message[0] ? err->message
+                                                         : ads_strerror(err->code));
+}
+
+bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    if (v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int cli_open_db(cli_ctx *c, bool create, ads_db **out)
+{
+    ads_error err;
+    const char *dir = c->db_dir;
+    if (!dir)
+        dir = getenv("ADSTORE_DB");
+    if (!dir || !*dir)
+        dir = "./adstore.db";
+    if (ads_db_open(out, dir, create ? ADS_DB_CREATE : ADS_DB_READONLY, &err))
+        return cli_fail_err(c, &err);
+    return 0;
+}
+
+/* ---- help ---- */
+
+typedef struct help_entry {
+    const char *command;
+    const char *text;
+} help_entry;
+
+static const help_entry help_entries[] = {
+    {"", "Usage: adstore [-d DIR] COMMAND [ARGS]\n"
+         "\n"
+         "An embedded ClassAd record datastore.\n"
+         "\n"
+         "Commands:\n"
+         "  id      make and read 128-bit identifiers (ordered, random, increment)\n"
+         "  fluid   make, encode and decode FLUIDs (Flux RFC 19 64-bit ids)\n"
+         "  kid     make, encode and decode k-ordered 64/96-bit ids\n"
+         "  help    show this text, or a command's: adstore help COMMAND\n"
+         "\n"
+         "Options for every command:\n"
+         "  -d DIR, --db DIR  the store (a directory); else $ADSTORE_DB, else ./adstore.db.\n"
+         "                    Commands that only read open it read-only; a store is\n"
+         "                    created on first write.\n"
+         "  -h, --help        help for the command\n"
+         "\n"
+         "Exit status: 0 success, 1 bad input or a failed operation, 2 bad usage.\n"
+         "Documentation: docs/ in the source tree (docs/identifiers.md for ids).\n"},
+    {"id", "Usage: adstore id new [ordered|random|increment] [-n N]\n"
+           "       adstore id parse ID...\n"
+           "\n"
+           "new    print N (default 1) new identifiers, one per line, in '#' form.\n"
+           "       ordered (default): OUIDs from the store's generator and clock\n"
+           "       sequence; random: version-4 UUIDs (no store needed);\n"
+           "       increment: the store's built-in counter, from 1.\n"
+           "       -n N, --count N   how many (1..10000000)\n"
+           "parse  print each id's fields as 'name = value' lines: kind; for ordered\n"
+           "       ids time, counter, version, backfill, node, clockseq; then hex.\n"
+           "       Several ids: records separated by a blank line. The '#' is\n"
+           "       optional. Accepted forms: #T-CV-N-S (ordered, also the legacy\n"
+           "       #T-CV-N1-N2-S), #xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (random),\n"
+           "       #1495 (increment). An invalid id: exit 1, a message on stderr,\n"
+           "       nothing on stdout.\n"},
+    {"fluid", "Usage: adstore fluid new [-g GEN] [-n N] [--to ENC]\n"
+              "       adstore fluid encode [--to ENC] VALUE...\n"
+              "       adstore fluid decode [--from ENC] STRING...\n"
+              "\n"
+              "FLUIDs are 64-bit ids: 40 bits of ms since the Unix epoch, 14 bits of\n"
+              "generator id, 10 bits of sequence (1024 ids per ms per generator).\n"
+              "\n"
+              "new     print N (default 1) new FLUIDs from generator GEN (0..16383,\n"
+              "        default 0); the store keeps the generator's last timestamp so\n"
+              "        ids never repeat across runs. --to ENC picks the encoding\n"
+              "        (default dec).\n"
+              "encode  print decimal VALUE (0..18446744073709551615) in encoding ENC,\n"
+              "        one line; without --to, every encoding as 'enc = value' lines\n"
+              "        (several values: records separated by a blank line).\n"
+              "decode  print the decimal value of STRING in any encoding, chosen by\n"
+              "        its shape: contains '.' dothex; contains '-' words; starts\n"
+              "        with 'ƒ' or 'f' F58; starts with an emoji emoji; starts with\n"
+              "        '0x' hex; else decimal. White space around it is ignored.\n"
+              "        --from ENC decodes as that one encoding instead (f58 and\n"
+              "        f58plain accept either prefix). An invalid string: exit 1, a\n"
+              "        message on stderr, nothing on stdout.\n"
+              "\n"
+              "Encodings (ENC): dec 6731191091817518, hex 0x17e9fb8df16c2e,\n"
+              "  dothex 0017.e9fb.8df1.6c2e, f58 ƒuZZybuNNy, f58plain fuZZybuNNy,\n"
+              "  words reform-remote-galileo--heart-package-academy, emoji 👩💅📓😸👑🚓\n"},
+    {"kid", "Usage: adstore kid new [--global] [-I N] [-n N]\n"
+            "       adstore kid encode [--global] [-I N] a=A b=B c=C seq=S [node=HEX]\n"
+            "       adstore kid decode [-I N] TEXT...\n"
+            "\n"
+            "k-ordered ids (the uid scheme): local ids are 64 bits\n"
+            "(A:20 | B:20 | C>>10:10 | seq:14), global ids 96 bits with a 32-bit node\n"
+            "placed after the first 20-I bits of B, so ids from one node sort\n"
+            "together within a neighbourhood of 2^I seconds. A = megaseconds,\n"
+            "B = seconds within the megasecond, C = microseconds within the second.\n"
+            "Text: 11 (local) or 16 (global) characters of an order-preserving\n"
+            "alphabet, so text order is time order.\n"
+            "\n"
+            "new     print N (default 1) new ids from the store's generator; global\n"
+            "        ids carry the store's 32-bit node fingerprint.\n"
+            "encode  print the text of the id with these fields (node= or --global\n"
+            "        makes a global id; node is 8 hex digits).\n"
+            "decode  print each id's fields as 'name = value' lines: kind, a, b, c,\n"
+            "        seq, time; for global ids node and interval; then hex.\n"
+            "-I N    the neighbourhood interval for global ids, 5..10 (default 8);\n"
+            "        decode needs the I the id was made with.\n"},
+    {"help", "Usage: adstore help [COMMAND]\n"
+             "\n"
+             "Show the list of commands, or the help of one command.\n"},
+};
+
+const char *cli_help_text(const char *command)
+{
+    for (size_t i = 0; i < sizeof help_entries / sizeof help_entries[0]; i++)
+        if (strcmp(help_entries[i].command, command) == 0)
+            return help_entries[i].text;
+    return NULL;
+}
+
+int cli_print_help(const char *command)
+{
+    const char *text = cli_help_text(command ? command : "");
+    if (!text) {
+        fprintf(stderr, "adstore help: no command '%s'; 'adstore help' lists them\n", command);
+        return EXIT_USAGE;
+    }
+    fputs(text, stdout);
+    return EXIT_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * tools/cli.h: what the adstore subcommands share: exit codes, option
+ * parsing, number parsing, opening the store, and the help texts.
+ */
+#ifndef ADS_TOOLS_CLI_H
+#define ADS_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+/* Exit statuses (shared/spec/tools.md). */
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+
+/* Options common to every subcommand. */
+typedef struct cli_ctx {
+    const char *prog;    /* "adstore" */
+    const char *command; /* "id new", ... for messages */
+    const char *db_dir;  /* -d/--db, else $ADSTORE_DB, else ./adstore.db */
+} cli_ctx;
+
+/*
+ * A small option scanner over argv. Options may come before, between or after
+ * operands; "--" ends them. Returns the next option name (without dashes
+ * kept: "-n", "--to") or NULL when argv is done; operands are collected in
+ * order into ops/nops (caller's array sized argc).
+ */
+typedef struct cli_args {
+    int argc, i;
+    char **argv;
+    char **ops;
+    int nops;
+    bool only_ops;
+} cli_args;
+
+void cli_args_init(cli_args *a, int argc, char **argv, char **ops);
+const char *cli_args_next(cli_args *a);
+/* The value of the option just returned: "--to=x", "--to x", "-nx", "-n x".
+ * NULL (after a usage message) if missing. */
+const char *cli_args_value(cli_args *a, cli_ctx *c, const char *opt);
+
+/* Print "adstore CMD: message" on stderr; return the exit status given. */
+int cli_fail(const cli_ctx *c, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Print an ads_error as "adstore CMD: message" on stderr; return EXIT_INPUT
+ * for input errors and storage errors alike. */
+int cli_fail_err(const cli_ctx *c, const ads_error *err);
+
+/* Strict decimal: digits only, no sign or space, value <= max. */
+bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* Open the store for c (create it when create is true). Prints and returns
+ * EXIT_INPUT on failure, else 0. */
+int cli_open_db(cli_ctx *c, bool create, ads_db **out);
+
+/* Help: the text of a command ("id", "fluid", ...) or NULL if unknown. */
+const char *cli_help_text(const char *command);
+int cli_print_help(const char *command); /* 0, or 2 for an unknown command */
+
+int cmd_id(cli_ctx *c, int argc, char **argv);
+int cmd_fluid(cli_ctx *c, int argc, char **argv);
+int cmd_kid(cli_ctx *c, int argc, char **argv);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * tools/main.c: the adstore program's entry point. Reads the options that
+ * come before the command (-d/--db, --help, --version) and hands the rest to
+ * the command's function (tools/cmd_*.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/cli.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(cli_ctx *c, int argc, char **argv);
+} command;
+
+static const command commands[] = {
+    {"id", cmd_id},
+    {"fluid", cmd_fluid},
+    {"kid", cmd_kid},
+};
+
+int main(int argc, char **argv)
+{
+    cli_ctx c = {"adstore", "", NULL};
+    int i = 1;
+
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-d") == 0 || strcmp(a, "--db") == 0) {
+            if (++i == argc)
+                return cli_fail(&c, EXIT_USAGE, "option %s needs a value", a);
+            c.db_dir = argv[i];
+        } else if (strncmp(a, "--db=", 5) == 0) {
+            c.db_dir = a + 5;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            return cli_print_help(NULL);
+        } else if (strcmp(a, "--version") == 0) {
+            printf("adstore 0.1.0 (store format %d)\n", ADS_DB_FORMAT_VERSION);
+            return EXIT_OK;
+        } else {
+            fprintf(stderr, "adstore: unknown option '%s'; 'adstore help' lists the options\n",
+                    a);
+            return EXIT_USAGE;
+        }
+    }
+    if (i == argc) {
+        cli_print_help(NULL);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[i];
+    if (strcmp(name, "help") == 0)
+        return cli_print_help(i + 1 < argc ? argv[i + 1] : NULL);
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+        if (strcmp(commands[k].name, name) == 0) {
+            c.command = name;
+            return commands[k].run(&c, argc - i - 1, argv + i + 1);
+        }
+    }
+    fprintf(stderr, "adstore: unknown command '%s'; 'adstore help' lists the commands\n", name);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian packages adstore needs to build, test and benchmark,
+# and only those that are missing. Run as root on Debian 12; as another user
+# it prints the apt-get command to run instead and fails.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  liblmdb-dev lmdb-utils     # storage engine, and mdb_dump/mdb_load for the benchmark
+  libmsgpack-dev             # msgpack-c: row, value and dump encoding
+  libcmocka-dev              # unit tests
+  libpcre2-dev               # ClassAd regexp() functions
+  libedit-dev                # line editing in `adstore shell`
+  libsqlite3-dev sqlite3     # the benchmark's peer only
+  clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: missing packages: ${missing[*]}" >&2
+  echo "setup: run as root:  apt-get update && $cmd" >&2
+  exit 1
+fi
+
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+$cmd >/dev/null
+echo "setup: done"
