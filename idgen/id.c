@@ -152,14 +152,13 @@ static int parse_luid(ads_id *out, const char *s, size_t len, size_t base, ads_e
         unsigned char c = (unsigned char)s[i];
         if (c < '0' || c > '9')
             return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
-                                    "identifier: '%c' at column %d: a one-group identifier "
-                                    "(increment) is decimal digits only",
-                                    c, COL(i));
+                                    "identifier: '%c' in a one-group identifier "
+                                    "(increment), which is decimal digits only",
+                                    c);
         if (i >= 20 || v > (UINT64_MAX - (c - '0')) / 10)
             return ads_error_set_at(err, ADS_ERANGE, 1, COL(i),
-                                    "identifier: increment value over 18446744073709551615 "
-                                    "at column %d",
-                                    COL(i));
+                                    "identifier: increment value over "
+                                    "18446744073709551615");
         v = v * 10 + (uint64_t)(c - '0');
     }
     *out = ads_luid(v);
@@ -171,12 +170,11 @@ static int check_width(const group *g, size_t max, const char *what, size_t base
 {
     if (g->len == 0)
         return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(g->at),
-                                "identifier: empty %s group at column %d", what, COL(g->at));
+                                "identifier: empty %s group", what);
     if (g->len > max)
         return ads_error_set_at(err, ADS_ERANGE, 1, COL(g->at + max),
-                                "identifier: %s group has %zu digits, at most %zu allowed "
-                                "(column %d)",
-                                what, g->len, max, COL(g->at + max));
+                                "identifier: %s group has %zu digits, at most %zu allowed",
+                                what, g->len, max);
     return 0;
 }
 
@@ -185,9 +183,9 @@ static int parse_uuid(ads_id *out, const char *s, const group *g, size_t base, a
     int var = hex_value((unsigned char)s[g[3].at]);
     if (var < 8)
         return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(g[3].at),
-                                "identifier: UUID variant digit '%c' at column %d must be "
-                                "8-f (RFC 9562 variant)",
-                                s[g[3].at], COL(g[3].at));
+                                "identifier: UUID variant digit '%c' must be 8-f (RFC 9562 "
+                                "variant)",
+                                s[g[3].at]);
     out->hi = (group_hex(s, g[0]) << 32) | (group_hex(s, g[1]) << 16) | group_hex(s, g[2]);
     out->lo = (group_hex(s, g[3]) << 48) | group_hex(s, g[4]);
     return 0;
@@ -215,21 +213,20 @@ static int parse_ouid(ads_id *out, const char *s, const group *g, size_t ngroups
         if (g[2].len + g[3].len > 12)
             return ads_error_set_at(err, ADS_ERANGE, 1, COL(g[3].at),
                                     "identifier: node written in two groups has %zu digits, "
-                                    "at most 12 allowed (column %d)",
-                                    g[2].len + g[3].len, COL(g[3].at));
+                                    "at most 12 allowed",
+                                    g[2].len + g[3].len);
         node = (group_hex(s, g[2]) << (4 * g[3].len)) | group_hex(s, g[3]);
     }
     if (node >> 47)
         return ads_error_set_at(err, ADS_ERANGE, 1, COL(g[2].at),
-                                "identifier: node at column %d has its top bit set; an "
-                                "ordered id's node is 47 bits",
-                                COL(g[2].at));
+                                "identifier: node has its top bit set; an ordered id's node "
+                                "is 47 bits");
     uint64_t cv = group_hex(s, g[1]);
     if ((cv & 7) != 1)
         return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(g[1].at + g[1].len - 1),
-                                "identifier: version digit '%c' at column %d is not 1 or 9 "
-                                "(ordered ids are version 1)",
-                                s[g[1].at + g[1].len - 1], COL(g[1].at + g[1].len - 1));
+                                "identifier: version digit '%c' is not 1 or 9 (ordered ids "
+                                "are version 1)",
+                                s[g[1].at + g[1].len - 1]);
     out->hi = (group_hex(s, g[0]) << 28) | cv;
     out->lo = (node << 16) | group_hex(s, *gs);
     return 0;
@@ -249,13 +246,11 @@ int ads_id_parse(ads_id *out, const char *s, size_t len, int flags, ads_error *e
         len--;
     } else if (flags & ADS_ID_PARSE_HASH_REQUIRED) {
         return ads_error_set_at(err, ADS_ESYNTAX, 1, 1,
-                                "identifier: expected '#' at column 1");
+                                "identifier: expected '#'");
     }
     if (len == 0)
         return ads_error_set_at(err, ADS_ESYNTAX, 1, (int)base + 1,
-                                "identifier: empty; expected hex groups or decimal digits "
-                                "at column %d",
-                                (int)base + 1);
+                                "identifier: empty; expected hex groups or decimal digits");
 
     g[0].at = 0;
     for (size_t i = 0; i <= len; i++) {
@@ -263,15 +258,13 @@ int ads_id_parse(ads_id *out, const char *s, size_t len, int flags, ads_error *e
             g[ngroups].len = i - g[ngroups].at;
             if (g[ngroups].len == 0)
                 return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
-                                        "identifier: empty group at column %d", COL(i));
+                                        "identifier: empty group");
             ngroups++;
             if (i < len) {
                 if (ngroups == 5) /* a sixth group: report the dash that opens it */
                     return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
-                                            "identifier: too many groups (a sixth starts "
-                                            "at column %d); expected 4 (ordered) or 5 "
-                                            "(random)",
-                                            COL(i));
+                                            "identifier: too many groups; expected 4 "
+                                            "(ordered) or 5 (random)");
                 g[ngroups].at = i + 1;
             }
             continue;
@@ -280,13 +273,13 @@ int ads_id_parse(ads_id *out, const char *s, size_t len, int flags, ads_error *e
         if (hex_value(c) < 0) {
             if (c >= 0x20 && c < 0x7f)
                 return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
-                                        "identifier: unexpected '%c' at column %d; expected "
-                                        "a hex digit or '-'",
-                                        c, COL(i));
+                                        "identifier: unexpected '%c'; expected a hex digit "
+                                        "or '-'",
+                                        c);
             return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
-                                    "identifier: unexpected byte 0x%02x at column %d; "
-                                    "expected a hex digit or '-'",
-                                    c, COL(i));
+                                    "identifier: unexpected byte 0x%02x; expected a hex "
+                                    "digit or '-'",
+                                    c);
         }
     }
 

@@ -70,6 +70,14 @@ int cli_fail_err(const cli_ctx *c, const ads_error *err)
                                                          : ads_strerror(err->code));
 }
 
+int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err)
+{
+    const char *msg = err->message[0] ? err->message : ads_strerror(err->code);
+    if (err->column > 0)
+        return cli_fail(c, EXIT_INPUT, "'%s': column %d: %s", arg, err->column, msg);
+    return cli_fail(c, EXIT_INPUT, "'%s': %s", arg, msg);
+}
+
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
     uint64_t v = 0;

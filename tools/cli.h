@@ -48,6 +48,10 @@ int cli_fail(const cli_ctx *c, int status, const char *fmt, ...)
  * for input errors and storage errors alike. */
 int cli_fail_err(const cli_ctx *c, const ads_error *err);
 
+/* Print an error about one text argument: "adstore CMD: 'ARG': column N:
+ * message" (no column part when the error has none); returns EXIT_INPUT. */
+int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err);
+
 /* Strict decimal: digits only, no sign or space, value <= max. */
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 

@@ -185,7 +185,7 @@ static int id_parse(cli_ctx *c, cli_args *a)
         if (ads_id_parse(&ids[i], a->ops[i], strlen(a->ops[i]), ADS_ID_PARSE_HASH_OPTIONAL,
                          &err)) {
             free(ids);
-            return cli_fail(c, EXIT_INPUT, "'%s': %s", a->ops[i], err.message);
+            return cli_fail_arg(c, a->ops[i], &err);
         }
     }
     for (int i = 0; i < a->nops; i++) {
@@ -385,7 +385,7 @@ static int fluid_decode(cli_ctx *c, cli_args *a)
         if (from < 0 ? ads_fluid_decode(&vals[i], NULL, a->ops[i], len, &err)
                      : ads_fluid_decode_as(&vals[i], (ads_fluid_enc)from, a->ops[i], len, &err)) {
             free(vals);
-            return cli_fail(c, EXIT_INPUT, "'%s': %s", a->ops[i], err.message);
+            return cli_fail_arg(c, a->ops[i], &err);
         }
     }
     for (int i = 0; i < a->nops; i++)
@@ -606,7 +606,7 @@ static int kid_decode(cli_ctx *c, cli_args *a)
                      : ads_kid_unpack_global(&d[i].f, d[i].bytes, o.interval, &err);
         if (rc) {
             free(d);
-            return cli_fail(c, EXIT_INPUT, "'%s': %s", s, err.message);
+            return cli_fail_arg(c, s, &err);
         }
     }
     for (int i = 0; i < a->nops; i++) {

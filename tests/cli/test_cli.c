@@ -227,8 +227,8 @@ static void cli__id_parse_several_and_all_or_nothing(void **state)
     run_free(&r);
     RUN(r, 1, "id", "parse", "1495", "#zz");
     assert_int_equal(r.out_len, 0);
-    assert_string_equal(r.err, "adstore id parse: '#zz': identifier: unexpected 'z' at column "
-                               "2; expected a hex digit or '-'\n");
+    assert_string_equal(r.err, "adstore id parse: '#zz': column 2: identifier: unexpected 'z'; "
+                               "expected a hex digit or '-'\n");
     run_free(&r);
     RUN(r, 2, "id", "parse");
     run_free(&r);
@@ -269,7 +269,11 @@ static void cli__fluid_bad_input(void **state)
     run_free(&r);
     RUN(r, 1, "fluid", "decode", "1", "bogus");
     assert_int_equal(r.out_len, 0);
-    assert_non_null(strstr(r.err, "'bogus'"));
+    assert_non_null(strstr(r.err, "'bogus': column 1: FLUID decimal: "));
+    run_free(&r);
+    RUN(r, 1, "fluid", "decode", "fjpXCZedGfVR");
+    assert_string_equal(r.err, "adstore fluid decode: 'fjpXCZedGfVR': column 12: FLUID F58: "
+                               "value over 2^64-1 (18446744073709551615)\n");
     run_free(&r);
     RUN(r, 2, "-d", store, "fluid", "new", "-g", "16384");
     assert_non_null(strstr(r.err, "generator '16384' must be a number from 0 to 16383"));

@@ -161,7 +161,7 @@ static void id__hash_required_in_classad_source(void **state)
     assert_int_equal(ads_id_parse(&id, "1495", 4, ADS_ID_PARSE_HASH_REQUIRED, &err),
                      ADS_ESYNTAX);
     assert_int_equal(err.column, 1);
-    assert_string_equal(err.message, "identifier: expected '#' at column 1");
+    assert_string_equal(err.message, "identifier: expected '#'");
     assert_int_equal(ads_id_parse(&id, "#1495", 5, ADS_ID_PARSE_HASH_REQUIRED, &err), 0);
 }
 
