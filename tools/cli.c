@@ -110,6 +110,35 @@ int cli_open_db(cli_ctx *c, bool create, ads_db **out)
     return 0;
 }
 
+int cli_dispatch(cli_ctx *c, int argc, char **argv, const cli_sub *subs, size_t n,
+                 const char *help)
+{
+    if (argc == 0) {
+        cli_print_help(help);
+        return EXIT_USAGE;
+    }
+    if (strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0)
+        return cli_print_help(help);
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(argv[0], subs[i].name) != 0)
+            continue;
+        char **ops = calloc((size_t)argc, sizeof *ops);
+        cli_args a;
+        if (!ops)
+            return cli_fail(c, EXIT_INPUT, "out of memory");
+        c->command = subs[i].full;
+        cli_args_init(&a, argc - 1, argv + 1, ops);
+        int rc = subs[i].run(c, &a);
+        free(ops);
+        return rc;
+    }
+    char names[128] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                 i == 0 ? "" : i + 1 == n ? " or " : ", ", subs[i].name);
+    return cli_fail(c, EXIT_USAGE, "unknown subcommand '%s'; expected %s", argv[0], names);
+}
+
 /* ---- help ---- */
 
 typedef struct help_entry {

@@ -63,6 +63,20 @@ int cli_open_db(cli_ctx *c, bool create, ads_db **out);
 const char *cli_help_text(const char *command);
 int cli_print_help(const char *command); /* 0, or 2 for an unknown command */
 
+/* A subcommand: its name, its full name for messages ("fluid new"), and its
+ * function, which scans the options and operands in a. */
+typedef struct cli_sub {
+    const char *name;
+    const char *full;
+    int (*run)(cli_ctx *c, cli_args *a);
+} cli_sub;
+
+/* Run the subcommand named by argv[0] from subs (n entries): no argv prints
+ * the help of `help` and fails as usage, -h/--help prints it, an unknown name
+ * is a usage error listing the names. */
+int cli_dispatch(cli_ctx *c, int argc, char **argv, const cli_sub *subs, size_t n,
+                 const char *help);
+
 int cmd_id(cli_ctx *c, int argc, char **argv);
 int cmd_fluid(cli_ctx *c, int argc, char **argv);
 int cmd_kid(cli_ctx *c, int argc, char **argv);

@@ -57,7 +57,81 @@ static void print_time(uint64_t secs, long usec, bool with_usec)
         printf("time = %sZ\n", buf);
 }
 
+/*
+ * What a `new` subcommand makes: make fills buf with k items inside txn (NULL
+ * when no store is needed), print writes them out after the commit, so only
+ * committed ids are ever printed.
+ */
+typedef struct maker {
+    size_t size; /* bytes per item */
+    int (*make)(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err);
+    int (*print)(const void *buf, size_t k, void *ctx, ads_error *err);
+    void *ctx;
+} maker;
+
+/* Make n items in chunks of CHUNK, one transaction each. */
+static int make_in_chunks(cli_ctx *c, bool need_store, uint64_t n, const maker *m)
+{
+    void *buf = malloc(CHUNK * m->size);
+    ads_db *db = NULL;
+    ads_error err;
+    int rc = EXIT_OK;
+    if (!buf)
+        return cli_fail(c, EXIT_INPUT, "out of memory");
+    if (need_store && (rc = cli_open_db(c, true, &db)))
+        goto cleanup;
+    for (uint64_t done = 0; done < n;) {
+        size_t k = (size_t)(n - done < CHUNK ? n - done : CHUNK);
+        ads_txn *txn = NULL;
+        if (db && ads_txn_begin(&txn, db, 0, &err)) {
+            rc = cli_fail_err(c, &err);
+            goto cleanup;
+        }
+        if (m->make(txn, buf, k, m->ctx, &err)) {
+            ads_txn_abort(txn);
+            rc = cli_fail_err(c, &err);
+            goto cleanup;
+        }
+        if ((txn && ads_txn_commit(txn, &err)) || m->print(buf, k, m->ctx, &err)) {
+            rc = cli_fail_err(c, &err);
+            goto cleanup;
+        }
+        done += k;
+    }
+cleanup:
+    ads_db_close(db);
+    free(buf);
+    return rc;
+}
+
 /* ---- id ---- */
+
+static int make_ids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err)
+{
+    ads_id_kind kind = *(const ads_id_kind *)ctx;
+    int event = 0;
+    if (kind == ADS_ID_RANDOM)
+        return ads_uuid_new_n(buf, k, err);
+    int rc = ads_txn_new_ids(txn, kind, buf, k, &event, err);
+    if (event == ADS_IDGEN_CLOCK_STEPPED_BACK)
+        fprintf(stderr, "adstore id new: the clock went backwards; a new clock sequence keeps "
+                        "ids unique\n");
+    return rc;
+}
+
+static int print_ids(const void *buf, size_t k, void *ctx, ads_error *err)
+{
+    const ads_id *ids = buf;
+    char text[ADS_ID_TEXT_MAX + 1];
+    (void)ctx;
+    (void)err;
+    for (size_t i = 0; i < k; i++) {
+        size_t len = ads_id_format(text, ids[i]);
+        text[len] = '\n';
+        fwrite(text, 1, len + 1, stdout);
+    }
+    return 0;
+}
 
 static int id_new(cli_ctx *c, cli_args *a)
 {
@@ -93,54 +167,8 @@ static int id_new(cli_ctx *c, cli_args *a)
                             a->ops[0]);
     }
 
-    ads_id *ids = malloc(CHUNK * sizeof *ids);
-    ads_db *db = NULL;
-    ads_error err;
-    char text[ADS_ID_TEXT_MAX + 1];
-    if (!ids)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if (kind != ADS_ID_RANDOM && (rc = cli_open_db(c, true, &db)))
-        goto cleanup;
-    for (uint64_t done = 0; done < n;) {
-        size_t k = (size_t)(n - done < CHUNK ? n - done : CHUNK);
-        if (kind == ADS_ID_RANDOM) {
-            if (ads_uuid_new_n(ids, k, &err)) {
-                rc = cli_fail_err(c, &err);
-                goto cleanup;
-            }
-        } else {
-            ads_txn *txn;
-            int event = 0;
-            if (ads_txn_begin(&txn, db, 0, &err)) {
-                rc = cli_fail_err(c, &err);
-                goto cleanup;
-            }
-            if (ads_txn_new_ids(txn, kind, ids, k, &event, &err)) {
-                ads_txn_abort(txn);
-                rc = cli_fail_err(c, &err);
-                goto cleanup;
-            }
-            if (ads_txn_commit(txn, &err)) {
-                rc = cli_fail_err(c, &err);
-                goto cleanup;
-            }
-            if (event == ADS_IDGEN_CLOCK_STEPPED_BACK)
-                fprintf(stderr,
-                        "adstore id new: the clock went backwards; a new clock sequence "
-                        "keeps ids unique\n");
-        }
-        for (size_t i = 0; i < k; i++) {
-            size_t len = ads_id_format(text, ids[i]);
-            text[len] = '\n';
-            fwrite(text, 1, len + 1, stdout);
-        }
-        done += k;
-    }
-    rc = EXIT_OK;
-cleanup:
-    ads_db_close(db);
-    free(ids);
-    return rc;
+    maker m = {sizeof(ads_id), make_ids, print_ids, &kind};
+    return make_in_chunks(c, kind != ADS_ID_RANDOM, n, &m);
 }
 
 static void print_id(ads_id id)
@@ -199,28 +227,11 @@ static int id_parse(cli_ctx *c, cli_args *a)
 
 int cmd_id(cli_ctx *c, int argc, char **argv)
 {
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    cli_args a;
-    int rc;
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if (argc == 0 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
-        rc = argc == 0 ? (cli_print_help("id"), EXIT_USAGE) : cli_print_help("id");
-    } else {
-        cli_args_init(&a, argc - 1, argv + 1, ops);
-        if (strcmp(argv[0], "new") == 0) {
-            c->command = "id new";
-            rc = id_new(c, &a);
-        } else if (strcmp(argv[0], "parse") == 0) {
-            c->command = "id parse";
-            rc = id_parse(c, &a);
-        } else {
-            rc = cli_fail(c, EXIT_USAGE, "unknown subcommand '%s'; expected new or parse",
-                          argv[0]);
-        }
-    }
-    free(ops);
-    return rc;
+    static const cli_sub subs[] = {
+        {"new", "id new", id_new},
+        {"parse", "id parse", id_parse},
+    };
+    return cli_dispatch(c, argc, argv, subs, sizeof subs / sizeof subs[0], "id");
 }
 
 /* ---- fluid ---- */
@@ -232,6 +243,28 @@ static int parse_enc(cli_ctx *c, const char *v, ads_fluid_enc *enc)
         return EXIT_USAGE;
     if (ads_fluid_enc_parse(enc, v, &err))
         return cli_fail(c, EXIT_USAGE, "%s", err.message);
+    return 0;
+}
+
+typedef struct fluid_job {
+    uint32_t generator;
+    ads_fluid_enc enc;
+} fluid_job;
+
+static int make_fluids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err)
+{
+    return ads_txn_new_fluids(txn, ((const fluid_job *)ctx)->generator, buf, k, err);
+}
+
+static int print_fluids(const void *buf, size_t k, void *ctx, ads_error *err)
+{
+    const uint64_t *v = buf;
+    char text[ADS_FLUID_TEXT_MAX + 1];
+    for (size_t i = 0; i < k; i++) {
+        if (ads_fluid_encode(text, sizeof text, v[i], ((const fluid_job *)ctx)->enc, err) < 0)
+            return -1;
+        puts(text);
+    }
     return 0;
 }
 
@@ -267,41 +300,9 @@ static int fluid_new(cli_ctx *c, cli_args *a)
     if (a->nops)
         return cli_fail(c, EXIT_USAGE, "unexpected operand '%s'", a->ops[0]);
 
-    uint64_t *ids = malloc(CHUNK * sizeof *ids);
-    ads_db *db = NULL;
-    ads_error err;
-    char text[ADS_FLUID_TEXT_MAX + 1];
-    if (!ids)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if ((rc = cli_open_db(c, true, &db)))
-        goto cleanup;
-    for (uint64_t done = 0; done < n;) {
-        size_t k = (size_t)(n - done < CHUNK ? n - done : CHUNK);
-        ads_txn *txn;
-        if (ads_txn_begin(&txn, db, 0, &err)) {
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        if (ads_txn_new_fluids(txn, (uint32_t)gen, ids, k, &err)) {
-            ads_txn_abort(txn);
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        if (ads_txn_commit(txn, &err)) {
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < k; i++) {
-            ads_fluid_encode(text, sizeof text, ids[i], enc, NULL);
-            puts(text);
-        }
-        done += k;
-    }
-    rc = EXIT_OK;
-cleanup:
-    ads_db_close(db);
-    free(ids);
-    return rc;
+    fluid_job job = {(uint32_t)gen, enc};
+    maker m = {sizeof(uint64_t), make_fluids, print_fluids, &job};
+    return make_in_chunks(c, true, n, &m);
 }
 
 static int fluid_encode(cli_ctx *c, cli_args *a)
@@ -396,31 +397,12 @@ static int fluid_decode(cli_ctx *c, cli_args *a)
 
 int cmd_fluid(cli_ctx *c, int argc, char **argv)
 {
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    cli_args a;
-    int rc;
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if (argc == 0 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
-        rc = argc == 0 ? (cli_print_help("fluid"), EXIT_USAGE) : cli_print_help("fluid");
-    } else {
-        cli_args_init(&a, argc - 1, argv + 1, ops);
-        if (strcmp(argv[0], "new") == 0) {
-            c->command = "fluid new";
-            rc = fluid_new(c, &a);
-        } else if (strcmp(argv[0], "encode") == 0) {
-            c->command = "fluid encode";
-            rc = fluid_encode(c, &a);
-        } else if (strcmp(argv[0], "decode") == 0) {
-            c->command = "fluid decode";
-            rc = fluid_decode(c, &a);
-        } else {
-            rc = cli_fail(c, EXIT_USAGE,
-                          "unknown subcommand '%s'; expected new, encode or decode", argv[0]);
-        }
-    }
-    free(ops);
-    return rc;
+    static const cli_sub subs[] = {
+        {"new", "fluid new", fluid_new},
+        {"encode", "fluid encode", fluid_encode},
+        {"decode", "fluid decode", fluid_decode},
+    };
+    return cli_dispatch(c, argc, argv, subs, sizeof subs / sizeof subs[0], "fluid");
 }
 
 /* ---- kid ---- */
@@ -478,6 +460,25 @@ static int kid_text(char *out, size_t cap, const ads_kid_fields *f, bool global,
                           err);
 }
 
+static int make_kids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err)
+{
+    (void)ctx;
+    return ads_txn_new_kids(txn, buf, k, err);
+}
+
+static int print_kids(const void *buf, size_t k, void *ctx, ads_error *err)
+{
+    const ads_kid_fields *f = buf;
+    const kid_opts *o = ctx;
+    char text[32];
+    for (size_t i = 0; i < k; i++) {
+        if (kid_text(text, sizeof text, &f[i], o->global, o->interval, err) < 0)
+            return -1;
+        puts(text);
+    }
+    return 0;
+}
+
 static int kid_new(cli_ctx *c, cli_args *a)
 {
     kid_opts o = {false, ADS_KID_INTERVAL_DEFAULT, 1};
@@ -487,44 +488,8 @@ static int kid_new(cli_ctx *c, cli_args *a)
     if (a->nops)
         return cli_fail(c, EXIT_USAGE, "unexpected operand '%s'", a->ops[0]);
 
-    ads_kid_fields *f = malloc(CHUNK * sizeof *f);
-    ads_db *db = NULL;
-    ads_error err;
-    char text[32];
-    if (!f)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if ((rc = cli_open_db(c, true, &db)))
-        goto cleanup;
-    for (uint64_t done = 0; done < o.n;) {
-        size_t k = (size_t)(o.n - done < CHUNK ? o.n - done : CHUNK);
-        ads_txn *txn;
-        if (ads_txn_begin(&txn, db, 0, &err)) {
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        if (ads_txn_new_kids(txn, f, k, &err)) {
-            ads_txn_abort(txn);
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        if (ads_txn_commit(txn, &err)) {
-            rc = cli_fail_err(c, &err);
-            goto cleanup;
-        }
-        for (size_t i = 0; i < k; i++) {
-            if (kid_text(text, sizeof text, &f[i], o.global, o.interval, &err) < 0) {
-                rc = cli_fail_err(c, &err);
-                goto cleanup;
-            }
-            puts(text);
-        }
-        done += k;
-    }
-    rc = EXIT_OK;
-cleanup:
-    ads_db_close(db);
-    free(f);
-    return rc;
+    maker m = {sizeof(ads_kid_fields), make_kids, print_kids, &o};
+    return make_in_chunks(c, true, o.n, &m);
 }
 
 static int kid_encode(cli_ctx *c, cli_args *a)
@@ -631,29 +596,10 @@ static int kid_decode(cli_ctx *c, cli_args *a)
 
 int cmd_kid(cli_ctx *c, int argc, char **argv)
 {
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    cli_args a;
-    int rc;
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    if (argc == 0 || strcmp(argv[0], "-h") == 0 || strcmp(argv[0], "--help") == 0) {
-        rc = argc == 0 ? (cli_print_help("kid"), EXIT_USAGE) : cli_print_help("kid");
-    } else {
-        cli_args_init(&a, argc - 1, argv + 1, ops);
-        if (strcmp(argv[0], "new") == 0) {
-            c->command = "kid new";
-            rc = kid_new(c, &a);
-        } else if (strcmp(argv[0], "encode") == 0) {
-            c->command = "kid encode";
-            rc = kid_encode(c, &a);
-        } else if (strcmp(argv[0], "decode") == 0) {
-            c->command = "kid decode";
-            rc = kid_decode(c, &a);
-        } else {
-            rc = cli_fail(c, EXIT_USAGE,
-                          "unknown subcommand '%s'; expected new, encode or decode", argv[0]);
-        }
-    }
-    free(ops);
-    return rc;
+    static const cli_sub subs[] = {
+        {"new", "kid new", kid_new},
+        {"encode", "kid encode", kid_encode},
+        {"decode", "kid decode", kid_decode},
+    };
+    return cli_dispatch(c, argc, argv, subs, sizeof subs / sizeof subs[0], "kid");
 }
