@@ -1,0 +1,40 @@
+/*
+ * base/buf.h: a growable byte buffer for text and encodings that are built
+ * piece by piece (unparse, JSON, MessagePack). Appends never fail loudly:
+ * on allocation failure the buffer remembers it (b->failed) and ignores
+ * further appends, so a writer checks once at the end.
+ */
+#ifndef ADS_BASE_BUF_H
+#define ADS_BASE_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ads_buf {
+    char *p;     /* the bytes, NUL-terminated when len < cap (see ads_buf_cstr) */
+    size_t len;
+    size_t cap;
+    bool failed; /* an append ran out of memory */
+} ads_buf;
+
+#define ADS_BUF_INIT {NULL, 0, 0, false}
+
+void ads_buf_init(ads_buf *b);
+void ads_buf_free(ads_buf *b);
+/* Empty the buffer, keeping its memory (and clearing failed). */
+void ads_buf_clear(ads_buf *b);
+void ads_buf_add(ads_buf *b, const void *p, size_t n);
+void ads_buf_addc(ads_buf *b, char c);
+void ads_buf_adds(ads_buf *b, const char *s);
+void ads_buf_printf(ads_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The contents as a NUL-terminated string ("" for an empty or failed buffer). */
+const char *ads_buf_cstr(ads_buf *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,327 @@
+/*
+ * classad/classad.h: the ClassAd language: values, expressions, records,
+ * parsing, evaluation and writing (shared/spec/classad.md; the user's view is
+ * docs/classad.md).
+ *
+ * Memory: everything a parse or an evaluation makes lives in an ads_arena the
+ * caller passes in, and stays valid until that arena is reset or freed.
+ * Values point into arenas (strings, lists, records) and are never freed one
+ * by one. Parsed expressions are immutable: one prepared expression may be
+ * evaluated from several threads at once, each with its own arena.
+ *
+ * Errors: C errors (ads_error, base/error.h) are for syntax, limits and
+ * memory. ClassAd `undefined` and `error` are values: evaluation itself only
+ * fails (ADS_ENOMEM) when memory runs out.
+ */
+#ifndef ADS_CLASSAD_H
+#define ADS_CLASSAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/buf.h"
+#include "base/error.h"
+#include "idgen/idgen.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Values                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ads_vtype {
+    ADS_UNDEFINED = 0,
+    ADS_ERROR = 1,
+    ADS_BOOLEAN = 2,
+    ADS_INTEGER = 3,
+    ADS_REAL = 4,
+    ADS_STRING = 5,
+    ADS_LIST = 6,
+    ADS_RECORD = 7,
+    ADS_ABSTIME = 8,
+    ADS_RELTIME = 9,
+    ADS_IDENT = 10,
+    ADS_BLOB = 11
+} ads_vtype;
+
+typedef struct ads_value ads_value;
+typedef struct ads_expr ads_expr;     /* a parsed expression (opaque) */
+typedef struct ads_record ads_record; /* an in-memory record (opaque) */
+
+/* Bytes with a length; not NUL-terminated unless said so. */
+typedef struct ads_str {
+    const char *p;
+    size_t len;
+} ads_str;
+
+typedef struct ads_blob {
+    ads_str bytes;
+    const ads_record *meta; /* optional metadata record, or NULL */
+} ads_blob;
+
+struct ads_value {
+    ads_vtype type;
+    union {
+        bool b;
+        int64_t i;
+        double r;
+        ads_str s;
+        struct {
+            const ads_value *items;
+            size_t n;
+            const ads_expr *src; /* the list expression it came from, or NULL */
+        } list;
+        const ads_record *rec;
+        struct {
+            double secs;    /* the instant: seconds since 1970-01-01T00:00:00Z */
+            int32_t offset; /* the zone: seconds east of UTC */
+        } abs;
+        double rel; /* seconds */
+        ads_id id;
+        const ads_blob *blob;
+    } u;
+};
+
+/* Constructors (no allocation). */
+static inline ads_value ads_undefined(void)
+{
+    ads_value v;
+    v.type = ADS_UNDEFINED;
+    v.u.i = 0;
+    return v;
+}
+static inline ads_value ads_errorv(void)
+{
+    ads_value v;
+    v.type = ADS_ERROR;
+    v.u.i = 0;
+    return v;
+}
+static inline ads_value ads_bool(bool b)
+{
+    ads_value v;
+    v.type = ADS_BOOLEAN;
+    v.u.b = b;
+    return v;
+}
+static inline ads_value ads_int(int64_t i)
+{
+    ads_value v;
+    v.type = ADS_INTEGER;
+    v.u.i = i;
+    return v;
+}
+static inline ads_value ads_real(double r)
+{
+    ads_value v;
+    v.type = ADS_REAL;
+    v.u.r = r;
+    return v;
+}
+/* A string value over len bytes at p (not copied: p must outlive the value). */
+static inline ads_value ads_string(const char *p, size_t len)
+{
+    ads_value v;
+    v.type = ADS_STRING;
+    v.u.s.p = p;
+    v.u.s.len = len;
+    return v;
+}
+static inline ads_value ads_abstime(double secs, int32_t offset)
+{
+    ads_value v;
+    v.type = ADS_ABSTIME;
+    v.u.abs.secs = secs;
+    v.u.abs.offset = offset;
+    return v;
+}
+static inline ads_value ads_reltime(double secs)
+{
+    ads_value v;
+    v.type = ADS_RELTIME;
+    v.u.rel = secs;
+    return v;
+}
+static inline ads_value ads_ident(ads_id id)
+{
+    ads_value v;
+    v.type = ADS_IDENT;
+    v.u.id = id;
+    return v;
+}
+static inline ads_value ads_list(const ads_value *items, size_t n)
+{
+    ads_value v;
+    v.type = ADS_LIST;
+    v.u.list.items = items;
+    v.u.list.n = n;
+    v.u.list.src = NULL;
+    return v;
+}
+static inline ads_value ads_recordv(const ads_record *rec)
+{
+    ads_value v;
+    v.type = ADS_RECORD;
+    v.u.rec = rec;
+    return v;
+}
+
+/* "undefined", "error", "boolean", "integer", "real", "string", "list",
+ * "record", "abstime", "reltime", "identifier", "blob". */
+const char *ads_vtype_name(ads_vtype t);
+
+/* A string value holding a copy of len bytes of p, in arena a. ADS_ENOMEM. */
+int ads_string_copy(ads_value *out, ads_arena *a, const char *p, size_t len);
+
+/*
+ * The three comparisons of the language (shared/spec/classad.md section 3).
+ * ads_value_is: `is` (same type and value, strings case-sensitive, no
+ * promotion; lists and records are never identical).
+ * ads_value_equiv: `===` (as == for simple values, element-wise for lists
+ * and records, always true or false).
+ */
+bool ads_value_is(const ads_value *a, const ads_value *b);
+bool ads_value_equiv(const ads_value *a, const ads_value *b);
+
+/*
+ * Structural equality for tests and round trips: same type; integers,
+ * booleans and strings exactly (case-sensitive); reals by value with two NaNs
+ * equal; AbsTime by instant and offset; lists and records member by member
+ * (record names case-insensitive, order ignored).
+ */
+bool ads_value_same(const ads_value *a, const ads_value *b);
+
+/* ------------------------------------------------------------------------ */
+/* Records                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Number of attributes, and the i-th in stored order (0 <= i < n). */
+size_t ads_record_size(const ads_record *r);
+ads_str ads_record_name(const ads_record *r, size_t i);
+const ads_expr *ads_record_expr(const ads_record *r, size_t i);
+
+/* The expression of attribute name (case-insensitive), or NULL. */
+const ads_expr *ads_record_lookup(const ads_record *r, const char *name, size_t len);
+
+/*
+ * Build a record in arena a: add attributes in order, then finish. A name
+ * added twice keeps the last expression, at the first position (as
+ * HTCondor does). Names starting with "__" are allowed here (the engine
+ * refuses them). Errors: ADS_ENOMEM; ADS_EINVAL for an empty name.
+ */
+typedef struct ads_record_builder ads_record_builder;
+int ads_record_builder_new(ads_record_builder **out, ads_arena *a, ads_error *err);
+int ads_record_builder_add(ads_record_builder *b, const char *name, size_t len,
+                           const ads_expr *expr, ads_error *err);
+int ads_record_builder_add_value(ads_record_builder *b, const char *name, size_t len,
+                                 const ads_value *v, ads_error *err);
+/* The record (owned by the arena); the builder is used up. */
+const ads_record *ads_record_builder_finish(ads_record_builder *b);
+
+/* An expression that is just the value v (for building records). ADS_ENOMEM. */
+int ads_expr_literal(const ads_expr **out, ads_arena *a, const ads_value *v, ads_error *err);
+
+/* If e is a literal (no evaluation needed), its value; else NULL. */
+const ads_value *ads_expr_literal_value(const ads_expr *e);
+
+/* ------------------------------------------------------------------------ */
+/* Record views: how evaluation reads attributes                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Evaluation reads the attributes of the record it runs in through a view, so
+ * the same expression runs against an in-memory record or straight against
+ * stored bytes (classad/msgpack.h). lookup finds name (len bytes, compared
+ * case-insensitively; hash is ads_name_hash of it): it returns 1 and sets
+ * either *value (the attribute is a literal: the fast path) or *expr (an
+ * expression to evaluate in this view's scope); 0 when absent; or a negative
+ * ADS_E* code (corrupt bytes: evaluation then yields an error value).
+ * Values returned must stay valid while the view does (or be made in arena).
+ */
+typedef struct ads_view_ops {
+    int (*lookup)(const void *self, const char *name, size_t len, uint32_t hash,
+                  ads_arena *arena, ads_value *value, const ads_expr **expr);
+} ads_view_ops;
+
+typedef struct ads_view {
+    const ads_view_ops *ops;
+    const void *self;
+    const struct ads_view *parent; /* the enclosing record's view, or NULL */
+} ads_view;
+
+/* A view of an in-memory record (parent: the enclosing view, or NULL). */
+ads_view ads_record_view(const ads_record *r, const ads_view *parent);
+
+/* The case-insensitive hash of a name, as views receive it. */
+uint32_t ads_name_hash(const char *name, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Parsing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Limits: nesting depth of expressions (parse and evaluation) and the
+ * largest text accepted. Deeper or larger input is an error, never a crash. */
+#define ADS_MAX_DEPTH 400
+#define ADS_MAX_TEXT ((size_t)1 << 30)
+
+/*
+ * Parse one expression from text (len bytes) into arena a. Leading and
+ * trailing white space and comments are allowed; anything else after the
+ * expression is an error. Errors: ADS_ESYNTAX with err->line and err->column
+ * (1-based, bytes) and a message saying what was found and what was
+ * expected; ADS_ELIMIT (too deep, too long); ADS_ENOMEM.
+ */
+int ads_expr_parse(const ads_expr **out, ads_arena *a, const char *text, size_t len,
+                   ads_error *err);
+
+/* Parse a record "[ ... ]" (new syntax); errors as ads_expr_parse. */
+int ads_record_parse(const ads_record **out, ads_arena *a, const char *text, size_t len,
+                     ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Evaluate e in the scope of view (NULL: an empty record), eagerly: lists
+ * and records come back with their members evaluated. Temporaries and the
+ * result live in arena a. Returns 0, or ADS_ENOMEM (out is then error).
+ * Circular references and nesting past ADS_MAX_DEPTH evaluate to error.
+ */
+int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a);
+
+/* Evaluate attribute name of record r (undefined if absent). */
+int ads_record_eval_attr(ads_value *out, const ads_record *r, const char *name, size_t len,
+                         ads_arena *a);
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Append the new-ClassAd-syntax text of a value or an expression to b, in
+ * adstore style (shared/spec/classad.md section 7): reals in the shortest
+ * form that reads back exactly, lists `{ 1, "a" }`, records `[ a = 1; b = 2 ]`,
+ * times in backticks, names quoted when they must be. The text parses back to
+ * an equal value (ads_value_same).
+ */
+void ads_value_unparse(ads_buf *b, const ads_value *v);
+void ads_expr_unparse(ads_buf *b, const ads_expr *e);
+void ads_record_unparse(ads_buf *b, const ads_record *r);
+
+/*
+ * The same in HTCondor's spelling, which the string() and unparse() functions
+ * produce for compatibility: reals as %1.15E (0.0 as "0.0"), lists
+ * `{ 1,2 }`, times as absTime("...")/relTime("...").
+ */
+void ads_value_unparse_condor(ads_buf *b, const ads_value *v);
+void ads_expr_unparse_condor(ads_buf *b, const ads_expr *e);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,257 @@
+/*
+ * classad/classad_int.h: what the files of the classad module share and no
+ * other module may include: the expression tree, the record layout, the
+ * evaluation context, the built-in function interface, and the time helpers.
+ */
+#ifndef ADS_CLASSAD_INT_H
+#define ADS_CLASSAD_INT_H
+
+#include "classad/classad.h"
+
+/* ---- the lexer (classad/lexer.c) ---- */
+
+typedef enum tok_kind {
+    T_EOF, T_ERROR_TOKEN,
+    T_INT, T_REAL, T_STRING, T_NAME, T_ID, T_ABSTIME, T_RELTIME,
+    T_TRUE, T_FALSE, T_UNDEFINED, T_ERRORKW, T_IS, T_ISNT, T_IN,
+    T_LPAREN, T_RPAREN, T_LBRACKET, T_RBRACKET, T_LBRACE, T_RBRACE,
+    T_COMMA, T_SEMI, T_DOT, T_QUESTION, T_COLON, T_ELVIS, T_ASSIGN, T_COLONASSIGN,
+    T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_SHL, T_SHR, T_USHR,
+    T_LT, T_LE, T_GT, T_GE, T_EQ, T_NE, T_META_EQ, T_META_NE, T_EQUIV,
+    T_AMP, T_CARET, T_PIPE, T_ANDAND, T_OROR, T_BANG, T_TILDE
+} tok_kind;
+
+typedef struct token {
+    tok_kind kind;
+    const char *start; /* the token's text in the source */
+    size_t len;
+    int line, column;  /* 1-based, of the first byte */
+    union {
+        int64_t i;
+        double r;
+        ads_str s; /* T_STRING: decoded bytes (arena); T_NAME: the name (decoded if quoted) */
+        ads_id id;
+        struct {
+            double secs;
+            int32_t offset;
+        } abs;
+        double rel;
+    } v;
+    bool quoted; /* T_NAME written as 'name' */
+} token;
+
+typedef struct lexer {
+    const char *p, *end, *line_start;
+    int line;
+    ads_arena *arena;
+    ads_error *err;
+    bool value_before; /* the previous token ends a value: '-' then is binary */
+    token tok;         /* the current token */
+} lexer;
+
+/* Start lexing text; reads the first token. 0 or an ADS_E* code (err set). */
+int ads_lex__init(lexer *lx, const char *text, size_t len, ads_arena *a, ads_error *err);
+/* Move to the next token. 0 or an ADS_E* code (err set, with line and column). */
+int ads_lex__next(lexer *lx);
+/* A short description of a token for messages: "'+'", "the name foo", "end of input". */
+const char *ads_lex__describe(const token *t, char *buf, size_t cap);
+
+/* ---- the expression tree ---- */
+
+typedef enum node_kind {
+    N_LITERAL, /* u.lit */
+    N_ATTR,    /* u.attr: a name looked up through the scopes */
+    N_SELECT,  /* u.sel: base.name */
+    N_INDEX,   /* u.ops.a[u.ops.b] */
+    N_UNARY,   /* op u.ops.a */
+    N_BINARY,  /* u.ops.a op u.ops.b (strict operators, is, isnt, ===, in) */
+    N_AND,     /* u.ops.a && u.ops.b */
+    N_OR,      /* u.ops.a || u.ops.b */
+    N_COND,    /* u.ops.a ? u.ops.b : u.ops.c */
+    N_ELVIS,   /* u.ops.a ?: u.ops.b */
+    N_CALL,    /* u.call */
+    N_LIST,    /* u.list */
+    N_RECORD,  /* u.rec */
+    N_PAREN    /* (u.ops.a): kept so unparse shows the parentheses written */
+} node_kind;
+
+typedef enum op_kind {
+    OP_NONE,
+    /* unary */
+    OP_NEG, OP_PLUS, OP_BITNOT, OP_NOT,
+    /* binary, by precedence groups */
+    OP_MUL, OP_DIV, OP_MOD,
+    OP_ADD, OP_SUB,
+    OP_SHL, OP_SHR, OP_USHR,
+    OP_LT, OP_LE, OP_GT, OP_GE,
+    OP_EQ, OP_NE, OP_IS, OP_ISNT, OP_EQUIV, OP_IN,
+    OP_BITAND, OP_BITXOR, OP_BITOR,
+    OP_AND, OP_OR,
+    OP_COUNT
+} op_kind;
+
+/* How an N_ATTR name is resolved. */
+typedef enum attr_scope {
+    SCOPE_NORMAL,  /* the record, then its enclosing records */
+    SCOPE_ROOT     /* `.name`: from the outermost record */
+} attr_scope;
+
+typedef struct ads_builtin ads_builtin;
+
+struct ads_expr {
+    uint8_t kind;  /* node_kind */
+    uint8_t op;    /* op_kind for N_UNARY / N_BINARY */
+    uint8_t scope; /* attr_scope for N_ATTR */
+    uint8_t quoted; /* N_ATTR / N_SELECT: the name was written 'quoted' */
+    union {
+        ads_value lit;
+        struct {
+            ads_str name;
+            uint32_t hash;
+        } attr;
+        struct {
+            const ads_expr *base;
+            ads_str name;
+            uint32_t hash;
+        } sel;
+        struct {
+            const ads_expr *a, *b, *c;
+        } ops;
+        struct {
+            const ads_builtin *fn; /* NULL: unknown function, evaluates to error */
+            ads_str name;          /* as written */
+            const ads_expr *const *args;
+            size_t n;
+        } call;
+        struct {
+            const ads_expr *const *items;
+            size_t n;
+        } list;
+        const ads_record *rec;
+    } u;
+};
+
+/* ---- records ---- */
+
+struct ads_record {
+    size_t n;
+    const ads_str *names;
+    const ads_expr *const *exprs;
+    const uint32_t *hashes;
+    /* open-addressing index: cap slots (a power of two), each 0 or index + 1 */
+    const uint32_t *slots;
+    size_t cap;
+};
+
+/* Find attribute name in r: its index, or -1. */
+long ads_record__find(const ads_record *r, const char *name, size_t len, uint32_t hash);
+
+/* The view operations of in-memory records (ads_record_view). */
+extern const ads_view_ops ads_record__view_ops;
+
+/* Case-insensitive (ASCII) comparison of two names. */
+bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen);
+
+/* ---- evaluation ---- */
+
+typedef struct active_attr {
+    const void *self;   /* the view's record */
+    const ads_expr *expr;
+} active_attr;
+
+typedef struct ads_eval_ctx {
+    ads_arena *arena;
+    const ads_view *root; /* the outermost view, for toplevel and `.name` */
+    int depth;
+    int nactive;
+    active_attr active[ADS_MAX_DEPTH]; /* attributes being evaluated: cycle check */
+    bool oom;                          /* an allocation failed */
+} ads_eval_ctx;
+
+/* Evaluate e in view (never NULL here) within cx. On allocation failure sets
+ * cx->oom and yields error. Built-ins call it for the arguments they need. */
+void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view);
+
+/* Allocate in the evaluation's arena; NULL (and cx->oom set) on failure. */
+void *ads_eval__alloc(ads_eval_ctx *cx, size_t n);
+
+/* Binary operator semantics on two values (strict operators, is, isnt,
+ * ===, in), as the evaluator applies them; for anyCompare and friends. */
+void ads_eval__binary(ads_value *out, ads_eval_ctx *cx, op_kind op, const ads_value *a,
+                      const ads_value *b);
+
+/* Numeric view of a value for arithmetic: 1 int, 2 real, 0 not a number
+ * (booleans count as the integers 0 and 1). */
+int ads_value__number(const ads_value *v, int64_t *i, double *r);
+
+/* Case-insensitive byte-wise comparison of two strings (-1, 0, 1), as the
+ * comparison operators compare strings. */
+int ads_value__strcmp_fold(ads_str a, ads_str b);
+
+/* ---- built-in functions ---- */
+
+/*
+ * A built-in receives its arguments unevaluated (most evaluate them all with
+ * ads_eval__expr; ifThenElse, unparse and others do not), the view they are
+ * called in, and the context. It sets *out (error for bad arguments, never a
+ * C error). The table checks arity first: min_args..max_args (-1: no limit).
+ */
+typedef void (*ads_builtin_fn)(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
+                               const ads_expr *const *args, size_t n);
+
+struct ads_builtin {
+    const char *name; /* canonical spelling (lookup ignores case) */
+    ads_builtin_fn fn;
+    int min_args, max_args;
+};
+
+/* Each builtins_*.c file exports one table; ads_builtin__find searches them. */
+extern const ads_builtin ads_builtins__core[];
+extern const size_t ads_builtins__core_count;
+extern const ads_builtin ads_builtins__string[];
+extern const size_t ads_builtins__string_count;
+extern const ads_builtin ads_builtins__time[];
+extern const size_t ads_builtins__time_count;
+
+/* The built-in named name (case-insensitive), or NULL. */
+const ads_builtin *ads_builtin__find(const char *name, size_t len);
+
+/* ---- time (classad/time.c) ---- */
+
+/*
+ * Parse an AbsTime text: YYYY-MM-DDThh:mm:ss[.frac] with an optional zone
+ * `Z`, `+hhmm`, `+hh:mm` (or `-`); no zone means the process's local zone.
+ * Returns 0, or -1 if the text is not a time.
+ */
+int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset);
+
+/*
+ * Parse a RelTime text: `[-]` then either seconds (`90`, `1.5`), unit form
+ * (`1d2h3m4.5s`, units d h m s in that order, each optional), or clock form
+ * (`[d+]hh:mm[:ss[.frac]]`, as HTCondor writes `1+02:03:04.5`). 0 or -1.
+ */
+int ads_time__parse_rel(const char *s, size_t len, double *secs);
+
+/* adstore style: `2011-12-13T12:00:00-05:00` (Z for UTC; fractional seconds
+ * only when present) and `1d2h3m4.5s` (zero components left out, `0s`). No
+ * backticks. */
+void ads_time__format_abs(ads_buf *b, double secs, int32_t offset);
+void ads_time__format_rel(ads_buf *b, double secs);
+
+/* HTCondor style, inside absTime("...") / relTime("..."): offset always
+ * written as +hh:mm or -hh:mm, reltime as [-][d+]hh:mm:ss[.fff] with leading
+ * zero parts left out as HTCondor does. No quotes. */
+void ads_time__format_abs_condor(ads_buf *b, double secs, int32_t offset);
+void ads_time__format_rel_condor(ads_buf *b, double secs);
+
+/* The local zone's offset (seconds east of UTC) at instant secs. */
+int32_t ads_time__local_offset(double secs);
+
+/* ---- identifiers and strings shared by the files ---- */
+
+/* Unparse helpers shared with the built-ins: a string literal with C escapes
+ * (with the quotes), and an attribute name (quoted when it must be). */
+void ads_unparse__string(ads_buf *b, const char *p, size_t len);
+void ads_unparse__name(ads_buf *b, const char *p, size_t len);
+
+#endif

@@ -1,0 +1,712 @@
+/*
+ * classad/eval.c: evaluation (shared/spec/classad.md sections 3 to 5).
+ *
+ * A tree walk over immutable expressions. Attributes are read through record
+ * views, so the same code runs over in-memory records and stored bytes.
+ * Evaluation is eager: a list or record expression evaluates to the list or
+ * record of its evaluated members. Cycles are caught with a small stack of
+ * the attributes being evaluated, and depth is bounded; both give error, as
+ * does running out of memory (which the caller also hears about).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "classad/classad_int.h"
+
+static inline ads_value error_value(void)
+{
+    return ads_errorv();
+}
+
+void *ads_eval__alloc(ads_eval_ctx *cx, size_t n)
+{
+    void *p = ads_arena_alloc(cx->arena, n);
+    if (!p)
+        cx->oom = true;
+    return p;
+}
+
+/* ---- truth values for && || ! ?: ---- */
+
+typedef enum truth { T_FALSE_, T_TRUE_, T_UNDEF_, T_ERR_ } truth;
+
+static truth truth_of(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        return v->u.b ? T_TRUE_ : T_FALSE_;
+    case ADS_INTEGER:
+        return v->u.i != 0 ? T_TRUE_ : T_FALSE_;
+    case ADS_REAL:
+        return v->u.r != 0 ? T_TRUE_ : T_FALSE_;
+    case ADS_UNDEFINED:
+        return T_UNDEF_;
+    default:
+        return T_ERR_;
+    }
+}
+
+static ads_value from_truth(truth t)
+{
+    switch (t) {
+    case T_FALSE_:
+        return ads_bool(false);
+    case T_TRUE_:
+        return ads_bool(true);
+    case T_UNDEF_:
+        return ads_undefined();
+    default:
+        return error_value();
+    }
+}
+
+/* ---- arithmetic and comparison ---- */
+
+static bool is_time(const ads_value *v)
+{
+    return v->type == ADS_ABSTIME || v->type == ADS_RELTIME;
+}
+
+/* Time arithmetic (section 3): Abs+Rel, Rel+Abs, Abs-Abs, Abs-Rel, Rel+-Rel,
+ * Rel*num, num*Rel, Rel/num. Anything else with a time is error. */
+static ads_value time_arith(op_kind op, const ads_value *a, const ads_value *b)
+{
+    int64_t i;
+    double r;
+    /* an AbsTime moves by whole seconds: the RelTime is truncated (HTCondor) */
+    if (a->type == ADS_ABSTIME && b->type == ADS_RELTIME && (op == OP_ADD || op == OP_SUB))
+        return ads_abstime(op == OP_ADD ? a->u.abs.secs + trunc(b->u.rel)
+                                        : a->u.abs.secs - trunc(b->u.rel),
+                           a->u.abs.offset);
+    if (a->type == ADS_RELTIME && b->type == ADS_ABSTIME && op == OP_ADD)
+        return ads_abstime(b->u.abs.secs + trunc(a->u.rel), b->u.abs.offset);
+    if (a->type == ADS_ABSTIME && b->type == ADS_ABSTIME && op == OP_SUB)
+        return ads_reltime(a->u.abs.secs - b->u.abs.secs);
+    if (a->type == ADS_RELTIME && b->type == ADS_RELTIME && (op == OP_ADD || op == OP_SUB))
+        return ads_reltime(op == OP_ADD ? a->u.rel + b->u.rel : a->u.rel - b->u.rel);
+    if (a->type == ADS_RELTIME && (op == OP_MUL || op == OP_DIV) &&
+        b->type != ADS_BOOLEAN && ads_value__number(b, &i, &r)) {
+        if (op == OP_MUL)
+            return ads_reltime(a->u.rel * r);
+        if (r == 0)
+            return error_value();
+        return ads_reltime(a->u.rel / r);
+    }
+    if (b->type == ADS_RELTIME && op == OP_MUL && a->type != ADS_BOOLEAN &&
+        ads_value__number(a, &i, &r))
+        return ads_reltime(b->u.rel * r);
+    return error_value();
+}
+
+static ads_value arith(op_kind op, const ads_value *a, const ads_value *b)
+{
+    int64_t ia, ib;
+    double ra, rb;
+    if (is_time(a) || is_time(b))
+        return time_arith(op, a, b);
+    int na = ads_value__number(a, &ia, &ra), nb = ads_value__number(b, &ib, &rb);
+    if (!na || !nb)
+        return error_value();
+    if (na == 1 && nb == 1) {
+        /* two's complement wrap, without undefined behaviour */
+        uint64_t x = (uint64_t)ia, y = (uint64_t)ib;
+        switch (op) {
+        case OP_ADD:
+            return ads_int((int64_t)(x + y));
+        case OP_SUB:
+            return ads_int((int64_t)(x - y));
+        case OP_MUL:
+            return ads_int((int64_t)(x * y));
+        case OP_DIV:
+            if (ib == 0)
+                return error_value();
+            if (ia == INT64_MIN && ib == -1)
+                return ads_int(INT64_MIN);
+            return ads_int(ia / ib);
+        case OP_MOD:
+            if (ib == 0)
+                return error_value();
+            if (ib == -1)
+                return ads_int(0);
+            return ads_int(ia % ib);
+        default:
+            return error_value();
+        }
+    }
+    switch (op) {
+    case OP_ADD:
+        return ads_real(ra + rb);
+    case OP_SUB:
+        return ads_real(ra - rb);
+    case OP_MUL:
+        return ads_real(ra * rb);
+    case OP_DIV:
+        if (rb == 0)
+            return error_value();
+        return ads_real(ra / rb);
+    default: /* % on reals */
+        return error_value();
+    }
+}
+
+/* -2: not comparable (error), -3: identifier against another type
+ * (undefined); else -1, 0, 1; 2 for unordered reals (NaN). */
+static int compare(const ads_value *a, const ads_value *b)
+{
+    int64_t ia, ib;
+    double ra, rb;
+    int na = ads_value__number(a, &ia, &ra), nb = ads_value__number(b, &ib, &rb);
+    if (na && nb) {
+        if (na == 1 && nb == 1)
+            return ia < ib ? -1 : ia > ib;
+        if (isnan(ra) || isnan(rb))
+            return 2;
+        return ra < rb ? -1 : ra > rb;
+    }
+    if (a->type == ADS_IDENT || b->type == ADS_IDENT) {
+        if (a->type != b->type)
+            return -3;
+        return ads_id_cmp(a->u.id, b->u.id);
+    }
+    if (a->type != b->type)
+        return -2;
+    switch (a->type) {
+    case ADS_STRING:
+        return ads_value__strcmp_fold(a->u.s, b->u.s);
+    case ADS_ABSTIME:
+        return a->u.abs.secs < b->u.abs.secs ? -1 : a->u.abs.secs > b->u.abs.secs;
+    case ADS_RELTIME:
+        return a->u.rel < b->u.rel ? -1 : a->u.rel > b->u.rel;
+    default:
+        return -2;
+    }
+}
+
+static ads_value relational(op_kind op, const ads_value *a, const ads_value *b)
+{
+    int c = compare(a, b);
+    if (c == -2)
+        return error_value();
+    if (c == -3)
+        return ads_undefined();
+    if (c == 2) /* NaN: only != holds */
+        return ads_bool(op == OP_NE);
+    switch (op) {
+    case OP_LT:
+        return ads_bool(c < 0);
+    case OP_LE:
+        return ads_bool(c <= 0);
+    case OP_GT:
+        return ads_bool(c > 0);
+    case OP_GE:
+        return ads_bool(c >= 0);
+    case OP_EQ:
+        return ads_bool(c == 0);
+    default: /* OP_NE */
+        return ads_bool(c != 0);
+    }
+}
+
+static ads_value bitwise(op_kind op, const ads_value *a, const ads_value *b)
+{
+    if (a->type != ADS_INTEGER || b->type != ADS_INTEGER)
+        return error_value();
+    uint64_t x = (uint64_t)a->u.i;
+    int64_t y = b->u.i;
+    switch (op) {
+    case OP_BITAND:
+        return ads_int((int64_t)(x & (uint64_t)y));
+    case OP_BITOR:
+        return ads_int((int64_t)(x | (uint64_t)y));
+    case OP_BITXOR:
+        return ads_int((int64_t)(x ^ (uint64_t)y));
+    default:
+        break;
+    }
+    if (y < 0 || y > 63)
+        return error_value();
+    switch (op) {
+    case OP_SHL:
+        return ads_int((int64_t)(x << y));
+    case OP_USHR:
+        return ads_int((int64_t)(x >> y));
+    default: /* OP_SHR: arithmetic */
+        return ads_int(a->u.i < 0 ? (int64_t)~(~x >> y) : (int64_t)(x >> y));
+    }
+}
+
+void ads_eval__binary(ads_value *out, ads_eval_ctx *cx, op_kind op, const ads_value *a,
+                      const ads_value *b)
+{
+    (void)cx;
+    switch (op) {
+    case OP_IS:
+        *out = ads_bool(ads_value_is(a, b));
+        return;
+    case OP_ISNT:
+        *out = ads_bool(!ads_value_is(a, b));
+        return;
+    case OP_EQUIV:
+        *out = ads_bool(ads_value_equiv(a, b));
+        return;
+    case OP_IN:
+        if (b->type == ADS_UNDEFINED) {
+            *out = ads_undefined();
+        } else if (b->type != ADS_LIST) {
+            *out = error_value();
+        } else {
+            *out = ads_bool(false);
+            for (size_t i = 0; i < b->u.list.n; i++)
+                if (ads_value_equiv(a, &b->u.list.items[i])) {
+                    *out = ads_bool(true);
+                    break;
+                }
+        }
+        return;
+    default:
+        break;
+    }
+    /* the strict operators */
+    if (a->type == ADS_ERROR || b->type == ADS_ERROR) {
+        *out = error_value();
+        return;
+    }
+    if (a->type == ADS_UNDEFINED || b->type == ADS_UNDEFINED) {
+        *out = ads_undefined();
+        return;
+    }
+    switch (op) {
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MOD:
+        *out = arith(op, a, b);
+        return;
+    case OP_LT: case OP_LE: case OP_GT: case OP_GE: case OP_EQ: case OP_NE:
+        *out = relational(op, a, b);
+        return;
+    case OP_BITAND: case OP_BITOR: case OP_BITXOR: case OP_SHL: case OP_SHR: case OP_USHR:
+        *out = bitwise(op, a, b);
+        return;
+    default:
+        *out = error_value();
+    }
+}
+
+static ads_value unary(op_kind op, const ads_value *a)
+{
+    if (a->type == ADS_ERROR)
+        return error_value();
+    if (a->type == ADS_UNDEFINED)
+        return ads_undefined();
+    switch (op) {
+    case OP_NEG:
+        if (a->type == ADS_INTEGER)
+            return ads_int((int64_t)(0 - (uint64_t)a->u.i));
+        if (a->type == ADS_REAL)
+            return ads_real(-a->u.r);
+        if (a->type == ADS_RELTIME)
+            return ads_reltime(-a->u.rel);
+        return error_value();
+    case OP_PLUS:
+        if (a->type == ADS_INTEGER || a->type == ADS_REAL || a->type == ADS_RELTIME)
+            return *a;
+        return error_value();
+    case OP_BITNOT:
+        if (a->type == ADS_INTEGER)
+            return ads_int(~a->u.i);
+        return error_value();
+    default: { /* OP_NOT */
+        truth t = truth_of(a);
+        if (t == T_TRUE_)
+            return ads_bool(false);
+        if (t == T_FALSE_)
+            return ads_bool(true);
+        return error_value();
+    }
+    }
+}
+
+/* ---- attribute lookup through the scopes ---- */
+
+static const ads_view empty_view_storage;
+
+static int empty_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                        ads_arena *arena, ads_value *value, const ads_expr **expr)
+{
+    (void)self, (void)name, (void)len, (void)hash, (void)arena, (void)value, (void)expr;
+    return 0;
+}
+
+static const ads_view_ops empty_ops = {empty_lookup};
+
+/* Evaluate attribute expression x found in view v, unless it is already being
+ * evaluated there (a cycle: error). */
+static void eval_found(ads_value *out, ads_eval_ctx *cx, const ads_view *v, const ads_expr *x)
+{
+    for (int i = 0; i < cx->nactive; i++)
+        if (cx->active[i].self == v->self && cx->active[i].expr == x) {
+            *out = error_value();
+            return;
+        }
+    if (cx->nactive >= ADS_MAX_DEPTH) {
+        *out = error_value();
+        return;
+    }
+    cx->active[cx->nactive].self = v->self;
+    cx->active[cx->nactive].expr = x;
+    cx->nactive++;
+    ads_eval__expr(out, cx, x, v);
+    cx->nactive--;
+}
+
+/* Look name up in view v only: 1 found (out set), 0 absent. */
+static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_str name,
+                     uint32_t hash)
+{
+    ads_value val;
+    const ads_expr *x = NULL;
+    int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
+    if (r < 0) {
+        *out = error_value();
+        return 1;
+    }
+    if (r == 0)
+        return 0;
+    if (x)
+        eval_found(out, cx, v, x);
+    else
+        *out = val;
+    return 1;
+}
+
+static bool is_special(const ads_expr *e, const char *word)
+{
+    return e->kind == N_ATTR && !e->quoted && e->scope == SCOPE_NORMAL &&
+           ads_name__eq(e->u.attr.name.p, e->u.attr.name.len, word, strlen(word));
+}
+
+/* Is name found anywhere in the chain from v outward? */
+static bool defined_in_chain(ads_eval_ctx *cx, const ads_view *v, ads_str name, uint32_t hash)
+{
+    for (; v; v = v->parent) {
+        ads_value val;
+        const ads_expr *x;
+        if (v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x) != 0)
+            return true;
+    }
+    return false;
+}
+
+/* The view that self / parent / toplevel / root name, when no attribute of
+ * that name exists; NULL if e is not such a name. */
+static const ads_view *special_view(ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+{
+    const ads_view *target;
+    if (is_special(e, "self"))
+        target = view;
+    else if (is_special(e, "parent"))
+        target = view->parent;
+    else if (is_special(e, "toplevel") || is_special(e, "root"))
+        target = cx->root;
+    else
+        return NULL;
+    if (defined_in_chain(cx, view, e->u.attr.name, e->u.attr.hash))
+        return NULL;
+    return target ? target : &empty_view_storage;
+}
+
+static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+{
+    if (e->scope == SCOPE_ROOT) {
+        if (!lookup_in(out, cx, cx->root, e->u.attr.name, e->u.attr.hash))
+            *out = ads_undefined();
+        return;
+    }
+    for (const ads_view *v = view; v; v = v->parent)
+        if (lookup_in(out, cx, v, e->u.attr.name, e->u.attr.hash))
+            return;
+    const ads_view *sv = special_view(cx, e, view);
+    if (sv && sv != &empty_view_storage && sv->ops == &ads_record__view_ops) {
+        *out = ads_recordv(sv->self); /* self etc. as a value: the record itself */
+        return;
+    }
+    *out = ads_undefined();
+}
+
+/* name looked up in record value r (case-insensitive). */
+static void select_in_record(ads_value *out, ads_eval_ctx *cx, const ads_record *r,
+                             ads_str name, uint32_t hash, const ads_view *view)
+{
+    long i = ads_record__find(r, name.p, name.len, hash);
+    if (i < 0) {
+        *out = ads_undefined();
+        return;
+    }
+    const ads_expr *x = r->exprs[i];
+    if (x->kind == N_LITERAL) {
+        *out = x->u.lit;
+        return;
+    }
+    ads_view rv = ads_record_view(r, view);
+    eval_found(out, cx, &rv, x);
+}
+
+static void eval_select(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                        const ads_view *view)
+{
+    const ads_view *sv = special_view(cx, e->u.sel.base, view);
+    if (sv) {
+        if (sv == &empty_view_storage || !lookup_in(out, cx, sv, e->u.sel.name, e->u.sel.hash))
+            *out = ads_undefined();
+        return;
+    }
+    ads_value base;
+    ads_eval__expr(&base, cx, e->u.sel.base, view);
+    switch (base.type) {
+    case ADS_RECORD:
+        select_in_record(out, cx, base.u.rec, e->u.sel.name, e->u.sel.hash, view);
+        return;
+    case ADS_UNDEFINED:
+        *out = ads_undefined();
+        return;
+    case ADS_LIST: {
+        /* selection over a list applies to each element */
+        size_t n = base.u.list.n;
+        ads_value *items = ads_eval__alloc(cx, (n ? n : 1) * sizeof *items);
+        if (!items) {
+            *out = error_value();
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const ads_value *it = &base.u.list.items[i];
+            if (it->type == ADS_RECORD)
+                select_in_record(&items[i], cx, it->u.rec, e->u.sel.name, e->u.sel.hash, view);
+            else if (it->type == ADS_UNDEFINED)
+                items[i] = ads_undefined();
+            else
+                items[i] = error_value();
+        }
+        *out = ads_list(items, n);
+        return;
+    }
+    default:
+        *out = error_value();
+    }
+}
+
+static void eval_index(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                       const ads_view *view)
+{
+    ads_value base, idx;
+    ads_eval__expr(&base, cx, e->u.ops.a, view);
+    ads_eval__expr(&idx, cx, e->u.ops.b, view);
+    if (base.type == ADS_ERROR || idx.type == ADS_ERROR) {
+        *out = error_value();
+    } else if (base.type == ADS_UNDEFINED || idx.type == ADS_UNDEFINED) {
+        *out = ads_undefined();
+    } else if (base.type == ADS_LIST && idx.type == ADS_INTEGER) {
+        if (idx.u.i < 0 || (uint64_t)idx.u.i >= base.u.list.n)
+            *out = error_value();
+        else
+            *out = base.u.list.items[idx.u.i];
+    } else if (base.type == ADS_RECORD && idx.type == ADS_STRING) {
+        select_in_record(out, cx, base.u.rec, idx.u.s,
+                         ads_name_hash(idx.u.s.p, idx.u.s.len), view);
+    } else {
+        *out = error_value();
+    }
+}
+
+static void eval_list(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                      const ads_view *view)
+{
+    size_t n = e->u.list.n;
+    ads_value *items = ads_eval__alloc(cx, (n ? n : 1) * sizeof *items);
+    if (!items) {
+        *out = error_value();
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        ads_eval__expr(&items[i], cx, e->u.list.items[i], view);
+    *out = ads_list(items, n);
+    out->u.list.src = e;
+}
+
+/* A record expression evaluates to the record of its evaluated members, each
+ * evaluated in the record's own scope (enclosed by the current one). */
+static void eval_record(ads_value *out, ads_eval_ctx *cx, const ads_record *src,
+                        const ads_view *view)
+{
+    size_t n = src->n;
+    ads_expr *lits = ads_eval__alloc(cx, (n ? n : 1) * sizeof *lits);
+    const ads_expr **exprs = ads_eval__alloc(cx, (n ? n : 1) * sizeof *exprs);
+    ads_record *r = ads_eval__alloc(cx, sizeof *r);
+    if (!lits || !exprs || !r) {
+        *out = error_value();
+        return;
+    }
+    ads_view inner = ads_record_view(src, view);
+    for (size_t i = 0; i < n; i++) {
+        memset(&lits[i], 0, sizeof lits[i]);
+        lits[i].kind = N_LITERAL;
+        const ads_expr *x = src->exprs[i];
+        if (x->kind == N_LITERAL)
+            lits[i].u.lit = x->u.lit;
+        else
+            eval_found(&lits[i].u.lit, cx, &inner, x);
+        exprs[i] = &lits[i];
+    }
+    *r = *src; /* same names, hashes and index; evaluated members */
+    r->exprs = exprs;
+    *out = ads_recordv(r);
+}
+
+static void eval_and_or(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                        const ads_view *view)
+{
+    ads_value a, b;
+    ads_eval__expr(&a, cx, e->u.ops.a, view);
+    truth ta = truth_of(&a);
+    if (ta == T_ERR_) {
+        *out = error_value();
+        return;
+    }
+    bool is_and = e->kind == N_AND;
+    if (is_and && ta == T_FALSE_) {
+        *out = ads_bool(false);
+        return;
+    }
+    if (!is_and && ta == T_TRUE_) {
+        *out = ads_bool(true);
+        return;
+    }
+    ads_eval__expr(&b, cx, e->u.ops.b, view);
+    truth tb = truth_of(&b);
+    if (tb == T_ERR_) {
+        *out = error_value();
+        return;
+    }
+    if (is_and) /* ta is true or undefined */
+        *out = tb == T_FALSE_ ? ads_bool(false) : ta == T_UNDEF_ ? ads_undefined()
+                                                                : from_truth(tb);
+    else /* ta is false or undefined */
+        *out = tb == T_TRUE_ ? ads_bool(true) : ta == T_UNDEF_ ? ads_undefined()
+                                                              : from_truth(tb);
+}
+
+static void eval_call(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                      const ads_view *view)
+{
+    const ads_builtin *fn = e->u.call.fn;
+    size_t n = e->u.call.n;
+    if (!fn || (int)n < fn->min_args || (fn->max_args >= 0 && (int)n > fn->max_args)) {
+        *out = error_value();
+        return;
+    }
+    fn->fn(out, cx, view, e->u.call.args, n);
+}
+
+void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+{
+    if (++cx->depth > ADS_MAX_DEPTH) {
+        cx->depth--;
+        *out = error_value();
+        return;
+    }
+    switch ((node_kind)e->kind) {
+    case N_LITERAL:
+        *out = e->u.lit;
+        break;
+    case N_PAREN:
+        ads_eval__expr(out, cx, e->u.ops.a, view);
+        break;
+    case N_ATTR:
+        eval_attr(out, cx, e, view);
+        break;
+    case N_SELECT:
+        eval_select(out, cx, e, view);
+        break;
+    case N_INDEX:
+        eval_index(out, cx, e, view);
+        break;
+    case N_UNARY: {
+        ads_value a;
+        ads_eval__expr(&a, cx, e->u.ops.a, view);
+        *out = unary((op_kind)e->op, &a);
+        break;
+    }
+    case N_BINARY: {
+        ads_value a, b;
+        ads_eval__expr(&a, cx, e->u.ops.a, view);
+        ads_eval__expr(&b, cx, e->u.ops.b, view);
+        ads_eval__binary(out, cx, (op_kind)e->op, &a, &b);
+        break;
+    }
+    case N_AND:
+    case N_OR:
+        eval_and_or(out, cx, e, view);
+        break;
+    case N_COND: {
+        ads_value c;
+        ads_eval__expr(&c, cx, e->u.ops.a, view);
+        truth t = truth_of(&c);
+        if (t == T_TRUE_)
+            ads_eval__expr(out, cx, e->u.ops.b, view);
+        else if (t == T_FALSE_)
+            ads_eval__expr(out, cx, e->u.ops.c, view);
+        else
+            *out = from_truth(t);
+        break;
+    }
+    case N_ELVIS:
+        ads_eval__expr(out, cx, e->u.ops.a, view);
+        if (out->type == ADS_UNDEFINED)
+            ads_eval__expr(out, cx, e->u.ops.b, view);
+        break;
+    case N_CALL:
+        eval_call(out, cx, e, view);
+        break;
+    case N_LIST:
+        eval_list(out, cx, e, view);
+        break;
+    case N_RECORD:
+        eval_record(out, cx, e->u.rec, view);
+        break;
+    default:
+        *out = error_value();
+    }
+    cx->depth--;
+}
+
+int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a)
+{
+    ads_eval_ctx cx;
+    ads_view empty = {&empty_ops, NULL, NULL};
+    if (!view)
+        view = &empty;
+    const ads_view *root = view;
+    while (root->parent)
+        root = root->parent;
+    cx.arena = a;
+    cx.root = root;
+    cx.depth = 0;
+    cx.nactive = 0;
+    cx.oom = false;
+    ads_eval__expr(out, &cx, e, view);
+    if (cx.oom) {
+        *out = error_value();
+        return ADS_ENOMEM;
+    }
+    return 0;
+}
+
+int ads_record_eval_attr(ads_value *out, const ads_record *r, const char *name, size_t len,
+                         ads_arena *a)
+{
+    ads_expr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.kind = N_ATTR;
+    attr.u.attr.name.p = name;
+    attr.u.attr.name.len = len;
+    attr.u.attr.hash = ads_name_hash(name, len);
+    ads_view v = ads_record_view(r, NULL);
+    return ads_expr_eval(out, &attr, &v, a);
+}

@@ -1,0 +1,511 @@
+/*
+ * classad/parser.c: tokens to expression trees (shared/spec/classad.md
+ * sections 2 and 3). Recursive descent with one function per precedence
+ * level; the depth is counted so that deep input is an error, not a stack
+ * overflow. The tree keeps what was written (parentheses, quoted names) so
+ * unparse() can give it back; nothing is folded here except absTime("...")
+ * and relTime("...") of a string literal, which the language defines as
+ * literals.
+ */
+#include <string.h>
+
+#include "classad/classad_int.h"
+
+typedef struct parser {
+    lexer lx;
+    ads_arena *arena;
+    ads_error *err;
+    int depth;
+} parser;
+
+static int fail_tok(parser *ps, const char *expected)
+{
+    char buf[80];
+    const token *t = &ps->lx.tok;
+    return ads_error_set_at(ps->err, ADS_ESYNTAX, t->line, t->column,
+                            "expected %s, found %s", expected,
+                            ads_lex__describe(t, buf, sizeof buf));
+}
+
+static int next(parser *ps)
+{
+    return ads_lex__next(&ps->lx);
+}
+
+static int oom(parser *ps)
+{
+    return ads_error_set_at(ps->err, ADS_ENOMEM, ps->lx.tok.line, ps->lx.tok.column,
+                            "out of memory");
+}
+
+static ads_expr *node(parser *ps, node_kind kind)
+{
+    ads_expr *e = ads_arena_alloc(ps->arena, sizeof *e);
+    if (e) {
+        memset(e, 0, sizeof *e);
+        e->kind = (uint8_t)kind;
+    }
+    return e;
+}
+
+static int enter(parser *ps)
+{
+    if (++ps->depth > ADS_MAX_DEPTH)
+        return ads_error_set_at(ps->err, ADS_ELIMIT, ps->lx.tok.line, ps->lx.tok.column,
+                                "expression nested deeper than %d levels", ADS_MAX_DEPTH);
+    return 0;
+}
+
+static int parse_expr(parser *ps, const ads_expr **out);
+static int parse_record_body(parser *ps, const ads_record **out);
+
+/* ---- primaries ---- */
+
+/* A growing array of expressions, in the arena. */
+typedef struct expr_vec {
+    const ads_expr **items;
+    size_t n, cap;
+} expr_vec;
+
+static int vec_push(parser *ps, expr_vec *v, const ads_expr *e)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 4;
+        const ads_expr **items = ads_arena_alloc(ps->arena, cap * sizeof *items);
+        if (!items)
+            return oom(ps);
+        if (v->n)
+            memcpy(items, v->items, v->n * sizeof *items);
+        v->items = items;
+        v->cap = cap;
+    }
+    v->items[v->n++] = e;
+    return 0;
+}
+
+/* '{' already current. Items separated by ',', one trailing ',' allowed. */
+static int parse_list(parser *ps, const ads_expr **out)
+{
+    expr_vec v = {NULL, 0, 0};
+    int rc;
+    if ((rc = next(ps)))
+        return rc;
+    while (ps->lx.tok.kind != T_RBRACE) {
+        const ads_expr *item;
+        if ((rc = parse_expr(ps, &item)) || (rc = vec_push(ps, &v, item)))
+            return rc;
+        if (ps->lx.tok.kind == T_COMMA) {
+            if ((rc = next(ps)))
+                return rc;
+            continue;
+        }
+        if (ps->lx.tok.kind != T_RBRACE)
+            return fail_tok(ps, "',' or '}' in a list");
+    }
+    ads_expr *e = node(ps, N_LIST);
+    if (!e)
+        return oom(ps);
+    e->u.list.items = v.items;
+    e->u.list.n = v.n;
+    *out = e;
+    return next(ps);
+}
+
+/* Fold absTime("...") and relTime("...") of one string literal. 1 if folded. */
+static int fold_time_call(parser *ps, ads_expr *call)
+{
+    if (call->u.call.n != 1 || call->u.call.args[0]->kind != N_LITERAL ||
+        call->u.call.args[0]->u.lit.type != ADS_STRING)
+        return 0;
+    ads_str s = call->u.call.args[0]->u.lit.u.s;
+    ads_str name = call->u.call.name;
+    if (ads_name__eq(name.p, name.len, "absTime", 7)) {
+        double secs;
+        int32_t off;
+        if (ads_time__parse_abs(s.p, s.len, &secs, &off))
+            return 0;
+        call->kind = N_LITERAL;
+        call->u.lit = ads_abstime(secs, off);
+        return 1;
+    }
+    if (ads_name__eq(name.p, name.len, "relTime", 7)) {
+        double secs;
+        if (ads_time__parse_rel(s.p, s.len, &secs))
+            return 0;
+        call->kind = N_LITERAL;
+        call->u.lit = ads_reltime(secs);
+        return 1;
+    }
+    (void)ps;
+    return 0;
+}
+
+/* name '(' already seen with the name in `name`; '(' is current. */
+static int parse_call(parser *ps, ads_str name, const ads_expr **out)
+{
+    expr_vec v = {NULL, 0, 0};
+    int rc;
+    if ((rc = next(ps)))
+        return rc;
+    if (ps->lx.tok.kind != T_RPAREN) {
+        for (;;) {
+            const ads_expr *arg;
+            if ((rc = parse_expr(ps, &arg)) || (rc = vec_push(ps, &v, arg)))
+                return rc;
+            if (ps->lx.tok.kind == T_COMMA) {
+                if ((rc = next(ps)))
+                    return rc;
+                continue;
+            }
+            if (ps->lx.tok.kind != T_RPAREN)
+                return fail_tok(ps, "',' or ')' after a function argument");
+            break;
+        }
+    }
+    ads_expr *e = node(ps, N_CALL);
+    if (!e)
+        return oom(ps);
+    e->u.call.name = name;
+    e->u.call.fn = ads_builtin__find(name.p, name.len);
+    e->u.call.args = v.items;
+    e->u.call.n = v.n;
+    fold_time_call(ps, e);
+    *out = e;
+    return next(ps);
+}
+
+static int literal(parser *ps, const ads_expr **out, ads_value v)
+{
+    ads_expr *e = node(ps, N_LITERAL);
+    if (!e)
+        return oom(ps);
+    e->u.lit = v;
+    *out = e;
+    return next(ps);
+}
+
+static int parse_primary(parser *ps, const ads_expr **out)
+{
+    token *t = &ps->lx.tok;
+    int rc;
+    switch (t->kind) {
+    case T_INT:
+        return literal(ps, out, ads_int(t->v.i));
+    case T_REAL:
+        return literal(ps, out, ads_real(t->v.r));
+    case T_STRING:
+        return literal(ps, out, ads_string(t->v.s.p, t->v.s.len));
+    case T_TRUE:
+        return literal(ps, out, ads_bool(true));
+    case T_FALSE:
+        return literal(ps, out, ads_bool(false));
+    case T_UNDEFINED:
+        return literal(ps, out, ads_undefined());
+    case T_ERRORKW:
+        return literal(ps, out, ads_errorv());
+    case T_ID:
+        return literal(ps, out, ads_ident(t->v.id));
+    case T_ABSTIME:
+        return literal(ps, out, ads_abstime(t->v.abs.secs, t->v.abs.offset));
+    case T_RELTIME:
+        return literal(ps, out, ads_reltime(t->v.rel));
+    case T_NAME: {
+        ads_str name = t->v.s;
+        bool quoted = t->quoted;
+        if ((rc = next(ps)))
+            return rc;
+        if (!quoted && ps->lx.tok.kind == T_LPAREN)
+            return parse_call(ps, name, out);
+        ads_expr *e = node(ps, N_ATTR);
+        if (!e)
+            return oom(ps);
+        e->u.attr.name = name;
+        e->u.attr.hash = ads_name_hash(name.p, name.len);
+        e->quoted = quoted;
+        *out = e;
+        return 0;
+    }
+    case T_DOT: { /* .name: from the outermost record */
+        if ((rc = next(ps)))
+            return rc;
+        if (ps->lx.tok.kind != T_NAME)
+            return fail_tok(ps, "an attribute name after '.'");
+        ads_expr *e = node(ps, N_ATTR);
+        if (!e)
+            return oom(ps);
+        e->u.attr.name = ps->lx.tok.v.s;
+        e->u.attr.hash = ads_name_hash(e->u.attr.name.p, e->u.attr.name.len);
+        e->quoted = ps->lx.tok.quoted;
+        e->scope = SCOPE_ROOT;
+        *out = e;
+        return next(ps);
+    }
+    case T_LPAREN: {
+        const ads_expr *inner;
+        if ((rc = next(ps)) || (rc = parse_expr(ps, &inner)))
+            return rc;
+        if (ps->lx.tok.kind != T_RPAREN)
+            return fail_tok(ps, "')'");
+        ads_expr *e = node(ps, N_PAREN);
+        if (!e)
+            return oom(ps);
+        e->u.ops.a = inner;
+        *out = e;
+        return next(ps);
+    }
+    case T_LBRACE:
+        return parse_list(ps, out);
+    case T_LBRACKET: {
+        const ads_record *r;
+        if ((rc = parse_record_body(ps, &r)))
+            return rc;
+        ads_expr *e = node(ps, N_RECORD);
+        if (!e)
+            return oom(ps);
+        e->u.rec = r;
+        *out = e;
+        return 0;
+    }
+    default:
+        return fail_tok(ps, "an expression");
+    }
+}
+
+static int parse_postfix(parser *ps, const ads_expr **out)
+{
+    int rc;
+    if ((rc = parse_primary(ps, out)))
+        return rc;
+    for (;;) {
+        token *t = &ps->lx.tok;
+        if (t->kind == T_DOT) {
+            if ((rc = next(ps)))
+                return rc;
+            if (ps->lx.tok.kind != T_NAME)
+                return fail_tok(ps, "an attribute name after '.'");
+            ads_expr *e = node(ps, N_SELECT);
+            if (!e)
+                return oom(ps);
+            e->u.sel.base = *out;
+            e->u.sel.name = ps->lx.tok.v.s;
+            e->u.sel.hash = ads_name_hash(e->u.sel.name.p, e->u.sel.name.len);
+            e->quoted = ps->lx.tok.quoted;
+            *out = e;
+            if ((rc = next(ps)))
+                return rc;
+        } else if (t->kind == T_LBRACKET) {
+            const ads_expr *index;
+            if ((rc = next(ps)) || (rc = parse_expr(ps, &index)))
+                return rc;
+            if (ps->lx.tok.kind != T_RBRACKET)
+                return fail_tok(ps, "']' after a subscript");
+            ads_expr *e = node(ps, N_INDEX);
+            if (!e)
+                return oom(ps);
+            e->u.ops.a = *out;
+            e->u.ops.b = index;
+            *out = e;
+            if ((rc = next(ps)))
+                return rc;
+        } else {
+            return 0;
+        }
+    }
+}
+
+static int parse_unary(parser *ps, const ads_expr **out)
+{
+    op_kind op;
+    int rc;
+    switch (ps->lx.tok.kind) {
+    case T_MINUS: op = OP_NEG; break;
+    case T_PLUS: op = OP_PLUS; break;
+    case T_TILDE: op = OP_BITNOT; break;
+    case T_BANG: op = OP_NOT; break;
+    default:
+        return parse_postfix(ps, out);
+    }
+    const ads_expr *a;
+    if ((rc = enter(ps)) || (rc = next(ps)) || (rc = parse_unary(ps, &a)))
+        return rc;
+    ps->depth--;
+    ads_expr *e = node(ps, N_UNARY);
+    if (!e)
+        return oom(ps);
+    e->op = (uint8_t)op;
+    e->u.ops.a = a;
+    *out = e;
+    return 0;
+}
+
+/* ---- binary levels ---- */
+
+typedef struct binop {
+    tok_kind tok;
+    op_kind op;
+} binop;
+
+#define LEVELS 10
+static const binop level_ops[LEVELS][9] = {
+    /* 0: || */ {{T_OROR, OP_OR}},
+    /* 1: && */ {{T_ANDAND, OP_AND}},
+    /* 2: |  */ {{T_PIPE, OP_BITOR}},
+    /* 3: ^  */ {{T_CARET, OP_BITXOR}},
+    /* 4: &  */ {{T_AMP, OP_BITAND}},
+    /* 5: equality */
+    {{T_EQ, OP_EQ}, {T_NE, OP_NE}, {T_META_EQ, OP_IS}, {T_META_NE, OP_ISNT}, {T_IS, OP_IS},
+     {T_ISNT, OP_ISNT}, {T_EQUIV, OP_EQUIV}, {T_IN, OP_IN}},
+    /* 6: relational */ {{T_LT, OP_LT}, {T_LE, OP_LE}, {T_GT, OP_GT}, {T_GE, OP_GE}},
+    /* 7: shifts */ {{T_SHL, OP_SHL}, {T_SHR, OP_SHR}, {T_USHR, OP_USHR}},
+    /* 8: additive */ {{T_PLUS, OP_ADD}, {T_MINUS, OP_SUB}},
+    /* 9: multiplicative */ {{T_STAR, OP_MUL}, {T_SLASH, OP_DIV}, {T_PERCENT, OP_MOD}},
+};
+
+static int parse_level(parser *ps, int level, const ads_expr **out)
+{
+    int rc;
+    if (level == LEVELS)
+        return parse_unary(ps, out);
+    if ((rc = parse_level(ps, level + 1, out)))
+        return rc;
+    for (;;) {
+        op_kind op = OP_NONE;
+        for (int i = 0; i < 9 && level_ops[level][i].tok; i++)
+            if (ps->lx.tok.kind == level_ops[level][i].tok)
+                op = level_ops[level][i].op;
+        if (op == OP_NONE)
+            break;
+        const ads_expr *b;
+        if ((rc = next(ps)) || (rc = parse_level(ps, level + 1, &b)))
+            return rc;
+        ads_expr *e = node(ps, op == OP_AND ? N_AND : op == OP_OR ? N_OR : N_BINARY);
+        if (!e)
+            return oom(ps);
+        e->op = (uint8_t)op;
+        e->u.ops.a = *out;
+        e->u.ops.b = b;
+        *out = e;
+    }
+    return 0;
+}
+
+/* cond: or ('?' expr ':' cond | '?:' cond)? -- right-associative */
+static int parse_expr(parser *ps, const ads_expr **out)
+{
+    int rc;
+    if ((rc = enter(ps)) || (rc = parse_level(ps, 0, out)))
+        return rc;
+    if (ps->lx.tok.kind == T_QUESTION) {
+        const ads_expr *a, *b;
+        if ((rc = next(ps)) || (rc = parse_expr(ps, &a)))
+            return rc;
+        if (ps->lx.tok.kind != T_COLON)
+            return fail_tok(ps, "':' in a conditional expression");
+        if ((rc = next(ps)) || (rc = parse_expr(ps, &b)))
+            return rc;
+        ads_expr *e = node(ps, N_COND);
+        if (!e)
+            return oom(ps);
+        e->u.ops.a = *out;
+        e->u.ops.b = a;
+        e->u.ops.c = b;
+        *out = e;
+    } else if (ps->lx.tok.kind == T_ELVIS) {
+        const ads_expr *b;
+        if ((rc = next(ps)) || (rc = parse_expr(ps, &b)))
+            return rc;
+        ads_expr *e = node(ps, N_ELVIS);
+        if (!e)
+            return oom(ps);
+        e->u.ops.a = *out;
+        e->u.ops.b = b;
+        *out = e;
+    }
+    ps->depth--;
+    return 0;
+}
+
+/* '[' current. Attributes `name = expr` (or :=) separated by ';' (extra
+ * ';' allowed). */
+static int parse_record_body(parser *ps, const ads_record **out)
+{
+    ads_record_builder *b;
+    int rc;
+    if ((rc = enter(ps)) || (rc = ads_record_builder_new(&b, ps->arena, ps->err)) ||
+        (rc = next(ps)))
+        return rc;
+    for (;;) {
+        while (ps->lx.tok.kind == T_SEMI)
+            if ((rc = next(ps)))
+                return rc;
+        if (ps->lx.tok.kind == T_RBRACKET)
+            break;
+        if (ps->lx.tok.kind != T_NAME)
+            return fail_tok(ps, "an attribute name or ']' in a record");
+        ads_str name = ps->lx.tok.v.s;
+        if ((rc = next(ps)))
+            return rc;
+        if (ps->lx.tok.kind != T_ASSIGN && ps->lx.tok.kind != T_COLONASSIGN)
+            return fail_tok(ps, "'=' after an attribute name");
+        const ads_expr *value;
+        if ((rc = next(ps)) || (rc = parse_expr(ps, &value)))
+            return rc;
+        if ((rc = ads_record_builder_add(b, name.p, name.len, value, ps->err)))
+            return rc;
+        if (ps->lx.tok.kind == T_SEMI)
+            continue;
+        if (ps->lx.tok.kind != T_RBRACKET)
+            return fail_tok(ps, "';' or ']' after an attribute");
+    }
+    const ads_record *r = ads_record_builder_finish(b);
+    if (!r)
+        return oom(ps);
+    *out = r;
+    ps->depth--;
+    return next(ps);
+}
+
+static int start(parser *ps, ads_arena *a, const char *text, size_t len, ads_error *err)
+{
+    ps->arena = a;
+    ps->err = err;
+    ps->depth = 0;
+    if (!a || (!text && len))
+        return ads_error_set(err, ADS_EINVAL, "parse: NULL argument");
+    if (len > ADS_MAX_TEXT)
+        return ads_error_set(err, ADS_ELIMIT, "parse: text of %zu bytes is over the limit",
+                             len);
+    return ads_lex__init(&ps->lx, text ? text : "", len, a, err);
+}
+
+int ads_expr_parse(const ads_expr **out, ads_arena *a, const char *text, size_t len,
+                   ads_error *err)
+{
+    parser ps;
+    const ads_expr *e;
+    int rc;
+    if ((rc = start(&ps, a, text, len, err)) || (rc = parse_expr(&ps, &e)))
+        return rc;
+    if (ps.lx.tok.kind != T_EOF)
+        return fail_tok(&ps, "an operator or the end of the expression");
+    *out = e;
+    return 0;
+}
+
+int ads_record_parse(const ads_record **out, ads_arena *a, const char *text, size_t len,
+                     ads_error *err)
+{
+    parser ps;
+    const ads_record *r;
+    int rc;
+    if ((rc = start(&ps, a, text, len, err)))
+        return rc;
+    if (ps.lx.tok.kind != T_LBRACKET)
+        return fail_tok(&ps, "'[' to start a record");
+    if ((rc = parse_record_body(&ps, &r)))
+        return rc;
+    if (ps.lx.tok.kind != T_EOF)
+        return fail_tok(&ps, "the end of the record");
+    *out = r;
+    return 0;
+}

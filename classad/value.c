@@ -1,0 +1,204 @@
+/*
+ * classad/value.c: what values are and how they compare outside of
+ * evaluation: type names, copies, `is`, `===` and structural sameness.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "classad/classad_int.h"
+
+static const char *const type_names[] = {
+    "undefined", "error",  "boolean", "integer", "real",       "string",
+    "list",      "record", "abstime", "reltime", "identifier", "blob",
+};
+
+const char *ads_vtype_name(ads_vtype t)
+{
+    if ((unsigned)t >= sizeof type_names / sizeof type_names[0])
+        return "unknown";
+    return type_names[t];
+}
+
+int ads_string_copy(ads_value *out, ads_arena *a, const char *p, size_t len)
+{
+    char *s = ads_arena_strndup(a, p, len);
+    if (!s)
+        return ADS_ENOMEM;
+    *out = ads_string(s, len);
+    return 0;
+}
+
+int ads_value__number(const ads_value *v, int64_t *i, double *r)
+{
+    switch (v->type) {
+    case ADS_INTEGER:
+        *i = v->u.i;
+        *r = (double)v->u.i;
+        return 1;
+    case ADS_BOOLEAN:
+        *i = v->u.b ? 1 : 0;
+        *r = (double)*i;
+        return 1;
+    case ADS_REAL:
+        *r = v->u.r;
+        return 2;
+    default:
+        return 0;
+    }
+}
+
+static bool bytes_eq(ads_str a, ads_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+static bool real_same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+bool ads_value_is(const ads_value *a, const ads_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case ADS_UNDEFINED:
+    case ADS_ERROR:
+        return true;
+    case ADS_BOOLEAN:
+        return a->u.b == b->u.b;
+    case ADS_INTEGER:
+        return a->u.i == b->u.i;
+    case ADS_REAL:
+        return real_same(a->u.r, b->u.r);
+    case ADS_STRING:
+        return bytes_eq(a->u.s, b->u.s);
+    case ADS_ABSTIME:
+        return a->u.abs.secs == b->u.abs.secs && a->u.abs.offset == b->u.abs.offset;
+    case ADS_RELTIME:
+        return a->u.rel == b->u.rel;
+    case ADS_IDENT:
+        return ads_id_eq(a->u.id, b->u.id);
+    case ADS_LIST:
+    case ADS_RECORD:
+    case ADS_BLOB:
+        return false; /* never identical (the seed's rule); === compares contents */
+    }
+    return false;
+}
+
+/* Case-insensitive byte comparison, as == and < compare strings. */
+static int strcmp_fold(ads_str a, ads_str b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a.p[i], y = (unsigned char)b.p[i];
+        if (x >= 'A' && x <= 'Z')
+            x |= 0x20;
+        if (y >= 'A' && y <= 'Z')
+            y |= 0x20;
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return a.len < b.len ? -1 : a.len > b.len;
+}
+
+/* The value of an attribute of an evaluated record, or NULL if it is not a
+ * plain value (an unevaluated expression). */
+static const ads_value *member_value(const ads_record *r, size_t i)
+{
+    return ads_expr_literal_value(ads_record_expr(r, i));
+}
+
+static bool records_match(const ads_record *a, const ads_record *b,
+                          bool (*cmp)(const ads_value *, const ads_value *))
+{
+    if (ads_record_size(a) != ads_record_size(b))
+        return false;
+    for (size_t i = 0; i < ads_record_size(a); i++) {
+        ads_str name = ads_record_name(a, i);
+        long j = ads_record__find(b, name.p, name.len, ads_name_hash(name.p, name.len));
+        if (j < 0)
+            return false;
+        const ads_value *x = member_value(a, i), *y = member_value(b, (size_t)j);
+        if (!x || !y) {
+            if (ads_record_expr(a, i) != ads_record_expr(b, (size_t)j))
+                return false;
+            continue;
+        }
+        if (!cmp(x, y))
+            return false;
+    }
+    return true;
+}
+
+bool ads_value_equiv(const ads_value *a, const ads_value *b)
+{
+    if (a->type == ADS_UNDEFINED || b->type == ADS_UNDEFINED ||
+        a->type == ADS_ERROR || b->type == ADS_ERROR)
+        return a->type == b->type;
+    int64_t ia, ib;
+    double ra, rb;
+    int na = ads_value__number(a, &ia, &ra), nb = ads_value__number(b, &ib, &rb);
+    if (na && nb)
+        return (na == 1 && nb == 1) ? ia == ib : ra == rb;
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case ADS_STRING:
+        return strcmp_fold(a->u.s, b->u.s) == 0;
+    case ADS_ABSTIME:
+        return a->u.abs.secs == b->u.abs.secs;
+    case ADS_RELTIME:
+        return a->u.rel == b->u.rel;
+    case ADS_IDENT:
+        return ads_id_eq(a->u.id, b->u.id);
+    case ADS_BLOB:
+        return bytes_eq(a->u.blob->bytes, b->u.blob->bytes) &&
+               ((!a->u.blob->meta && !b->u.blob->meta) ||
+                (a->u.blob->meta && b->u.blob->meta &&
+                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_equiv)));
+    case ADS_LIST:
+        if (a->u.list.n != b->u.list.n)
+            return false;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (!ads_value_equiv(&a->u.list.items[i], &b->u.list.items[i]))
+                return false;
+        return true;
+    case ADS_RECORD:
+        return records_match(a->u.rec, b->u.rec, ads_value_equiv);
+    default:
+        return false;
+    }
+}
+
+bool ads_value_same(const ads_value *a, const ads_value *b)
+{
+    if (a->type != b->type)
+        return false;
+    switch (a->type) {
+    case ADS_LIST:
+        if (a->u.list.n != b->u.list.n)
+            return false;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (!ads_value_same(&a->u.list.items[i], &b->u.list.items[i]))
+                return false;
+        return true;
+    case ADS_RECORD:
+        return records_match(a->u.rec, b->u.rec, ads_value_same);
+    case ADS_RELTIME:
+        return real_same(a->u.rel, b->u.rel);
+    case ADS_BLOB:
+        return bytes_eq(a->u.blob->bytes, b->u.blob->bytes) &&
+               ((!a->u.blob->meta && !b->u.blob->meta) ||
+                (a->u.blob->meta && b->u.blob->meta &&
+                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_same)));
+    default:
+        return ads_value_is(a, b);
+    }
+}
+
+int ads_value__strcmp_fold(ads_str a, ads_str b)
+{
+    return strcmp_fold(a, b);
+}
