@@ -80,5 +80,6 @@ int cli_dispatch(cli_ctx *c, int argc, char **argv, const cli_sub *subs, size_t 
 int cmd_id(cli_ctx *c, int argc, char **argv);
 int cmd_fluid(cli_ctx *c, int argc, char **argv);
 int cmd_kid(cli_ctx *c, int argc, char **argv);
+int cmd_eval(cli_ctx *c, int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const command commands[] = {
     {"id", cmd_id},
     {"fluid", cmd_fluid},
     {"kid", cmd_kid},
+    {"eval", cmd_eval},
 };
 
 int main(int argc, char **argv)

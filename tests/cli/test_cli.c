@@ -76,8 +76,8 @@ static void cli__help_lists_commands_and_each_has_help(void **state)
     assert_non_null(strstr(r.out, "  fluid "));
     assert_non_null(strstr(r.out, "  kid "));
     run_free(&r);
-    static const char *const cmds[] = {"id", "fluid", "kid", "help"};
-    for (int i = 0; i < 4; i++) {
+    static const char *const cmds[] = {"id", "fluid", "kid", "eval", "help"};
+    for (int i = 0; i < 5; i++) {
         RUN(r, 0, "help", cmds[i]);
         assert_non_null(strstr(r.out, "Usage: adstore"));
         run_free(&r);
@@ -363,6 +363,58 @@ static void cli__kid_encode_decode_readme_vector(void **state)
     run_free(&r);
 }
 
+static void cli__eval_prints_values_in_classad_syntax(void **state)
+{
+    (void)state;
+    run_result r;
+    RUN(r, 0, "eval", "1 + 2 * 3");
+    assert_string_equal(r.out, "7\n");
+    run_free(&r);
+    RUN(r, 0, "eval", "-c", "[Memory = 2048; Arch = \"X86_64\"]",
+        "Memory > 1024 && Arch == \"x86_64\"");
+    assert_string_equal(r.out, "true\n");
+    run_free(&r);
+    RUN(r, 0, "eval", "{1, 2}[5]");
+    assert_string_equal(r.out, "error\n");
+    run_free(&r);
+    RUN(r, 0, "eval", "[a = 1; b = {1.5, \"x\", `1h30m`, #1495}]");
+    assert_string_equal(r.out, "[ a = 1; b = { 1.5, \"x\", `1h30m`, #1495 } ]\n");
+    run_free(&r);
+    RUN(r, 0, "eval", "-3 - 2");
+    assert_string_equal(r.out, "-5\n");
+    run_free(&r);
+    RUN(r, 0, "eval", "--context=[x = [a = 3; b = a * 2]]", "x.b");
+    assert_string_equal(r.out, "6\n");
+    run_free(&r);
+}
+
+static void cli__eval_syntax_errors_give_line_and_column(void **state)
+{
+    (void)state;
+    run_result r;
+    RUN(r, 1, "eval", "1 +");
+    assert_int_equal(r.out_len, 0);
+    assert_string_equal(r.err, "adstore eval: expression: line 1, column 4: expected an "
+                               "expression, found end of input\n");
+    run_free(&r);
+    RUN(r, 1, "eval", "(1 +\n  2))");
+    assert_string_equal(r.err, "adstore eval: expression: line 2, column 5: expected an "
+                               "operator or the end of the expression, found ')'\n");
+    run_free(&r);
+    RUN(r, 1, "eval", "-c", "[a = ]", "a");
+    assert_string_equal(r.err, "adstore eval: record (-c): line 1, column 6: expected an "
+                               "expression, found ']'\n");
+    run_free(&r);
+    RUN(r, 1, "eval", "\"abc");
+    assert_string_equal(r.err, "adstore eval: expression: line 1, column 1: unterminated "
+                               "string\n");
+    run_free(&r);
+    RUN(r, 2, "eval");
+    run_free(&r);
+    RUN(r, 2, "eval", "1", "2");
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +439,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(cli__kid_new_sorts_as_text_and_decodes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(cli__kid_encode_decode_readme_vector, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(cli__eval_prints_values_in_classad_syntax, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(cli__eval_syntax_errors_give_line_and_column, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
