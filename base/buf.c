@@ -27,6 +27,8 @@ void ads_buf_clear(ads_buf *b)
 {
     b->len = 0;
     b->failed = false;
+    if (b->p)
+        b->p[0] = '\0';
 }
 
 /* Room for n more bytes and a NUL. */

@@ -199,10 +199,16 @@ static int lex_quoted(lexer *lx, ads_buf *b, char quote)
 {
     const char *open = lx->p;
     const char *p = lx->p + 1;
+    int open_line = lx->line;
+    const char *open_line_start = lx->line_start;
     for (;;) {
-        if (p >= lx->end)
+        if (p >= lx->end) {
+            /* report at the opening quote, on its own line */
+            lx->line = open_line;
+            lx->line_start = open_line_start;
             return fail_at(lx, open, ADS_ESYNTAX, "unterminated %s",
                            quote == '"' ? "string" : "quoted name");
+        }
         char c = *p;
         if (c == quote) {
             lx->p = p + 1;
@@ -212,15 +218,21 @@ static int lex_quoted(lexer *lx, ads_buf *b, char quote)
             lx->line++;
             lx->line_start = p + 1;
         }
+        if (c == '\0')
+            return fail_at(lx, p, ADS_ESYNTAX, "a NUL byte is not allowed in a %s",
+                           quote == '"' ? "string" : "quoted name");
         if (c != '\\') {
             ads_buf_addc(b, c);
             p++;
             continue;
         }
         const char *esc = p;
-        if (++p >= lx->end)
+        if (++p >= lx->end) {
+            lx->line = open_line;
+            lx->line_start = open_line_start;
             return fail_at(lx, open, ADS_ESYNTAX, "unterminated %s",
                            quote == '"' ? "string" : "quoted name");
+        }
         c = *p++;
         switch (c) {
         case 'a': ads_buf_addc(b, '\a'); break;

@@ -329,7 +329,15 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
         ads_unparse__name(b, e->u.attr.name.p, e->u.attr.name.len);
         return;
     case N_SELECT:
-        child(b, e->u.sel.base, P_POSTFIX, st);
+        if (e->u.sel.base->kind == N_LITERAL && (e->u.sel.base->u.lit.type == ADS_INTEGER ||
+                                                 e->u.sel.base->u.lit.type == ADS_REAL)) {
+            /* "3.y" would read as a number: write "(3).y" */
+            ads_buf_addc(b, '(');
+            expr_text(b, e->u.sel.base, st);
+            ads_buf_addc(b, ')');
+        } else {
+            child(b, e->u.sel.base, P_POSTFIX, st);
+        }
         ads_buf_addc(b, '.');
         ads_unparse__name(b, e->u.sel.name.p, e->u.sel.name.len);
         return;

@@ -1,0 +1,76 @@
+/*
+ * tests/base/test_buf.c: the growable buffer: appends of every kind, growth
+ * past many doublings, printf past its small fast path, clear, and the
+ * failed state on an impossible append.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/buf.h"
+
+static void buf__appends_and_terminates(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    assert_string_equal(ads_buf_cstr(&b), "");
+    ads_buf_adds(&b, "abc");
+    ads_buf_addc(&b, '-');
+    ads_buf_add(&b, "xyz", 2);
+    ads_buf_printf(&b, "%d/%s", 42, "z");
+    assert_string_equal(ads_buf_cstr(&b), "abc-xy42/z");
+    assert_int_equal(b.len, 10);
+    ads_buf_clear(&b);
+    assert_string_equal(ads_buf_cstr(&b), "");
+    ads_buf_adds(&b, "again");
+    assert_string_equal(ads_buf_cstr(&b), "again");
+    ads_buf_free(&b);
+}
+
+static void buf__grows_through_many_doublings(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < 100000; i++)
+        ads_buf_addc(&b, (char)('a' + i % 26));
+    assert_int_equal(b.len, 100000);
+    assert_false(b.failed);
+    assert_int_equal(b.p[99999], 'a' + 99999 % 26);
+    assert_int_equal(b.p[100000], '\0');
+    char big[1000];
+    memset(big, 'q', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ads_buf_printf(&b, "[%s]", big);
+    assert_int_equal(b.len, 100000 + 1001);
+    assert_int_equal(b.p[b.len - 1], ']');
+    ads_buf_free(&b);
+}
+
+static void buf__impossible_append_marks_failed(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "ok");
+    ads_buf_add(&b, "x", SIZE_MAX / 2);
+    assert_true(b.failed);
+    assert_string_equal(ads_buf_cstr(&b), "");
+    ads_buf_adds(&b, "ignored");
+    assert_true(b.failed);
+    ads_buf_clear(&b);
+    assert_false(b.failed);
+    ads_buf_free(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(buf__appends_and_terminates),
+        cmocka_unit_test(buf__grows_through_many_doublings),
+        cmocka_unit_test(buf__impossible_append_marks_failed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,260 @@
+/*
+ * tests/classad/test_eval.c: evaluation beyond the conformance vectors:
+ * scopes (self, parent, toplevel, root, .name), cycles and deep chains
+ * (error, never a crash), integer edge cases without undefined behaviour,
+ * selection over lists, eager records, custom views (including one that
+ * reports corruption), and one parsed expression evaluated by many threads.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+static ads_value eval_in(const char *ctx, const char *expr)
+{
+    const ads_record *r;
+    const ads_expr *e;
+    ads_error err;
+    ads_value v;
+    if (ads_record_parse(&r, arena, ctx, strlen(ctx), &err))
+        fail_msg("context: %s", err.message);
+    if (ads_expr_parse(&e, arena, expr, strlen(expr), &err))
+        fail_msg("'%s': %s", expr, err.message);
+    ads_view view = ads_record_view(r, NULL);
+    assert_int_equal(ads_expr_eval(&v, e, &view, arena), 0);
+    return v;
+}
+
+static void is_text(const char *ctx, const char *expr, const char *text)
+{
+    ads_value v = eval_in(ctx, expr);
+    ads_buf b = ADS_BUF_INIT;
+    ads_value_unparse(&b, &v);
+    if (strcmp(ads_buf_cstr(&b), text) != 0)
+        fail_msg("%s in %s: got %s, expected %s", expr, ctx, ads_buf_cstr(&b), text);
+    ads_buf_free(&b);
+}
+
+static void eval__scopes(void **state)
+{
+    (void)state;
+    const char *ctx = "[a = 1; x = [a = 2; y = [a = 3; p = parent.a; s = self.a; t = "
+                      "toplevel.a; r = root.a; d = .a; u = a]]]";
+    is_text(ctx, "x.y.p", "2");
+    is_text(ctx, "x.y.s", "3");
+    is_text(ctx, "x.y.t", "1");
+    is_text(ctx, "x.y.r", "1");
+    is_text(ctx, "x.y.d", "1");
+    is_text(ctx, "x.y.u", "3");
+    /* an attribute named like a special name wins */
+    is_text("[self = 5; z = self]", "z", "5");
+    is_text("[parent = [a = 9]; z = parent.a]", "z", "9");
+    /* outward lookup from a nested record */
+    is_text("[m = 7; x = [y = m + 1]]", "x.y", "8");
+    is_text("[]", "parent.a", "undefined");
+    is_text("[a = 4]", "self", "[ a = 4 ]");
+}
+
+static void eval__cycles_are_error(void **state)
+{
+    (void)state;
+    is_text("[a = b; b = a]", "a", "error");
+    is_text("[a = a + 1]", "a", "error");
+    is_text("[a = b + 1; b = c + 1; c = a + 1]", "b", "error");
+    is_text("[x = [a = y.b]; y = [b = x.a]]", "x.a", "error");
+    /* the same attribute twice without a cycle is fine */
+    is_text("[a = 2; b = a * a + a]", "b", "6");
+}
+
+static void eval__deep_chains_are_error_not_crash(void **state)
+{
+    (void)state;
+    /* a0 = a1 + 1, a1 = a2 + 1, ... far deeper than the limit */
+    enum { N = 5000 };
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "[");
+    for (int i = 0; i < N; i++)
+        ads_buf_printf(&b, "a%d = a%d + 1; ", i, i + 1);
+    ads_buf_printf(&b, "a%d = 0]", N);
+    ads_value v = eval_in(ads_buf_cstr(&b), "a0");
+    assert_int_equal(v.type, ADS_ERROR);
+    v = eval_in(ads_buf_cstr(&b), "a4990");
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 10);
+    ads_buf_free(&b);
+}
+
+static void eval__integer_edges_wrap_without_ub(void **state)
+{
+    (void)state;
+    is_text("[]", "9223372036854775807 + 1", "-9223372036854775808");
+    is_text("[]", "-9223372036854775808 - 1", "9223372036854775807");
+    is_text("[]", "-9223372036854775808 * -1", "-9223372036854775808");
+    is_text("[]", "-9223372036854775808 / -1", "-9223372036854775808");
+    is_text("[]", "-9223372036854775808 % -1", "0");
+    is_text("[]", "-(-9223372036854775808)", "-9223372036854775808");
+    is_text("[]", "1 << 63", "-9223372036854775808");
+    is_text("[]", "1 << 64", "error");
+    is_text("[]", "1 << -1", "error");
+    is_text("[]", "-8 >> 1", "-4");
+    is_text("[]", "-8 >>> 60", "15");
+    is_text("[]", "~0", "-1");
+}
+
+static void eval__reals_and_nan(void **state)
+{
+    (void)state;
+    is_text("[]", "real(\"NaN\") != real(\"NaN\")", "true");
+    is_text("[]", "real(\"NaN\") < 1", "false");
+    is_text("[]", "real(\"NaN\") is real(\"NaN\")", "true");
+    is_text("[]", "1e308 * 10", "real(\"INF\")");
+    is_text("[]", "-1e308 * 10", "real(\"-INF\")");
+    is_text("[]", "0.1 + 0.2", "0.30000000000000004");
+    is_text("[]", "2.0", "2.0");
+    is_text("[]", "1e100", "1e+100");
+}
+
+static void eval__lists_and_records(void **state)
+{
+    (void)state;
+    is_text("[l = {[a = 1], [a = 2], 3, undefined}]", "l.a", "{ 1, 2, error, undefined }");
+    is_text("[]", "{ }.a", "{ }");
+    is_text("[a = 123; b = 456]", "[ c = a + b; d = e ]", "[ c = 579; d = undefined ]");
+    is_text("[]", "[ a = 1; b = [ c = a ] ].b.c", "1");
+    is_text("[]", "{1, {2, 3}}[1][0]", "2");
+    is_text("[]", "[a = 1][\"A\"]", "1");
+    is_text("[]", "\"abc\"[0]", "error");
+    is_text("[]", "{1}[1.0]", "error");
+}
+
+static void eval__identifiers_and_times(void **state)
+{
+    (void)state;
+    is_text("[]", "#1495 < #1496", "true");
+    is_text("[]", "#1495 == \"1495\"", "undefined");
+    is_text("[]", "#1495 + 1", "error");
+    is_text("[]", "`2011-12-13T12:00:00Z` - `2011-12-13T11:00:00Z`", "`1h`");
+    is_text("[]", "`2011-12-13T12:00:00-05:00` + `1d`", "`2011-12-14T12:00:00-05:00`");
+    is_text("[]", "`1m` * 2.5", "`2m30s`");
+    is_text("[]", "`1m` / 0", "error");
+    is_text("[]", "`1m` < 61", "error");
+}
+
+/* A view whose records report corruption: lookups give error values. */
+static int broken_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                         ads_arena *a, ads_value *value, const ads_expr **expr)
+{
+    (void)self, (void)name, (void)len, (void)hash, (void)a, (void)value, (void)expr;
+    return ADS_ECORRUPT;
+}
+
+static void eval__a_view_reporting_corruption_gives_error(void **state)
+{
+    (void)state;
+    static const ads_view_ops ops = {broken_lookup};
+    ads_view v = {&ops, NULL, NULL};
+    const ads_expr *e;
+    ads_value out;
+    assert_int_equal(ads_expr_parse(&e, arena, "Memory > 5 || true", 18, NULL), 0);
+    assert_int_equal(ads_expr_eval(&out, e, &v, arena), 0);
+    assert_int_equal(out.type, ADS_ERROR);
+}
+
+typedef struct job {
+    const ads_expr *e;
+    const ads_record *r;
+    int errors;
+} job;
+
+static void *eval_many(void *arg)
+{
+    job *j = arg;
+    ads_arena *a = ads_arena_new();
+    ads_view v = ads_record_view(j->r, NULL);
+    for (int i = 0; i < 20000; i++) {
+        ads_value out;
+        if (ads_expr_eval(&out, j->e, &v, a) || out.type != ADS_BOOLEAN || !out.u.b)
+            j->errors++;
+        ads_arena_reset(a);
+    }
+    ads_arena_free(a);
+    return NULL;
+}
+
+static void eval__one_expression_many_threads(void **state)
+{
+    (void)state;
+    const char *ctx = "[Memory = 2048; Arch = \"X86_64\"; Disk = 50; Owner = \"alice\"; "
+                      "L = {1, 2, 3}]";
+    const char *expr = "Memory > 1024 && Arch == \"x86_64\" && (Disk >= 100000 || Owner == "
+                       "\"alice\") && size(L) == 3 && strcat(Owner, \"!\") == \"ALICE!\"";
+    job jobs[4];
+    pthread_t th[4];
+    const ads_record *r;
+    const ads_expr *e;
+    assert_int_equal(ads_record_parse(&r, arena, ctx, strlen(ctx), NULL), 0);
+    assert_int_equal(ads_expr_parse(&e, arena, expr, strlen(expr), NULL), 0);
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (job){e, r, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, eval_many, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(jobs[i].errors, 0);
+    }
+}
+
+static void eval__record_eval_attr(void **state)
+{
+    (void)state;
+    const ads_record *r;
+    ads_value v;
+    assert_int_equal(ads_record_parse(&r, arena, "[a = 2; b = a * 3]", 18, NULL), 0);
+    assert_int_equal(ads_record_eval_attr(&v, r, "B", 1, arena), 0);
+    assert_int_equal(v.u.i, 6);
+    assert_int_equal(ads_record_eval_attr(&v, r, "c", 1, arena), 0);
+    assert_int_equal(v.type, ADS_UNDEFINED);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(eval__scopes),
+        T(eval__cycles_are_error),
+        T(eval__deep_chains_are_error_not_crash),
+        T(eval__integer_edges_wrap_without_ub),
+        T(eval__reals_and_nan),
+        T(eval__lists_and_records),
+        T(eval__identifiers_and_times),
+        T(eval__a_view_reporting_corruption_gives_error),
+        T(eval__one_expression_many_threads),
+        T(eval__record_eval_attr),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

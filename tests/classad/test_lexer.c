@@ -1,0 +1,233 @@
+/*
+ * tests/classad/test_lexer.c: literals and tokens as the user writes them,
+ * checked through parse and evaluate: numbers in every base and their
+ * limits, the '-' rule, string escapes, joined strings, quoted names,
+ * comments, times, identifiers, and every lexical error with its position.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+static ads_value value_of(const char *text)
+{
+    const ads_expr *e;
+    ads_error err;
+    ads_value v;
+    if (ads_expr_parse(&e, arena, text, strlen(text), &err))
+        fail_msg("'%s' does not parse: %s", text, err.message);
+    assert_int_equal(ads_expr_eval(&v, e, NULL, arena), 0);
+    return v;
+}
+
+static void refused(const char *text, int line, int column, const char *message)
+{
+    const ads_expr *e;
+    ads_error err;
+    int rc = ads_expr_parse(&e, arena, text, strlen(text), &err);
+    if (rc != ADS_ESYNTAX || err.line != line || err.column != column ||
+        strcmp(err.message, message) != 0)
+        fail_msg("'%s': rc %d at %d:%d '%s'; expected %d:%d '%s'", text, rc, err.line,
+                 err.column, err.message, line, column, message);
+}
+
+static void lexer__integers_in_every_base(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("42").u.i, 42);
+    assert_int_equal(value_of("0x1F").u.i, 31);
+    assert_int_equal(value_of("0X1f").u.i, 31);
+    assert_int_equal(value_of("017").u.i, 15);
+    assert_int_equal(value_of("0").u.i, 0);
+    assert_int_equal(value_of("9223372036854775807").u.i, INT64_MAX);
+    assert_int_equal(value_of("-9223372036854775808").u.i, INT64_MIN);
+    assert_int_equal(value_of("0x7fffffffffffffff").u.i, INT64_MAX);
+    assert_int_equal(value_of("-0x8000000000000000").u.i, INT64_MIN);
+}
+
+static void lexer__integer_overflow_and_bad_digits_are_errors(void **state)
+{
+    (void)state;
+    refused("9223372036854775808", 1, 1, "integer literal does not fit 64 bits");
+    refused("x + 0x10000000000000000", 1, 5, "integer literal does not fit 64 bits");
+    refused("0x8000000000000000", 1, 1, "integer literal does not fit 64 bits");
+    refused("08", 1, 2, "'8' is not an octal digit");
+    refused("0x", 1, 3, "expected hex digits after '0x'");
+    refused("12abc", 1, 3, "unexpected 'a' in a number");
+}
+
+static void lexer__reals(void **state)
+{
+    (void)state;
+    assert_true(value_of("1.5").u.r == 1.5);
+    assert_true(value_of(".5").u.r == 0.5);
+    assert_true(value_of("1e3").u.r == 1000.0);
+    assert_true(value_of("1.5E-3").u.r == 1.5e-3);
+    assert_int_equal(value_of("1e3").type, ADS_REAL);
+    assert_true(isinf(value_of("1e400").u.r));
+    refused("5.", 1, 2, "expected a digit after '.' in a number");
+    refused("..5", 1, 2, "expected an attribute name after '.', found the number .5");
+    refused("1e", 1, 2, "expected digits in the exponent");
+    refused("1.5.2", 1, 4, "unexpected '.' in a number");
+}
+
+static void lexer__minus_joins_a_number_unless_a_value_precedes(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("3-1").u.i, 2);
+    assert_int_equal(value_of("2 * -3").u.i, -6);
+    assert_int_equal(value_of("- 3").u.i, -3);
+    assert_int_equal(value_of("(4)-1").u.i, 3);
+    assert_int_equal(value_of("{5}[0]-1").u.i, 4);
+}
+
+static void lexer__string_escapes(void **state)
+{
+    (void)state;
+    ads_value v = value_of("\"a\\tb\\n\\\"q\\\" \\\\ \\101\\044\\44 \\x \\?\"");
+    assert_int_equal(v.type, ADS_STRING);
+    assert_int_equal(v.u.s.len, strlen("a\tb\n\"q\" \\ A$$ x ?"));
+    assert_memory_equal(v.u.s.p, "a\tb\n\"q\" \\ A$$ x ?", v.u.s.len);
+    v = value_of("\"\\400\""); /* a third octal digit only after 0-3 */
+    assert_int_equal(v.u.s.len, 2);
+    assert_memory_equal(v.u.s.p, " 0", 2);
+    v = value_of("\"\\1234\"");
+    assert_memory_equal(v.u.s.p, "S4", 2);
+    refused("\"\\0\"", 1, 2, "'\\0' (a NUL character) is not allowed in a string");
+    refused("\"a\\000b\"", 1, 3, "'\\0' (a NUL character) is not allowed in a string");
+    refused("\"unterminated", 1, 1, "unterminated string");
+    refused("\"trailing\\", 1, 1, "unterminated string");
+    const char nul[] = "\"a\0b\"";
+    const ads_expr *e;
+    ads_error err;
+    assert_int_equal(ads_expr_parse(&e, arena, nul, sizeof nul - 1, &err), ADS_ESYNTAX);
+    assert_string_equal(err.message, "a NUL byte is not allowed in a string");
+    assert_int_equal(err.column, 3);
+}
+
+static void lexer__adjacent_strings_join_across_white_space_only(void **state)
+{
+    (void)state;
+    ads_value v = value_of("\"ab\" \"cd\"\n\t\"ef\"");
+    assert_int_equal(v.u.s.len, 6);
+    assert_memory_equal(v.u.s.p, "abcdef", 6);
+    refused("\"a\" /* x */ \"b\"", 1, 13, "expected an operator or the end of the expression, "
+                                         "found a string");
+}
+
+static void lexer__comments_and_lines(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("/* c */ 1 // trailing").u.i, 1);
+    assert_int_equal(value_of("1 /* multi\nline */ + 2").u.i, 3);
+    refused("1 + /* open", 1, 5, "unterminated comment");
+    refused("1 +\n\n  @", 3, 3, "unexpected character '@'");
+    refused("1 +\n \x01", 2, 2, "unexpected byte 0x01");
+}
+
+static void lexer__quoted_names(void **state)
+{
+    (void)state;
+    const ads_record *r;
+    ads_value v;
+    const char *text = "['send time' = 5; 'it\\'s' = 6]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), NULL), 0);
+    assert_int_equal(ads_record_eval_attr(&v, r, "send time", 9, arena), 0);
+    assert_int_equal(v.u.i, 5);
+    assert_int_equal(ads_record_eval_attr(&v, r, "it's", 4, arena), 0);
+    assert_int_equal(v.u.i, 6);
+    refused("''", 1, 1, "empty quoted name");
+    refused("'abc", 1, 1, "unterminated quoted name");
+    refused("x +\n  'abc\n\ndef", 2, 3, "unterminated quoted name");
+    refused("x +\n \"abc\n\ndef\\", 2, 2, "unterminated string");
+}
+
+static void lexer__keywords_ignore_case(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("TRUE").type, ADS_BOOLEAN);
+    assert_int_equal(value_of("False").u.b, 0);
+    assert_int_equal(value_of("UNDEFINED").type, ADS_UNDEFINED);
+    assert_int_equal(value_of("Error").type, ADS_ERROR);
+    assert_true(value_of("1 IS 1").u.b);
+    assert_true(value_of("1 In {1}").u.b);
+}
+
+static void lexer__times_in_backticks(void **state)
+{
+    (void)state;
+    ads_value v = value_of("`2011-12-13T12:00:00-05:00`");
+    assert_int_equal(v.type, ADS_ABSTIME);
+    assert_true(v.u.abs.secs == 1323795600.0);
+    assert_int_equal(v.u.abs.offset, -5 * 3600);
+    v = value_of("`2011-12-13T12:00:00Z`");
+    assert_int_equal(v.u.abs.offset, 0);
+    v = value_of("`1d2h3m4.5s`");
+    assert_int_equal(v.type, ADS_RELTIME);
+    assert_true(v.u.rel == 93784.5);
+    assert_true(value_of("`90`").u.rel == 90);
+    assert_true(value_of("`1+02:03:04.5`").u.rel == 93784.5);
+    assert_true(value_of("`-1:30`").u.rel == -90);
+    refused("`next tuesday`", 1, 2, "'next tuesday' is neither an absolute time "
+                                    "(2011-12-13T12:00:00Z) nor a relative time (1d2h3m4s, 90)");
+    refused("`1d", 1, 1, "unterminated time literal");
+}
+
+static void lexer__identifiers(void **state)
+{
+    (void)state;
+    ads_value v = value_of("#571eed18-0031-000000000002-1");
+    assert_int_equal(v.type, ADS_IDENT);
+    assert_int_equal(v.u.id.hi, 0x0571eed180000031ULL);
+    assert_int_equal(value_of("#1495").u.id.lo, 1495);
+    refused("#0a1b2c3d-4e5f6a7b", 1, 19, "identifier: 2 groups; expected 1 (increment), 4 "
+                                        "(ordered) or 5 (random)");
+    refused("#571eed18-0031-1000000000002-1", 1, 28, "identifier: node group has 13 digits, "
+                                                    "at most 12 allowed");
+    refused("#1.5", 1, 3, "identifier: unexpected '.'; expected a hex digit or '-'");
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(lexer__integers_in_every_base),
+        T(lexer__integer_overflow_and_bad_digits_are_errors),
+        T(lexer__reals),
+        T(lexer__minus_joins_a_number_unless_a_value_precedes),
+        T(lexer__string_escapes),
+        T(lexer__adjacent_strings_join_across_white_space_only),
+        T(lexer__comments_and_lines),
+        T(lexer__quoted_names),
+        T(lexer__keywords_ignore_case),
+        T(lexer__times_in_backticks),
+        T(lexer__identifiers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,213 @@
+/*
+ * tests/classad/test_parser.c: the grammar: precedence and associativity
+ * (read back through unparse, which parenthesises by precedence), every
+ * construct, syntax errors with their line, column and message, and the
+ * nesting limit with hostile input (an error, never a stack overflow).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+/* text parses, and unparses to `shape` */
+static void parses_as(const char *text, const char *shape)
+{
+    const ads_expr *e;
+    ads_error err;
+    ads_buf b = ADS_BUF_INIT;
+    if (ads_expr_parse(&e, arena, text, strlen(text), &err))
+        fail_msg("'%s' does not parse: %s", text, err.message);
+    ads_expr_unparse(&b, e);
+    if (strcmp(ads_buf_cstr(&b), shape) != 0)
+        fail_msg("'%s' unparses as '%s', expected '%s'", text, ads_buf_cstr(&b), shape);
+    ads_buf_free(&b);
+}
+
+static void refused(const char *text, int code, int line, int column, const char *message)
+{
+    const ads_expr *e;
+    ads_error err;
+    int rc = ads_expr_parse(&e, arena, text, strlen(text), &err);
+    if (rc != code || err.line != line || err.column != column ||
+        strcmp(err.message, message) != 0)
+        fail_msg("'%.60s': rc %d at %d:%d '%s'; expected rc %d at %d:%d '%s'", text, rc,
+                 err.line, err.column, err.message, code, line, column, message);
+}
+
+static int64_t int_of(const char *text)
+{
+    const ads_expr *e;
+    ads_value v;
+    assert_int_equal(ads_expr_parse(&e, arena, text, strlen(text), NULL), 0);
+    assert_int_equal(ads_expr_eval(&v, e, NULL, arena), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    return v.u.i;
+}
+
+static void parser__precedence_follows_the_spec(void **state)
+{
+    (void)state;
+    assert_int_equal(int_of("2 + 3 * 4"), 14);
+    assert_int_equal(int_of("2 - 3 - 4"), -5);
+    assert_int_equal(int_of("1 << 2 + 1"), 8);
+    assert_int_equal(int_of("6 & 3 | 8 ^ 1"), 11);
+    assert_int_equal(int_of("100 / 10 / 5"), 2);
+    parses_as("a || b && c | d ^ e & f == g < h << i + j * -k",
+              "a || b && c | d ^ e & f == g < h << i + j * -k");
+    parses_as("a - (b - c)", "a - (b - c)");
+    parses_as("(a + b) * c", "(a + b) * c");
+    parses_as("a ? b : c ? d : e", "a ? b : c ? d : e");
+    parses_as("a ?: b ?: c", "a ?: b ?: c");
+    parses_as("10 ?: 2 + 3", "10 ?: 2 + 3");
+    parses_as("!a.b[0].c", "!a.b[0].c");
+    parses_as("x =?= y", "x is y");
+    parses_as("x =!= y", "x isnt y");
+    parses_as("x === y in z", "x === y in z");
+    parses_as("- -3", "--3");
+}
+
+static void parser__constructs(void **state)
+{
+    (void)state;
+    parses_as("{ 1, 2, }", "{ 1, 2 }");
+    parses_as("{}", "{ }");
+    parses_as("[;;a = 3;;b := 4;;]", "[ a = 3; b = 4 ]");
+    parses_as("[ ]", "[ ]");
+    parses_as("f()", "f()");
+    parses_as("strcat(a, \"b\", 1)", "strcat(a, \"b\", 1)");
+    parses_as(".top", ".top");
+    parses_as("x.'send time'", "x.'send time'");
+    parses_as("'in'", "'in'");
+    parses_as("'a b' + 1", "'a b' + 1");
+    parses_as("absTime(\"2011-12-13T12:00:00Z\")", "`2011-12-13T12:00:00Z`");
+    parses_as("relTime(\"1:30\")", "`1m30s`");
+    parses_as("absTime(\"junk\")", "absTime(\"junk\")"); /* not a literal: stays a call */
+    parses_as("[a = 1; A = 2]", "[ a = 2 ]");            /* a name repeated: the last wins */
+}
+
+static void parser__syntax_errors_say_what_and_where(void **state)
+{
+    (void)state;
+    refused("", ADS_ESYNTAX, 1, 1, "expected an expression, found end of input");
+    refused("1 +", ADS_ESYNTAX, 1, 4, "expected an expression, found end of input");
+    refused("(1 + 2", ADS_ESYNTAX, 1, 7, "expected ')', found end of input");
+    refused("1 2", ADS_ESYNTAX, 1, 3,
+            "expected an operator or the end of the expression, found the number 2");
+    refused("a ? b", ADS_ESYNTAX, 1, 6, "expected ':' in a conditional expression, found end "
+                                       "of input");
+    refused("{1 2}", ADS_ESYNTAX, 1, 4, "expected ',' or '}' in a list, found the number 2");
+    refused("{1,,2}", ADS_ESYNTAX, 1, 4, "expected an expression, found ','");
+    refused("f(1,", ADS_ESYNTAX, 1, 5, "expected an expression, found end of input");
+    refused("f(1 2)", ADS_ESYNTAX, 1, 5, "expected ',' or ')' after a function argument, "
+                                        "found the number 2");
+    refused("a[1", ADS_ESYNTAX, 1, 4, "expected ']' after a subscript, found end of input");
+    refused("a.1", ADS_ESYNTAX, 1, 2, "expected an operator or the end of the expression, "
+                                     "found the number .1");
+    refused("a.(b)", ADS_ESYNTAX, 1, 3, "expected an attribute name after '.', found '('");
+    refused("[a = 1 b = 2]", ADS_ESYNTAX, 1, 8, "expected ';' or ']' after an attribute, "
+                                               "found the name 'b'");
+    refused("[a 1]", ADS_ESYNTAX, 1, 4, "expected '=' after an attribute name, found the "
+                                       "number 1");
+    refused("[1 = 2]", ADS_ESYNTAX, 1, 2, "expected an attribute name or ']' in a record, "
+                                         "found the number 1");
+    refused("1 | 3 | ;", ADS_ESYNTAX, 1, 9, "expected an expression, found ';'");
+    refused("x =\n  = 1", ADS_ESYNTAX, 1, 3, "expected an operator or the end of the "
+                                            "expression, found '='");
+    refused("a +\n  )", ADS_ESYNTAX, 2, 3, "expected an expression, found ')'");
+}
+
+static void parser__record_parse(void **state)
+{
+    (void)state;
+    const ads_record *r;
+    ads_error err;
+    const char *text = "[ Name = \"m1\"; Memory = 2048; Dbl = Memory * 2 ]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    assert_int_equal(ads_record_size(r), 3);
+    assert_non_null(ads_record_lookup(r, "MEMORY", 6));
+    assert_null(ads_record_lookup(r, "disk", 4));
+    assert_int_equal(ads_record_parse(&r, arena, "1 + 2", 5, &err), ADS_ESYNTAX);
+    assert_string_equal(err.message, "expected '[' to start a record, found the number 1");
+    assert_int_equal(ads_record_parse(&r, arena, "[a=1] x", 7, &err), ADS_ESYNTAX);
+    assert_string_equal(err.message, "expected the end of the record, found the name 'x'");
+    assert_int_equal(err.column, 7);
+}
+
+/* Deep nesting is refused with ADS_ELIMIT, at every kind of nesting. */
+static void parser__nesting_limit_is_an_error_not_a_crash(void **state)
+{
+    (void)state;
+    static const char *const open[] = {"(", "{", "[a = ", "-", "!", "f("};
+    for (size_t k = 0; k < sizeof open / sizeof open[0]; k++) {
+        size_t depth = 100000, w = strlen(open[k]);
+        char *text = malloc(depth * w + 2);
+        assert_non_null(text);
+        for (size_t i = 0; i < depth; i++)
+            memcpy(text + i * w, open[k], w);
+        text[depth * w] = '1';
+        text[depth * w + 1] = '\0';
+        const ads_expr *e;
+        ads_error err;
+        int rc = ads_expr_parse(&e, arena, text, depth * w + 1, &err);
+        if (rc != ADS_ELIMIT)
+            fail_msg("nesting '%s' x %zu: rc %d (%s)", open[k], depth, rc, err.message);
+        assert_non_null(strstr(err.message, "nested deeper than"));
+        free(text);
+    }
+    /* just under the limit parses and evaluates */
+    char text[3 * 100 + 2];
+    size_t n = 0;
+    for (int i = 0; i < 100; i++)
+        text[n++] = '(';
+    text[n++] = '7';
+    for (int i = 0; i < 100; i++)
+        text[n++] = ')';
+    text[n] = '\0';
+    assert_int_equal(int_of(text), 7);
+}
+
+static void parser__null_and_oversized_arguments(void **state)
+{
+    (void)state;
+    const ads_expr *e;
+    ads_error err;
+    assert_int_equal(ads_expr_parse(&e, NULL, "1", 1, &err), ADS_EINVAL);
+    assert_int_equal(ads_expr_parse(&e, arena, NULL, 3, &err), ADS_EINVAL);
+    assert_int_equal(ads_expr_parse(&e, arena, "1", ADS_MAX_TEXT + 1, &err), ADS_ELIMIT);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(parser__precedence_follows_the_spec),
+        T(parser__constructs),
+        T(parser__syntax_errors_say_what_and_where),
+        T(parser__record_parse),
+        T(parser__nesting_limit_is_an_error_not_a_crash),
+        T(parser__null_and_oversized_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
