@@ -269,7 +269,8 @@ uint32_t ads_name_hash(const char *name, size_t len);
 #define ADS_MAX_TEXT ((size_t)1 << 30)
 
 /*
- * Parse one expression from text (len bytes) into arena a. Leading and
+ * Parse one expression from text (len bytes) into arena a. The tree keeps
+ * no pointer into text (the caller may reuse it at once). Leading and
  * trailing white space and comments are allowed; anything else after the
  * expression is an error. Errors: ADS_ESYNTAX with err->line and err->column
  * (1-based, bytes) and a message saying what was found and what was
@@ -293,6 +294,17 @@ int ads_record_parse(const ads_record **out, ads_arena *a, const char *text, siz
  * Circular references and nesting past ADS_MAX_DEPTH evaluate to error.
  */
 int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a);
+
+/*
+ * Prepare e for many evaluations: a new tree in arena a in which every
+ * subexpression that reads no attribute and calls only pure functions is
+ * folded into a literal, and parentheses are dropped (unparse then adds only
+ * those precedence needs). Names are hashed and functions resolved by the
+ * parser already. The prepared tree evaluates to the same values as e, and,
+ * like any expression, may be evaluated from several threads at once, each
+ * with its own arena. Errors: ADS_ENOMEM, ADS_ELIMIT, ADS_EINVAL.
+ */
+int ads_expr_prepare(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_error *err);
 
 /* Evaluate attribute name of record r (undefined if absent). */
 int ads_record_eval_attr(ads_value *out, const ads_record *r, const char *name, size_t len,

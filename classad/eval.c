@@ -361,6 +361,19 @@ static void eval_found(ads_value *out, ads_eval_ctx *cx, const ads_view *v, cons
 static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_str name,
                      uint32_t hash)
 {
+    if (v->ops == &ads_record__view_ops) {
+        /* in-memory records: no indirect call, literals straight out */
+        const ads_record *r = v->self;
+        long i = ads_record__find(r, name.p, name.len, hash);
+        if (i < 0)
+            return 0;
+        const ads_expr *x = r->exprs[i];
+        if (x->kind == N_LITERAL)
+            *out = x->u.lit;
+        else
+            eval_found(out, cx, v, x);
+        return 1;
+    }
     ads_value val;
     const ads_expr *x = NULL;
     int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);

@@ -389,9 +389,14 @@ static void lex_name(lexer *lx, token *t)
     t->kind = T_NAME;
     t->v.s.p = lx->p;
     t->v.s.len = n;
-    for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-        if (ads_name__eq(lx->p, n, keywords[i].word, strlen(keywords[i].word)))
-            t->kind = keywords[i].kind;
+    /* keywords are 2..9 letters starting with t f u e i */
+    char c0 = (char)(*lx->p | 0x20);
+    if (n >= 2 && n <= 9 && (c0 == 't' || c0 == 'f' || c0 == 'u' || c0 == 'e' || c0 == 'i'))
+        for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+            if (ads_name__eq(lx->p, n, keywords[i].word, strlen(keywords[i].word))) {
+                t->kind = keywords[i].kind;
+                break;
+            }
     lx->p = p;
 }
 
@@ -400,20 +405,23 @@ static void lex_name(lexer *lx, token *t)
 typedef struct punct {
     const char *text;
     tok_kind kind;
+    size_t len;
 } punct;
+
+#define P(text, kind) {text, kind, sizeof text - 1}
 
 /* Longest first within each leading character. */
 static const punct puncts[] = {
-    {">>>", T_USHR}, {"===", T_EQUIV}, {"=?=", T_META_EQ}, {"=!=", T_META_NE},
-    {"<<", T_SHL},   {">>", T_SHR},    {"<=", T_LE},       {">=", T_GE},
-    {"==", T_EQ},    {"!=", T_NE},     {"&&", T_ANDAND},   {"||", T_OROR},
-    {"?:", T_ELVIS}, {":=", T_COLONASSIGN},
-    {"(", T_LPAREN}, {")", T_RPAREN},  {"[", T_LBRACKET},  {"]", T_RBRACKET},
-    {"{", T_LBRACE}, {"}", T_RBRACE},  {",", T_COMMA},     {";", T_SEMI},
-    {".", T_DOT},    {"?", T_QUESTION}, {":", T_COLON},    {"=", T_ASSIGN},
-    {"+", T_PLUS},   {"-", T_MINUS},   {"*", T_STAR},      {"/", T_SLASH},
-    {"%", T_PERCENT}, {"<", T_LT},     {">", T_GT},        {"&", T_AMP},
-    {"^", T_CARET},  {"|", T_PIPE},    {"!", T_BANG},      {"~", T_TILDE},
+    P(">>>", T_USHR), P("===", T_EQUIV), P("=?=", T_META_EQ), P("=!=", T_META_NE),
+    P("<<", T_SHL),   P(">>", T_SHR),    P("<=", T_LE),       P(">=", T_GE),
+    P("==", T_EQ),    P("!=", T_NE),     P("&&", T_ANDAND),   P("||", T_OROR),
+    P("?:", T_ELVIS), P(":=", T_COLONASSIGN),
+    P("(", T_LPAREN), P(")", T_RPAREN),  P("[", T_LBRACKET),  P("]", T_RBRACKET),
+    P("{", T_LBRACE), P("}", T_RBRACE),  P(",", T_COMMA),     P(";", T_SEMI),
+    P(".", T_DOT),    P("?", T_QUESTION), P(":", T_COLON),    P("=", T_ASSIGN),
+    P("+", T_PLUS),   P("-", T_MINUS),   P("*", T_STAR),      P("/", T_SLASH),
+    P("%", T_PERCENT), P("<", T_LT),     P(">", T_GT),        P("&", T_AMP),
+    P("^", T_CARET),  P("|", T_PIPE),    P("!", T_BANG),      P("~", T_TILDE),
 };
 
 static bool ends_value(tok_kind k)
@@ -466,7 +474,9 @@ int ads_lex__next(lexer *lx)
     } else {
         rc = -1;
         for (size_t i = 0; i < sizeof puncts / sizeof puncts[0]; i++) {
-            size_t n = strlen(puncts[i].text);
+            if (puncts[i].text[0] != (char)c)
+                continue;
+            size_t n = puncts[i].len;
             if ((size_t)(lx->end - lx->p) >= n && memcmp(lx->p, puncts[i].text, n) == 0) {
                 t->kind = puncts[i].kind;
                 lx->p += n;

@@ -338,46 +338,55 @@ static int parse_unary(parser *ps, const ads_expr **out)
     return 0;
 }
 
-/* ---- binary levels ---- */
+/* ---- binary operators: precedence climbing ---- */
 
-typedef struct binop {
-    tok_kind tok;
-    op_kind op;
-} binop;
+/* The binary operator a token starts, and its level (1 = ||, loosest, to
+ * 10 = multiplicative); 0 if the token is not a binary operator. */
+static int binary_op(tok_kind k, op_kind *op)
+{
+    switch (k) {
+    case T_OROR: *op = OP_OR; return 1;
+    case T_ANDAND: *op = OP_AND; return 2;
+    case T_PIPE: *op = OP_BITOR; return 3;
+    case T_CARET: *op = OP_BITXOR; return 4;
+    case T_AMP: *op = OP_BITAND; return 5;
+    case T_EQ: *op = OP_EQ; return 6;
+    case T_NE: *op = OP_NE; return 6;
+    case T_META_EQ: case T_IS: *op = OP_IS; return 6;
+    case T_META_NE: case T_ISNT: *op = OP_ISNT; return 6;
+    case T_EQUIV: *op = OP_EQUIV; return 6;
+    case T_IN: *op = OP_IN; return 6;
+    case T_LT: *op = OP_LT; return 7;
+    case T_LE: *op = OP_LE; return 7;
+    case T_GT: *op = OP_GT; return 7;
+    case T_GE: *op = OP_GE; return 7;
+    case T_SHL: *op = OP_SHL; return 8;
+    case T_SHR: *op = OP_SHR; return 8;
+    case T_USHR: *op = OP_USHR; return 8;
+    case T_PLUS: *op = OP_ADD; return 9;
+    case T_MINUS: *op = OP_SUB; return 9;
+    case T_STAR: *op = OP_MUL; return 10;
+    case T_SLASH: *op = OP_DIV; return 10;
+    case T_PERCENT: *op = OP_MOD; return 10;
+    default: return 0;
+    }
+}
 
-#define LEVELS 10
-static const binop level_ops[LEVELS][9] = {
-    /* 0: || */ {{T_OROR, OP_OR}},
-    /* 1: && */ {{T_ANDAND, OP_AND}},
-    /* 2: |  */ {{T_PIPE, OP_BITOR}},
-    /* 3: ^  */ {{T_CARET, OP_BITXOR}},
-    /* 4: &  */ {{T_AMP, OP_BITAND}},
-    /* 5: equality */
-    {{T_EQ, OP_EQ}, {T_NE, OP_NE}, {T_META_EQ, OP_IS}, {T_META_NE, OP_ISNT}, {T_IS, OP_IS},
-     {T_ISNT, OP_ISNT}, {T_EQUIV, OP_EQUIV}, {T_IN, OP_IN}},
-    /* 6: relational */ {{T_LT, OP_LT}, {T_LE, OP_LE}, {T_GT, OP_GT}, {T_GE, OP_GE}},
-    /* 7: shifts */ {{T_SHL, OP_SHL}, {T_SHR, OP_SHR}, {T_USHR, OP_USHR}},
-    /* 8: additive */ {{T_PLUS, OP_ADD}, {T_MINUS, OP_SUB}},
-    /* 9: multiplicative */ {{T_STAR, OP_MUL}, {T_SLASH, OP_DIV}, {T_PERCENT, OP_MOD}},
-};
-
-static int parse_level(parser *ps, int level, const ads_expr **out)
+/* Operators of level min_level or tighter, left-associative. */
+static int parse_binary(parser *ps, int min_level, const ads_expr **out)
 {
     int rc;
-    if (level == LEVELS)
-        return parse_unary(ps, out);
-    if ((rc = parse_level(ps, level + 1, out)))
+    if ((rc = parse_unary(ps, out)))
         return rc;
     for (;;) {
-        op_kind op = OP_NONE;
-        for (int i = 0; i < 9 && level_ops[level][i].tok; i++)
-            if (ps->lx.tok.kind == level_ops[level][i].tok)
-                op = level_ops[level][i].op;
-        if (op == OP_NONE)
-            break;
+        op_kind op;
+        int level = binary_op(ps->lx.tok.kind, &op);
+        if (level == 0 || level < min_level)
+            return 0;
         const ads_expr *b;
-        if ((rc = next(ps)) || (rc = parse_level(ps, level + 1, &b)))
+        if ((rc = next(ps)) || (rc = enter(ps)) || (rc = parse_binary(ps, level + 1, &b)))
             return rc;
+        ps->depth--;
         ads_expr *e = node(ps, op == OP_AND ? N_AND : op == OP_OR ? N_OR : N_BINARY);
         if (!e)
             return oom(ps);
@@ -386,14 +395,13 @@ static int parse_level(parser *ps, int level, const ads_expr **out)
         e->u.ops.b = b;
         *out = e;
     }
-    return 0;
 }
 
 /* cond: or ('?' expr ':' cond | '?:' cond)? -- right-associative */
 static int parse_expr(parser *ps, const ads_expr **out)
 {
     int rc;
-    if ((rc = enter(ps)) || (rc = parse_level(ps, 0, out)))
+    if ((rc = enter(ps)) || (rc = parse_binary(ps, 1, out)))
         return rc;
     if (ps->lx.tok.kind == T_QUESTION) {
         const ads_expr *a, *b;
@@ -475,7 +483,12 @@ static int start(parser *ps, ads_arena *a, const char *text, size_t len, ads_err
     if (len > ADS_MAX_TEXT)
         return ads_error_set(err, ADS_ELIMIT, "parse: text of %zu bytes is over the limit",
                              len);
-    return ads_lex__init(&ps->lx, text ? text : "", len, a, err);
+    /* Names and strings in the tree point into the text: lex a copy in the
+     * arena, so the tree depends on nothing the caller may reuse. */
+    char *copy = ads_arena_strndup(a, text ? text : "", len);
+    if (!copy)
+        return ads_error_set(err, ADS_ENOMEM, "parse: out of memory");
+    return ads_lex__init(&ps->lx, copy, len, a, err);
 }
 
 int ads_expr_parse(const ads_expr **out, ads_arena *a, const char *text, size_t len,

@@ -28,6 +28,8 @@ bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen)
 {
     if (alen != blen)
         return false;
+    if (memcmp(a, b, alen) == 0) /* the usual case: written the same way */
+        return true;
     for (size_t i = 0; i < alen; i++)
         if (fold((unsigned char)a[i]) != fold((unsigned char)b[i]))
             return false;

@@ -5,7 +5,8 @@
  * rates and ratio. Every number printed is measured in this run.
  *
  * Scenarios so far: P7 (identifiers: OUID, UUID and FLUID generation; F58,
- * words and emoji encode and decode).
+ * words and emoji encode and decode) and P9 (ClassAd parse and evaluation of
+ * the P3 constraint).
  *
  *   adstore-bench [--quick] [--reps N] [--only PREFIX]
  */
@@ -16,6 +17,9 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include <strings.h>
+
+#include "classad/classad.h"
 #include "idgen/idgen.h"
 
 typedef struct config {
@@ -270,6 +274,162 @@ static int b_strtoull(uint64_t ops)
     return 0;
 }
 
+/* ---- P9: the P3 constraint, parsed and evaluated ---- */
+
+#define P3_CONSTRAINT                                                                       \
+    "Memory > 1024 && Arch == \"X86_64\" && (Disk >= 100000 || Owner == \"alice\")"
+
+#define MACHINES 1024
+
+/* The hand-written side: the same machines as plain C structs. */
+typedef struct machine {
+    int64_t memory, disk;
+    const char *arch, *owner;
+} machine;
+
+static machine machines[MACHINES];
+static const ads_record *machine_records[MACHINES];
+static ads_arena *machine_arena;
+
+static const char *const archs[] = {"X86_64", "x86_64", "ARM64", "PPC64LE"};
+static const char *const owners[] = {"alice", "bob", "carol", "ALICE", "dave"};
+static const char *const platforms[] = {"linux", "windows", "macos"};
+
+/* Deterministic pseudo-random Machine records with 15 attributes. */
+static int make_machines(void)
+{
+    if (machine_arena)
+        return 0;
+    machine_arena = ads_arena_new();
+    if (!machine_arena)
+        return -1;
+    uint64_t x = 88172645463325252ULL;
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < MACHINES; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        machine *m = &machines[i];
+        m->memory = (int64_t)(256 << (x % 7));
+        m->disk = (int64_t)(x >> 8) % 400000;
+        m->arch = archs[(x >> 20) % 4];
+        m->owner = owners[(x >> 24) % 5];
+        ads_buf_clear(&b);
+        ads_buf_printf(&b,
+                       "[Name = \"slot%d@node%d.example.org\"; Memory = %lld; Arch = \"%s\"; "
+                       "Disk = %lld; Owner = \"%s\"; Platform = \"%s\"; Role = \"worker\"; "
+                       "Cpus = %d; LoadAvg = %d.25; State = \"Unclaimed\"; Activity = "
+                       "\"Idle\"; OpSys = \"LINUX\"; KFlops = %d; Mips = %d; Start = true]",
+                       i % 8, i / 8, (long long)m->memory, m->arch, (long long)m->disk,
+                       m->owner, platforms[(x >> 30) % 3], (int)(1 + x % 64),
+                       (int)((x >> 3) % 4), (int)(x % 2000000), (int)(x % 30000));
+        if (b.failed ||
+            ads_record_parse(&machine_records[i], machine_arena, b.p, b.len, NULL)) {
+            ads_buf_free(&b);
+            return -1;
+        }
+    }
+    ads_buf_free(&b);
+    return 0;
+}
+
+static int w_parse(uint64_t ops)
+{
+    ads_arena *a = ads_arena_new();
+    const char *text = P3_CONSTRAINT;
+    size_t len = strlen(text);
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        const ads_expr *e;
+        if (ads_expr_parse(&e, a, text, len, NULL)) {
+            ads_arena_free(a);
+            return -1;
+        }
+        acc += (uintptr_t)e & 0xff;
+        ads_arena_reset(a);
+    }
+    sink = acc;
+    ads_arena_free(a);
+    return 0;
+}
+
+/* The floor of any parser: one hand-written pass classifying every byte
+ * into tokens (names, numbers, strings, operators). */
+static int b_tokenize(uint64_t ops)
+{
+    const char *text = P3_CONSTRAINT;
+    uint64_t acc = 0;
+    for (uint64_t i = 0; i < ops; i++) {
+        unsigned tokens = 0;
+        for (const char *p = text; *p;) {
+            if (*p == ' ') {
+                p++;
+            } else if ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z') {
+                while ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z')
+                    p++;
+                tokens++;
+            } else if (*p >= '0' && *p <= '9') {
+                while (*p >= '0' && *p <= '9')
+                    p++;
+                tokens++;
+            } else if (*p == '"') {
+                p++;
+                while (*p && *p != '"')
+                    p++;
+                p += *p == '"';
+                tokens++;
+            } else {
+                p += (p[1] == '=' || p[1] == '&' || p[1] == '|') ? 2 : 1;
+                tokens++;
+            }
+        }
+        acc += tokens;
+    }
+    sink = acc;
+    return 0;
+}
+
+static int eval_loop(uint64_t ops, bool prepared)
+{
+    ads_arena *a = ads_arena_new();
+    const ads_expr *e;
+    uint64_t acc = 0;
+    if (!a || make_machines() ||
+        ads_expr_parse(&e, machine_arena, P3_CONSTRAINT, strlen(P3_CONSTRAINT), NULL) ||
+        (prepared && ads_expr_prepare(&e, machine_arena, e, NULL)))
+        return -1;
+    for (uint64_t i = 0; i < ops; i++) {
+        ads_value v;
+        ads_view view = ads_record_view(machine_records[i & (MACHINES - 1)], NULL);
+        if (ads_expr_eval(&v, e, &view, a))
+            return -1;
+        acc += v.type == ADS_BOOLEAN && v.u.b;
+        if ((i & 1023) == 1023)
+            ads_arena_reset(a);
+    }
+    sink = acc;
+    ads_arena_free(a);
+    return 0;
+}
+
+static int w_eval_memory(uint64_t ops)
+{
+    return eval_loop(ops, true);
+}
+
+/* The ceiling: the constraint written in C over decoded fields. */
+static int b_eval_c(uint64_t ops)
+{
+    uint64_t acc = 0;
+    if (make_machines())
+        return -1;
+    for (uint64_t i = 0; i < ops; i++) {
+        const machine *m = &machines[i & (MACHINES - 1)];
+        acc += m->memory > 1024 && strcasecmp(m->arch, "X86_64") == 0 &&
+               (m->disk >= 100000 || strcasecmp(m->owner, "alice") == 0);
+    }
+    sink = acc;
+    return 0;
+}
+
 /* ---- driver ---- */
 
 static int run_row(const row *r, const config *cfg)
@@ -322,6 +482,8 @@ static const row rows[] = {
     {"P7", "words decode", "strtoull", w_words_dec, b_strtoull, 10000000, 10e6, 0},
     {"P7", "emoji encode", "snprintf %llu", w_emoji_enc, b_snprintf, 10000000, 10e6, 0},
     {"P7", "emoji decode", "strtoull", w_emoji_dec, b_strtoull, 10000000, 10e6, 0},
+    {"P9", "parse P3 constraint", "tokenize by hand", w_parse, b_tokenize, 2000000, 1e6, 0},
+    {"P9", "eval P3, in memory", "C over structs", w_eval_memory, b_eval_c, 10000000, 10e6, 0},
 };
 
 static int usage(void)

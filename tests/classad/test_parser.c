@@ -198,6 +198,23 @@ static void parser__null_and_oversized_arguments(void **state)
     assert_int_equal(ads_expr_parse(&e, arena, "1", ADS_MAX_TEXT + 1, &err), ADS_ELIMIT);
 }
 
+/* The tree must not depend on the caller's text after parsing. */
+static void parser__tree_does_not_point_into_the_text(void **state)
+{
+    (void)state;
+    char text[] = "[Memory = 2048; Arch = \"X86_64\"; Big = Memory * 2]";
+    const ads_record *r;
+    ads_value v;
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), NULL), 0);
+    memset(text, 'x', sizeof text - 1); /* the caller reuses its buffer */
+    assert_int_equal(ads_record_eval_attr(&v, r, "Big", 3, arena), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 4096);
+    assert_int_equal(ads_record_eval_attr(&v, r, "arch", 4, arena), 0);
+    assert_int_equal(v.u.s.len, 6);
+    assert_memory_equal(v.u.s.p, "X86_64", 6);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -208,6 +225,7 @@ int main(void)
         T(parser__record_parse),
         T(parser__nesting_limit_is_an_error_not_a_crash),
         T(parser__null_and_oversized_arguments),
+        T(parser__tree_does_not_point_into_the_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

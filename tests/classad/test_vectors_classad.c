@@ -142,6 +142,23 @@ static bool run_vector(const char *context, const char *expression, const char *
     ads_value_unparse(&b, &got);
     snprintf(actual, cap, "%s", ads_buf_cstr(&b));
     ads_buf_free(&b);
+    /* the prepared (constant-folded) expression must agree, unless the
+     * expression draws random numbers */
+    const ads_expr *prepared;
+    ads_value again;
+    if (ads_expr_prepare(&prepared, a, e, &err)) {
+        snprintf(actual, cap, "prepare failed: %s", err.message);
+        return false;
+    }
+    if (ads_expr_eval(&again, prepared, &view, a) == 0 && !strstr(expression, "random") &&
+        !ads_value_same(&got, &again)) {
+        ads_buf_clear(&b);
+        ads_value_unparse(&b, &again);
+        snprintf(actual + strlen(actual), cap - strlen(actual), " but prepared gives %s",
+                 ads_buf_cstr(&b));
+        ads_buf_free(&b);
+        return false;
+    }
     return ok;
 }
 

@@ -1,0 +1,177 @@
+/*
+ * classad/prepare.c: preparing an expression for many evaluations. The
+ * parser already hashes names and resolves functions; preparing also folds
+ * every subexpression that reads no attribute and calls only pure functions
+ * into one literal, and drops the parentheses nodes that only unparse needs.
+ * The result is a new immutable tree in the caller's arena, safe to evaluate
+ * from many threads at once (each with its own arena).
+ */
+#include <string.h>
+
+#include "classad/classad_int.h"
+
+/* Built-ins whose result depends only on their arguments (never on the
+ * clock, randomness, the process's zone or the record). */
+static const char *const pure_functions[] = {
+    "isUndefined", "isError",   "isString",  "isInteger", "isReal",   "isBoolean",
+    "isList",      "isClassAd", "isAbsTime", "isRelTime", "isIdentifier", "isBlob",
+    "int",         "real",      "string",    "bool",      "id",       "relTime",
+    "size",        "strcat",    "substr",    "toUpper",   "toLower",  "strcmp",
+    "stricmp",     "floor",     "ceiling",   "ceil",      "round",    "pow",
+    "member",      "identicalMember", "sum", "avg",       "min",      "max",
+    "join",        "versioncmp", "regexp",   "blob",      "ifThenElse",
+};
+
+static bool is_pure(const ads_expr *call)
+{
+    if (!call->u.call.fn)
+        return true; /* an unknown function is always error */
+    const char *name = call->u.call.fn->name;
+    for (size_t i = 0; i < sizeof pure_functions / sizeof pure_functions[0]; i++)
+        if (strcmp(pure_functions[i], name) == 0)
+            return true;
+    return false;
+}
+
+typedef struct prep {
+    ads_arena *arena;
+    ads_error *err;
+    int depth;
+} prep;
+
+static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *constant);
+
+static ads_expr *copy_node(prep *p, const ads_expr *e)
+{
+    ads_expr *n = ads_arena_alloc(p->arena, sizeof *n);
+    if (n)
+        *n = *e;
+    return n;
+}
+
+/* A new literal node holding the value of constant expression n. n itself
+ * stays as it is: a list value keeps it as its source (string() shows it). */
+static int fold(prep *p, const ads_expr *n, const ads_expr **out)
+{
+    ads_value v;
+    ads_expr *lit = ads_arena_alloc(p->arena, sizeof *lit);
+    if (!lit || ads_expr_eval(&v, n, NULL, p->arena))
+        return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+    memset(lit, 0, sizeof *lit);
+    lit->kind = N_LITERAL;
+    lit->u.lit = v;
+    *out = lit;
+    return 0;
+}
+
+static int prepare_children(prep *p, const ads_expr *const *in, size_t n,
+                            const ads_expr ***out, bool *all_constant)
+{
+    const ads_expr **items = ads_arena_alloc(p->arena, (n ? n : 1) * sizeof *items);
+    if (!items)
+        return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+    *all_constant = true;
+    for (size_t i = 0; i < n; i++) {
+        bool c;
+        int rc = prepare(p, in[i], &items[i], &c);
+        if (rc)
+            return rc;
+        *all_constant = *all_constant && c;
+    }
+    *out = items;
+    return 0;
+}
+
+static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *constant)
+{
+    int rc;
+    bool ca = true, cb = true, cc = true;
+    if (++p->depth > ADS_MAX_DEPTH)
+        return ads_error_set(p->err, ADS_ELIMIT, "prepare: expression nested deeper than %d",
+                             ADS_MAX_DEPTH);
+    ads_expr *n;
+    switch ((node_kind)e->kind) {
+    case N_LITERAL:
+        *out = e;
+        *constant = true;
+        break;
+    case N_ATTR:
+        *out = e;
+        *constant = false;
+        break;
+    case N_RECORD:
+        /* members are evaluated in the record's own scope: leave as is */
+        *out = e;
+        *constant = false;
+        break;
+    case N_PAREN:
+        rc = prepare(p, e->u.ops.a, out, constant);
+        if (rc)
+            return rc;
+        break;
+    case N_SELECT:
+        if (!(n = copy_node(p, e)))
+            return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+        if ((rc = prepare(p, e->u.sel.base, &n->u.sel.base, &ca)))
+            return rc;
+        /* self.x, parent.x and the like depend on the scope */
+        *constant = ca && n->u.sel.base->kind == N_LITERAL;
+        *out = n;
+        break;
+    case N_UNARY:
+    case N_BINARY:
+    case N_AND:
+    case N_OR:
+    case N_INDEX:
+    case N_COND:
+    case N_ELVIS:
+        if (!(n = copy_node(p, e)))
+            return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+        if ((rc = prepare(p, e->u.ops.a, &n->u.ops.a, &ca)))
+            return rc;
+        if (e->u.ops.b && (rc = prepare(p, e->u.ops.b, &n->u.ops.b, &cb)))
+            return rc;
+        if (e->u.ops.c && (rc = prepare(p, e->u.ops.c, &n->u.ops.c, &cc)))
+            return rc;
+        *constant = ca && cb && cc;
+        *out = n;
+        break;
+    case N_CALL: {
+        if (!(n = copy_node(p, e)))
+            return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+        const ads_expr **args;
+        if ((rc = prepare_children(p, e->u.call.args, e->u.call.n, &args, &ca)))
+            return rc;
+        n->u.call.args = args;
+        *constant = ca && is_pure(e);
+        *out = n;
+        break;
+    }
+    case N_LIST: {
+        /* A list value shows its source expression in string(), so a list is
+         * either folded whole from its original text or left as written. */
+        const ads_expr **items;
+        if ((rc = prepare_children(p, e->u.list.items, e->u.list.n, &items, &ca)))
+            return rc;
+        *constant = ca;
+        *out = e;
+        break;
+    }
+    default:
+        *out = e;
+        *constant = false;
+    }
+    p->depth--;
+    if (*constant && (*out)->kind != N_LITERAL)
+        return fold(p, *out, out);
+    return 0;
+}
+
+int ads_expr_prepare(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_error *err)
+{
+    prep p = {a, err, 0};
+    bool constant;
+    if (!out || !a || !e)
+        return ads_error_set(err, ADS_EINVAL, "prepare: NULL argument");
+    return prepare(&p, e, out, &constant);
+}
