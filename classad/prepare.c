@@ -19,7 +19,13 @@ static const char *const pure_functions[] = {
     "size",        "strcat",    "substr",    "toUpper",   "toLower",  "strcmp",
     "stricmp",     "floor",     "ceiling",   "ceil",      "round",    "pow",
     "member",      "identicalMember", "sum", "avg",       "min",      "max",
-    "join",        "versioncmp", "regexp",   "blob",      "ifThenElse",
+    "join",        "versioncmp", "regexp",   "blob",      "ifThenElse", "quantize",
+    "split",       "versionGT", "versionGE", "versionLT", "versionLE", "versionEQ",
+    "version_in_range", "stringListsIntersect", "stringListSize", "stringListSum",
+    "stringListAvg", "stringListMin", "stringListMax", "stringListMember",
+    "stringListIMember", "stringListSubsetMatch", "stringListISubsetMatch",
+    "stringList_regexpMember", "regexpMember", "regexps", "replace", "replaceAll",
+    "anyCompare", "allCompare",
 };
 
 static bool is_pure(const ads_expr *call)

@@ -33,7 +33,9 @@ typedef struct dispute {
 } dispute;
 
 static const dispute disputes[] = {
-    {0, NULL, NULL, NULL},
+    {347, "versiongt(\"2.0\", \"1.0\")", "true",
+     "spec section 6: built-in names are case-insensitive; HTCondor 23.0 registered only "
+     "versionGT, HTCondor master gives true"},
 };
 
 /*
