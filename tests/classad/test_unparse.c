@@ -1,0 +1,250 @@
+/*
+ * tests/classad/test_unparse.c: writing values and expressions: the exact
+ * adstore spelling of every kind of value and node, HTCondor's spelling for
+ * string(), parentheses added by precedence in trees that were not parsed,
+ * and the round trip: random values of every type, unparsed, parsed and
+ * evaluated, come back identical.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+static const char *text_of(const ads_value *v, bool condor)
+{
+    static ads_buf b = ADS_BUF_INIT;
+    ads_buf_clear(&b);
+    if (condor)
+        ads_value_unparse_condor(&b, v);
+    else
+        ads_value_unparse(&b, v);
+    return ads_buf_cstr(&b);
+}
+
+static void writes(ads_value v, const char *adstore, const char *condor)
+{
+    assert_string_equal(text_of(&v, false), adstore);
+    if (condor)
+        assert_string_equal(text_of(&v, true), condor);
+}
+
+static void unparse__simple_values(void **state)
+{
+    (void)state;
+    writes(ads_undefined(), "undefined", "undefined");
+    writes(ads_errorv(), "error", "error");
+    writes(ads_bool(true), "true", "true");
+    writes(ads_int(INT64_MIN), "-9223372036854775808", "-9223372036854775808");
+    writes(ads_real(2.0), "2.0", "2.000000000000000E+00");
+    writes(ads_real(0.0), "0.0", "0.0");
+    writes(ads_real(-0.0), "-0.0", "-0.000000000000000E+00");
+    writes(ads_real(0.1), "0.1", "1.000000000000000E-01");
+    writes(ads_real(1e100), "1e+100", "1.000000000000000E+100");
+    writes(ads_real(1.0 / 3), "0.3333333333333333", "3.333333333333333E-01");
+    writes(ads_real(INFINITY), "real(\"INF\")", "real(\"INF\")");
+    writes(ads_real(-INFINITY), "real(\"-INF\")", "real(\"-INF\")");
+    writes(ads_real(NAN), "real(\"NaN\")", "real(\"NaN\")");
+    writes(ads_string("a\"b\\c\n\t\x01\x7f\xc3\xa9", 11), "\"a\\\"b\\\\c\\n\\t\\001\\177\xc3\xa9\"",
+           NULL);
+    writes(ads_abstime(1323795600, -5 * 3600), "`2011-12-13T12:00:00-05:00`",
+           "absTime(\"2011-12-13T12:00:00-05:00\")");
+    writes(ads_abstime(1072915200, 0), "`2004-01-01T00:00:00Z`",
+           "absTime(\"2004-01-01T00:00:00-00:00\")");
+    writes(ads_abstime(1072915200.25, 3600), "`2004-01-01T01:00:00.25+01:00`", NULL);
+    writes(ads_reltime(93784.5), "`1d2h3m4.5s`", "relTime(\"1+02:03:4.5\")");
+    writes(ads_reltime(0), "`0s`", "relTime(\"00\")");
+    writes(ads_reltime(-90), "`-1m30s`", "relTime(\"-01:30\")");
+    writes(ads_reltime(3600), "`1h`", "relTime(\"01:00:00\")");
+    ads_id id = {0x0571eed180000031ULL, 0x0000000000020001ULL};
+    writes(ads_ident(id), "#571eed18-0031-000000000002-1", NULL);
+}
+
+static void unparse__lists_records_and_names(void **state)
+{
+    (void)state;
+    ads_value items[2] = {ads_int(1), ads_string("a", 1)};
+    writes(ads_list(items, 2), "{ 1, \"a\" }", "{ 1,\"a\" }");
+    writes(ads_list(NULL, 0), "{ }", "{  }");
+    const ads_record *r;
+    const char *text = "[ a = 1; 'send time' = 2; 'in' = 3; x_1 = {}; 'a-b' = [ ] ]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), NULL), 0);
+    ads_buf b = ADS_BUF_INIT;
+    ads_record_unparse(&b, r);
+    assert_string_equal(ads_buf_cstr(&b),
+                        "[ a = 1; 'send time' = 2; 'in' = 3; x_1 = { }; 'a-b' = [ ] ]");
+    ads_buf_free(&b);
+}
+
+/* An expression built without parentheses gets those precedence needs. */
+static void unparse__adds_parentheses_by_precedence(void **state)
+{
+    (void)state;
+    const ads_expr *e, *p;
+    ads_buf b = ADS_BUF_INIT;
+    const char *text = "(a + b) * (c - (d - e)) || !(x && y) ? (p ? q : r) : s";
+    assert_int_equal(ads_expr_parse(&e, arena, text, strlen(text), NULL), 0);
+    /* prepare drops the parenthesis nodes: unparse must put back what matters */
+    assert_int_equal(ads_expr_prepare(&p, arena, e, NULL), 0);
+    ads_expr_unparse(&b, p);
+    assert_string_equal(ads_buf_cstr(&b), "(a + b) * (c - (d - e)) || !(x && y) ? p ? q : r : s");
+    const ads_expr *again;
+    assert_int_equal(ads_expr_parse(&again, arena, b.p, b.len, NULL), 0);
+    ads_buf c = ADS_BUF_INIT;
+    ads_expr_unparse(&c, again);
+    assert_string_equal(ads_buf_cstr(&c), ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    ads_buf_free(&c);
+}
+
+/* ---- random values ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static ads_value random_value(int depth);
+
+static ads_str random_bytes(void)
+{
+    size_t n = rnd() % 12;
+    char *p = ads_arena_alloc(arena, n + 1);
+    static const char pool[] = "aZ _-'\"\\\n\t\x01\x7f\xc3\xa9\xe2\x82\xac{}[];=#`";
+    for (size_t i = 0; i < n; i++)
+        p[i] = pool[rnd() % (sizeof pool - 1)];
+    ads_str s = {p, n};
+    return s;
+}
+
+static const ads_record *random_record(int depth)
+{
+    ads_record_builder *b;
+    assert_int_equal(ads_record_builder_new(&b, arena, NULL), 0);
+    size_t n = rnd() % 4;
+    for (size_t i = 0; i < n; i++) {
+        ads_str name = random_bytes();
+        if (name.len == 0 || memchr(name.p, '\0', name.len))
+            continue;
+        ads_value v = random_value(depth + 1);
+        assert_int_equal(ads_record_builder_add_value(b, name.p, name.len, &v, NULL), 0);
+    }
+    return ads_record_builder_finish(b);
+}
+
+static ads_value random_value(int depth)
+{
+    static const double reals[] = {0.0, -0.0, 1.5, 2.0, 1e100, -1e-300, 0.1, 3.14159,
+                                   1e21, 123456789.125};
+    switch (rnd() % (depth > 3 ? 9 : 11)) {
+    case 0:
+        return ads_undefined();
+    case 1:
+        return ads_errorv();
+    case 2:
+        return ads_bool(rnd() & 1);
+    case 3:
+        return ads_int((int64_t)rnd() >> (rnd() % 64));
+    case 4: {
+        double r = (rnd() & 1) ? reals[rnd() % 10] : (double)(int64_t)rnd() / (double)(rnd() | 1);
+        return ads_real(r);
+    }
+    case 5: {
+        ads_str s = random_bytes();
+        return ads_string(s.p, s.len);
+    }
+    case 6:
+        return ads_abstime((double)(int64_t)(rnd() % 4000000000u) - 1000000000.0,
+                           (int32_t)(rnd() % 97 - 48) * 900);
+    case 7:
+        return ads_reltime((double)(int64_t)(rnd() % 10000000) / ((rnd() & 1) ? 1 : 4) *
+                           ((rnd() & 1) ? 1 : -1));
+    case 8: {
+        ads_id id = {rnd() | 1, rnd() & ~(UINT64_C(1) << 63)};
+        if (rnd() & 1)
+            id.lo |= UINT64_C(1) << 63;
+        if (rnd() % 4 == 0)
+            id.hi = 0;
+        if (ads_id_kind_of(id) == ADS_ID_ORDERED) {
+            id.hi = (id.hi & ~UINT64_C(7)) | 1; /* version 1 */
+            id.lo &= ~(UINT64_C(1) << 63);
+        }
+        return ads_ident(id);
+    }
+    case 9: {
+        size_t n = rnd() % 4;
+        ads_value *items = ads_arena_alloc(arena, (n + 1) * sizeof *items);
+        for (size_t i = 0; i < n; i++)
+            items[i] = random_value(depth + 1);
+        return ads_list(items, n);
+    }
+    default:
+        return ads_recordv(random_record(depth));
+    }
+}
+
+static void unparse__random_values_round_trip(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < 20000; i++) {
+        ads_value v = random_value(0), back;
+        const ads_expr *e;
+        ads_error err;
+        ads_buf_clear(&b);
+        ads_value_unparse(&b, &v);
+        if (ads_expr_parse(&e, arena, b.p, b.len, &err))
+            fail_msg("round %d: '%s' does not parse: %s", i, ads_buf_cstr(&b), err.message);
+        assert_int_equal(ads_expr_eval(&back, e, NULL, arena), 0);
+        if (!ads_value_same(&v, &back)) {
+            ads_buf c = ADS_BUF_INIT;
+            ads_value_unparse(&c, &back);
+            fail_msg("round %d: %s came back as %s", i, ads_buf_cstr(&b), ads_buf_cstr(&c));
+        }
+        if (i % 1000 == 999)
+            ads_arena_reset(arena);
+    }
+    ads_buf_free(&b);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(unparse__simple_values),
+        T(unparse__lists_records_and_names),
+        T(unparse__adds_parentheses_by_precedence),
+        T(unparse__random_values_round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
