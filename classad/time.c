@@ -3,6 +3,11 @@
  * classad.md sections 2 and 7). Calendar arithmetic is done here on the
  * proleptic Gregorian calendar (no timegm), and the process's local zone is
  * asked only for text without a zone.
+ *
+ * Numbers are read and written without the C library's locale-dependent
+ * radix character, and every fractional value is written with the fewest
+ * decimals that read back to the same double (the writer checks by parsing
+ * its own text), so text written here parses back to an equal value.
  */
 #include <math.h>
 #include <stdio.h>
@@ -11,6 +16,14 @@
 #include <time.h>
 
 #include "classad/classad_int.h"
+
+/* Instants further than this from the epoch (about 285 million years) are
+ * not broken into calendar fields; the writer clamps them (see write_abs). */
+#define ABS_LIMIT 9007199254740992.0 /* 2^53 seconds */
+
+/* Longest digit run a time text may hold in one number (a double's largest
+ * integer part has 309 digits). */
+#define NUMBER_MAX 400
 
 /* Days from 1970-01-01 to y-m-d (Howard Hinnant's algorithm). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
@@ -36,8 +49,18 @@ static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
     *y = (int64_t)yoe + era * 400 + (*m <= 2);
 }
 
+static unsigned days_in_month(int y, int m)
+{
+    static const unsigned char len[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    return m == 2 && leap ? 29 : len[m - 1];
+}
+
 int32_t ads_time__local_offset(double secs)
 {
+    /* converting a non-finite or huge double to time_t is undefined */
+    if (!(secs > -ABS_LIMIT && secs < ABS_LIMIT))
+        return 0;
     time_t t = (time_t)floor(secs);
     struct tm tm;
     if (!localtime_r(&t, &tm))
@@ -62,6 +85,48 @@ static void skip(const char **p, const char *end, char c)
 {
     if (*p < end && **p == c)
         (*p)++;
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/*
+ * A decimal number at *p: digits with an optional '.' and fraction (at least
+ * one digit in all). It is read correctly rounded and without the locale's
+ * radix character: "12.5" goes to strtod as "125e-1". *frac says whether a
+ * '.' was written. False, and *p unchanged, if there is no number.
+ */
+static bool number(const char **p, const char *end, double *out, bool *frac)
+{
+    char tmp[NUMBER_MAX + 16];
+    size_t n = 0, ndec = 0;
+    const char *q = *p;
+    bool dot = false;
+    while (q < end && is_digit(*q)) {
+        if (n == NUMBER_MAX)
+            return false;
+        tmp[n++] = *q++;
+    }
+    if (q < end && *q == '.') {
+        dot = true;
+        q++;
+        while (q < end && is_digit(*q)) {
+            if (n == NUMBER_MAX)
+                return false;
+            tmp[n++] = *q++;
+            ndec++;
+        }
+    }
+    if (n == 0)
+        return false;
+    snprintf(tmp + n, sizeof tmp - n, "e-%zu", ndec);
+    *out = strtod(tmp, NULL);
+    *p = q;
+    if (frac)
+        *frac = dot;
+    return true;
 }
 
 int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset)
@@ -96,24 +161,23 @@ int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset
     if (!digits(&p, end, 2, &se))
         return -1;
     if (p < end && *p == '.') {
-        double scale = 0.1;
-        p++;
-        if (p >= end || *p < '0' || *p > '9')
+        /* the fraction alone, as ".ddd": number() wants a digit after '.' */
+        const char *q = p;
+        bool dot;
+        if (p + 1 >= end || !is_digit(p[1]) || !number(&q, end, &frac, &dot))
             return -1;
-        while (p < end && *p >= '0' && *p <= '9') {
-            frac += (*p++ - '0') * scale;
-            scale /= 10;
-        }
+        p = q;
     }
-    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+    if (mo < 1 || mo > 12 || d < 1 || (unsigned)d > days_in_month(y, mo) || h > 23 ||
+        mi > 59 || se > 60)
         return -1;
-    double local = (double)(days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 +
-                            h * 3600 + mi * 60 + se) + frac;
+    int64_t local = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 +
+                    mi * 60 + se;
     int32_t off;
     if (p == end) {
         /* no zone: the process's local zone at that local time */
-        off = ads_time__local_offset(local);
-        off = ads_time__local_offset(local - off);
+        off = ads_time__local_offset((double)local);
+        off = ads_time__local_offset((double)(local - off));
     } else if (*p == 'Z' || *p == 'z') {
         off = 0;
         p++;
@@ -121,7 +185,9 @@ int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset
         int sign = *p++ == '-' ? -1 : 1, oh, om = 0;
         if (!digits(&p, end, 2, &oh))
             return -1;
-        skip(&p, end, ':');
+        /* minutes optional, but a ':' must have them */
+        if (p < end && *p == ':' && (++p, p == end))
+            return -1;
         if (p < end && !digits(&p, end, 2, &om))
             return -1;
         if (oh > 23 || om > 59)
@@ -132,41 +198,17 @@ int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset
     }
     if (p != end)
         return -1;
-    *secs = local - off;
+    /* whole seconds in integers, then one rounding for the fraction */
+    *secs = (double)(local - off) + frac;
     *offset = off;
     return 0;
-}
-
-/* A decimal number (digits, optional fraction) at *p. */
-static bool number(const char **p, const char *end, double *out)
-{
-    const char *q = *p;
-    double v = 0;
-    bool any = false;
-    while (q < end && *q >= '0' && *q <= '9') {
-        v = v * 10 + (*q++ - '0');
-        any = true;
-    }
-    if (q < end && *q == '.') {
-        double scale = 0.1;
-        q++;
-        while (q < end && *q >= '0' && *q <= '9') {
-            v += (*q++ - '0') * scale;
-            scale /= 10;
-            any = true;
-        }
-    }
-    if (!any)
-        return false;
-    *p = q;
-    *out = v;
-    return true;
 }
 
 int ads_time__parse_rel(const char *s, size_t len, double *secs)
 {
     const char *p = s, *end = s + len;
     double sign = 1, total = 0, v;
+    bool frac;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
@@ -176,10 +218,11 @@ int ads_time__parse_rel(const char *s, size_t len, double *secs)
     if (p >= end)
         return -1;
     if (memchr(p, ':', (size_t)(end - p)) || memchr(p, '+', (size_t)(end - p))) {
-        /* clock form: [d+][hh:]mm:ss[.frac], at most three ':' groups */
+        /* clock form: [d+][hh:]mm:ss[.frac], at most three ':' groups; only
+         * the last group may have a fraction */
         const char *plus = memchr(p, '+', (size_t)(end - p));
         if (plus) {
-            if (!number(&p, plus, &v) || p != plus)
+            if (!number(&p, plus, &v, &frac) || p != plus || frac)
                 return -1;
             total += v * 86400;
             p = plus + 1;
@@ -187,47 +230,46 @@ int ads_time__parse_rel(const char *s, size_t len, double *secs)
         double parts[3];
         int n = 0;
         for (;;) {
-            if (n == 3 || !number(&p, end, &parts[n]))
+            if (n == 3 || !number(&p, end, &parts[n], &frac))
                 return -1;
             n++;
             if (p == end)
                 break;
-            if (*p != ':')
+            if (*p != ':' || frac)
                 return -1;
             p++;
         }
-        double unit = 1;
-        for (int i = n - 1; i >= 0; i--, unit *= 60)
-            total += parts[i] * unit;
         if (n == 1 && !plus)
             return -1;
-        *secs = sign * total;
-        return 0;
-    }
-    /* unit form: [Nd][Nh][Nm][Ns], in that order; a bare number is seconds */
-    static const char units[] = "dhms";
-    static const double scale[] = {86400, 3600, 60, 1};
-    int next_unit = 0;
-    bool any = false;
-    while (p < end) {
-        if (!number(&p, end, &v))
-            return -1;
-        any = true;
-        if (p == end) {
-            if (next_unit == 4)
+        /* the whole groups first (exact), then the last one: one rounding */
+        double unit = 60;
+        for (int i = n - 2; i >= 0; i--, unit *= 60)
+            total += parts[i] * unit;
+        total += parts[n - 1];
+    } else {
+        /* unit form: [Nd][Nh][Nm][Ns], in that order; a bare number is seconds */
+        static const char units[] = "dhms";
+        static const double scale[] = {86400, 3600, 60, 1};
+        int next_unit = 0;
+        while (p < end) {
+            if (!number(&p, end, &v, &frac))
                 return -1;
-            total += v; /* a trailing bare number: seconds */
-            break;
+            if (p == end) {
+                if (next_unit == 4)
+                    return -1;
+                total += v; /* a trailing bare number: seconds */
+                break;
+            }
+            char u = (char)(*p | 0x20);
+            const char *at = memchr(units, u, 4);
+            if (!at || at - units < next_unit)
+                return -1;
+            next_unit = (int)(at - units) + 1;
+            total += v * scale[at - units];
+            p++;
         }
-        char u = (char)(*p | 0x20);
-        const char *at = strchr(units, u);
-        if (!at || u == '\0' || at - units < next_unit)
-            return -1;
-        next_unit = (int)(at - units) + 1;
-        total += v * scale[at - units];
-        p++;
     }
-    if (!any)
+    if (!isfinite(total))
         return -1;
     *secs = sign * total;
     return 0;
@@ -235,51 +277,102 @@ int ads_time__parse_rel(const char *s, size_t len, double *secs)
 
 /* ---- writing ---- */
 
-static void split_abs(double secs, int32_t offset, int64_t *y, unsigned *mo, unsigned *d,
-                      int *h, int *mi, double *se)
-{
-    double local = secs + offset;
-    double day_secs_f = floor(local / 86400);
-    int64_t days = (int64_t)day_secs_f;
-    double rem = local - day_secs_f * 86400;
-    civil_from_days(days, y, mo, d);
-    int whole = (int)floor(rem);
-    *h = whole / 3600;
-    *mi = whole / 60 % 60;
-    *se = rem - (*h * 3600 + *mi * 60);
-}
+/* Most decimals a fraction may need: 17 significant digits after the zeros
+ * of the smallest doubles. */
+#define DECIMALS_MAX 345
 
-static void write_seconds(ads_buf *b, double se)
+/* The first number of decimals worth trying for a fraction x in (0, 1). */
+static int first_decimals(double x)
 {
-    if (se == floor(se)) {
-        ads_buf_printf(b, "%02d", (int)se);
-    } else {
-        char tmp[32];
-        snprintf(tmp, sizeof tmp, "%.6f", se);
-        size_t n = strlen(tmp);
-        while (n > 0 && tmp[n - 1] == '0')
-            tmp[--n] = '\0';
-        ads_buf_printf(b, "%s%s", se < 10 ? "0" : "", tmp);
+    int k = 1;
+    while (x < 0.1 && k < DECIMALS_MAX) {
+        x *= 10;
+        k++;
     }
+    return k;
 }
 
-static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
+/*
+ * The digits of x (finite, >= 0, not an integer, < 2^53) with k decimals,
+ * correctly rounded: whole part into *whole, fraction digits (trailing zeros
+ * dropped) into frac. The radix character of the locale is skipped, whatever
+ * it is.
+ */
+static void decimals(double x, int k, int64_t *whole, char *frac, size_t cap)
 {
+    char tmp[DECIMALS_MAX + 40];
+    snprintf(tmp, sizeof tmp, "%.*f", k, x);
+    const char *q = tmp;
+    int64_t w = 0;
+    while (is_digit(*q))
+        w = w * 10 + (*q++ - '0');
+    while (*q && !is_digit(*q))
+        q++;
+    size_t n = 0;
+    while (is_digit(*q) && n + 1 < cap)
+        frac[n++] = *q++;
+    while (n > 0 && frac[n - 1] == '0')
+        n--;
+    frac[n] = '\0';
+    *whole = w;
+}
+
+/* ---- AbsTime ---- */
+
+static void emit_abs(ads_buf *b, int64_t local, const char *frac, int32_t offset, bool condor)
+{
+    int64_t days = local >= 0 ? local / 86400 : -((-local + 86399) / 86400);
+    int64_t rem = local - days * 86400;
     int64_t y;
     unsigned mo, d;
-    int h, mi;
-    double se;
-    split_abs(secs, offset, &y, &mo, &d, &h, &mi, &se);
-    ads_buf_printf(b, "%04lld-%02u-%02uT%02d:%02d:", (long long)y, mo, d, h, mi);
-    write_seconds(b, se);
+    civil_from_days(days, &y, &mo, &d);
+    ads_buf_printf(b, "%04lld-%02u-%02uT%02d:%02d:%02d", (long long)y, mo, d,
+                   (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+    if (frac[0])
+        ads_buf_printf(b, ".%s", frac);
     if (offset == 0 && !condor) {
         ads_buf_addc(b, 'Z');
         return;
     }
-    int32_t a = offset < 0 ? -offset : offset;
+    int64_t a = offset < 0 ? -(int64_t)offset : offset; /* INT32_MIN too */
     /* HTCondor writes '-' for offsets <= 0 (so UTC is -00:00) */
     char sign = condor ? (offset <= 0 ? '-' : '+') : (offset < 0 ? '-' : '+');
-    ads_buf_printf(b, "%c%02d:%02d", sign, (int)(a / 3600), (int)(a / 60 % 60));
+    ads_buf_printf(b, "%c%02lld:%02lld", sign, (long long)(a / 3600), (long long)(a / 60 % 60));
+}
+
+static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
+{
+    /* Instants the language cannot produce from text (non-finite, or
+     * beyond about 285 million years) are clamped so the calendar
+     * arithmetic stays defined; they do not read back. */
+    if (isnan(secs))
+        secs = 0;
+    if (secs < -ABS_LIMIT)
+        secs = -ABS_LIMIT;
+    if (secs > ABS_LIMIT)
+        secs = ABS_LIMIT;
+    double whole = floor(secs);
+    int64_t local = (int64_t)whole + offset;
+    char frac[DECIMALS_MAX + 1] = "";
+    if (secs != whole) {
+        /* the fewest decimals that read back to the same instant */
+        ads_buf tmp = ADS_BUF_INIT;
+        for (int k = first_decimals(secs - whole); k <= DECIMALS_MAX; k++) {
+            int64_t w;
+            decimals(secs - whole, k, &w, frac, sizeof frac);
+            if (w != 0) /* rounded up to a whole second: needs more decimals */
+                continue;
+            ads_buf_clear(&tmp);
+            emit_abs(&tmp, local, frac, offset, condor);
+            double back;
+            int32_t back_off;
+            if (!tmp.failed &&
+                ads_time__parse_abs(tmp.p, tmp.len, &back, &back_off) == 0 && back == secs)
+                break;
+        }
+        ads_buf_free(&tmp);
+    }
+    emit_abs(b, local, frac, offset, condor);
 }
 
 void ads_time__format_abs(ads_buf *b, double secs, int32_t offset)
@@ -292,80 +385,83 @@ void ads_time__format_abs_condor(ads_buf *b, double secs, int32_t offset)
     write_abs(b, secs, offset, true);
 }
 
-/* %g-like shortest text of a non-negative number of seconds. */
-static void write_g(ads_buf *b, double v)
-{
-    char tmp[40];
-    for (int prec = 6; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v)
-            break;
-    }
-    ads_buf_adds(b, tmp);
-}
+/* ---- RelTime ---- */
 
-void ads_time__format_rel(ads_buf *b, double secs)
+/* Whole seconds w and fraction digits as adstore (`1d2h3m4.5s`) or HTCondor
+ * (`1+02:03:4.5`) writes them. */
+static void emit_rel(ads_buf *b, bool neg, int64_t w, const char *frac, bool condor)
 {
-    if (isnan(secs) || isinf(secs)) {
-        ads_buf_adds(b, "0s");
+    int64_t days = w / 86400;
+    int hours = (int)(w / 3600 % 24), mins = (int)(w / 60 % 60), se = (int)(w % 60);
+    if (neg)
+        ads_buf_addc(b, '-');
+    if (condor) {
+        if (days > 0)
+            ads_buf_printf(b, "%lld+", (long long)days);
+        if (days > 0 || hours > 0)
+            ads_buf_printf(b, "%02d:", hours);
+        if (days > 0 || hours > 0 || mins > 0)
+            ads_buf_printf(b, "%02d:", mins);
+        /* HTCondor prints fractional seconds with %g: unpadded */
+        if (frac[0])
+            ads_buf_printf(b, "%d.%s", se, frac);
+        else
+            ads_buf_printf(b, "%02d", se);
         return;
     }
-    if (secs < 0) {
-        ads_buf_addc(b, '-');
-        secs = -secs;
-    }
-    double days = floor(secs / 86400);
-    secs -= days * 86400;
-    double hours = floor(secs / 3600);
-    secs -= hours * 3600;
-    double mins = floor(secs / 60);
-    secs -= mins * 60;
-    bool any = false;
-    if (days > 0) {
-        write_g(b, days);
-        ads_buf_addc(b, 'd');
-        any = true;
-    }
-    if (hours > 0) {
-        ads_buf_printf(b, "%dh", (int)hours);
-        any = true;
-    }
-    if (mins > 0) {
-        ads_buf_printf(b, "%dm", (int)mins);
-        any = true;
-    }
-    if (secs > 0 || !any) {
-        write_g(b, secs);
+    if (days > 0)
+        ads_buf_printf(b, "%lldd", (long long)days);
+    if (hours > 0)
+        ads_buf_printf(b, "%dh", hours);
+    if (mins > 0)
+        ads_buf_printf(b, "%dm", mins);
+    if (se > 0 || frac[0] || (days == 0 && hours == 0 && mins == 0)) {
+        ads_buf_printf(b, "%d", se);
+        if (frac[0])
+            ads_buf_printf(b, ".%s", frac);
         ads_buf_addc(b, 's');
     }
 }
 
-void ads_time__format_rel_condor(ads_buf *b, double secs)
+static void write_rel(ads_buf *b, double secs, bool condor)
 {
     if (isnan(secs) || isinf(secs)) {
-        ads_buf_adds(b, "00");
+        /* not a time the language can write; no text reads back as it */
+        ads_buf_adds(b, condor ? "00" : "0s");
         return;
     }
-    if (secs < 0) {
-        ads_buf_addc(b, '-');
-        secs = -secs;
+    bool neg = secs < 0;
+    double x = fabs(secs);
+    if (x >= 9007199254740992.0) {
+        /* from 2^53 on, an integer whose days, hours and minutes would not
+         * add back exactly: plain seconds do */
+        ads_buf_printf(b, "%s%.0f%s", neg ? "-" : "", x, condor ? "" : "s");
+        return;
     }
-    double days = floor(secs / 86400);
-    secs -= days * 86400;
-    int hours = (int)floor(secs / 3600);
-    secs -= hours * 3600;
-    int mins = (int)floor(secs / 60);
-    secs -= mins * 60;
-    if (days > 0) {
-        write_g(b, days);
-        ads_buf_addc(b, '+');
+    double whole = floor(x);
+    char frac[DECIMALS_MAX + 1] = "";
+    int64_t w = (int64_t)whole;
+    if (x != whole) {
+        ads_buf tmp = ADS_BUF_INIT;
+        for (int k = first_decimals(x - whole); k <= DECIMALS_MAX; k++) {
+            decimals(x, k, &w, frac, sizeof frac);
+            ads_buf_clear(&tmp);
+            emit_rel(&tmp, neg, w, frac, false);
+            double back;
+            if (!tmp.failed && ads_time__parse_rel(tmp.p, tmp.len, &back) == 0 && back == secs)
+                break;
+        }
+        ads_buf_free(&tmp);
     }
-    if (days > 0 || hours > 0)
-        ads_buf_printf(b, "%02d:", hours);
-    if (days > 0 || hours > 0 || mins > 0)
-        ads_buf_printf(b, "%02d:", mins);
-    if (secs == floor(secs))
-        ads_buf_printf(b, "%02d", (int)secs);
-    else
-        write_g(b, secs); /* HTCondor prints fractional seconds with %g, unpadded */
+    emit_rel(b, neg, w, frac, condor);
+}
+
+void ads_time__format_rel(ads_buf *b, double secs)
+{
+    write_rel(b, secs, false);
+}
+
+void ads_time__format_rel_condor(ads_buf *b, double secs)
+{
+    write_rel(b, secs, true);
 }

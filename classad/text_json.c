@@ -1,0 +1,1152 @@
+/*
+ * classad/text_json.c: records as JSON (docs/formats-text.md), with
+ * HTCondor's convention for what JSON cannot carry: a string written
+ * "\/Expr(text)\/" holds ClassAd expression text. So `condor_q -json` output
+ * reads in, and what adstore writes reads back without loss.
+ *
+ * The reader pulls bytes from a buffer or, chunk by chunk, from a FILE *,
+ * and parses one top-level object per call by recursive descent, depth
+ * counted against ADS_MAX_DEPTH. Everything it returns is decoded into the
+ * caller's arena; nothing points into the input. Line and column are kept
+ * as absolute offsets so that they survive chunk boundaries.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classad/classad_int.h"
+#include "classad/formats.h"
+
+/* ------------------------------------------------------------------------ */
+/* UTF-8                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The length of the well-formed UTF-8 sequence at p (n bytes available):
+ * 1 to 4, or 0 if the bytes there are not UTF-8 (overlong forms, surrogates
+ * and code points over U+10FFFF are not). */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+    } else {
+        return 0;
+    }
+    if (n < len || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+static void utf8_put(ads_buf *b, uint32_t cp)
+{
+    char t[4];
+    size_t n;
+    if (cp < 0x80) {
+        t[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (char)(0xc0 | cp >> 6);
+        t[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (char)(0xe0 | cp >> 12);
+        t[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        t[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        t[0] = (char)(0xf0 | cp >> 18);
+        t[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+        t[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+        t[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    ads_buf_add(b, t, n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define CHUNK 65536
+
+typedef enum top_state {
+    TOP_START,       /* nothing read yet */
+    TOP_LINES,       /* objects one after another */
+    TOP_ARRAY,       /* in the array, a record expected next */
+    TOP_ARRAY_AFTER, /* in the array, after a record: ',' or ']' */
+    TOP_AFTER,       /* after the array: only white space may follow */
+    TOP_DONE
+} top_state;
+
+struct ads_json_reader {
+    const char *p, *end; /* unread bytes of the buffer or chunk */
+    const char *chunk;   /* start of the buffer or chunk */
+    uint64_t base;       /* offset in the input of chunk[0] */
+    FILE *f;
+    char *mem;           /* the chunk's memory (file input) */
+    bool eof;
+    int io_errno;        /* a read failed: reported as ADS_EIO */
+    bool too_big;        /* the record passed ADS_MAX_TEXT bytes */
+    int line;
+    uint64_t line_start; /* offset of the current line's first byte */
+    uint64_t record_start;
+    top_state state;
+    int final_rc;
+    ads_error final_err;
+    ads_buf s;   /* a decoded string */
+    ads_buf num; /* a number's text */
+    /* per call */
+    ads_arena *arena;
+    ads_error *err;
+};
+
+static uint64_t offset(const ads_json_reader *r)
+{
+    return r->base + (uint64_t)(r->p - r->chunk);
+}
+
+static int column(const ads_json_reader *r, uint64_t at)
+{
+    uint64_t c = at - r->line_start + 1;
+    return c > INT_MAX ? INT_MAX : (int)c;
+}
+
+/* More bytes: 0, or -1 at the end (or when a read failed, or the record got
+ * too big: the error reported then says so). */
+static int refill(ads_json_reader *r)
+{
+    if (r->eof || !r->f)
+        return -1;
+    if (offset(r) - r->record_start > ADS_MAX_TEXT) {
+        r->too_big = true;
+        return -1;
+    }
+    size_t n = fread(r->mem, 1, CHUNK, r->f);
+    r->base += (uint64_t)(r->end - r->chunk);
+    r->chunk = r->p = r->mem;
+    r->end = r->mem + n;
+    if (n == 0) {
+        if (ferror(r->f))
+            r->io_errno = errno ? errno : EIO;
+        r->eof = true;
+        return -1;
+    }
+    return 0;
+}
+
+/* The next byte without taking it, or -1 at the end. */
+static inline int peek(ads_json_reader *r)
+{
+    if (r->p < r->end)
+        return (unsigned char)*r->p;
+    if (refill(r))
+        return -1;
+    return (unsigned char)*r->p;
+}
+
+static inline void take(ads_json_reader *r)
+{
+    r->p++;
+}
+
+static int failv(ads_json_reader *r, uint64_t at, int line, const char *fmt, va_list ap)
+{
+    if (r->io_errno)
+        return ads_error_set(r->err, ADS_EIO, "read error: %s", strerror(r->io_errno));
+    if (r->too_big)
+        return ads_error_set_at(r->err, ADS_ELIMIT, line, column(r, at),
+                                "record longer than %zu bytes", (size_t)ADS_MAX_TEXT);
+    ads_error_vset(r->err, ADS_ESYNTAX, line, column(r, at), fmt, ap);
+    return ADS_ESYNTAX;
+}
+
+static int fail(ads_json_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A syntax error at the current byte. */
+static int fail(ads_json_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = failv(r, offset(r), r->line, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int fail_at(ads_json_reader *r, uint64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A syntax error at an earlier byte of the current line. */
+static int fail_at(ads_json_reader *r, uint64_t at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = failv(r, at, r->line, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static int oom(ads_json_reader *r)
+{
+    return ads_error_set_at(r->err, ADS_ENOMEM, r->line, column(r, offset(r)),
+                            "out of memory");
+}
+
+/* What is at the current byte, for messages. */
+static const char *found(ads_json_reader *r, char *buf, size_t cap)
+{
+    int c = peek(r);
+    if (c < 0)
+        return "the end of the input";
+    if (c >= 0x20 && c < 0x7f)
+        snprintf(buf, cap, "'%c'", c);
+    else
+        snprintf(buf, cap, "byte 0x%02x", (unsigned)c);
+    return buf;
+}
+
+static void skip_ws(ads_json_reader *r)
+{
+    for (;;) {
+        int c = peek(r);
+        if (c == '\n') {
+            take(r);
+            if (r->line < INT_MAX)
+                r->line++;
+            r->line_start = offset(r);
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            take(r);
+        } else {
+            return;
+        }
+    }
+}
+
+static int hex4(ads_json_reader *r, uint32_t *out)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = peek(r);
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0) {
+            char what[16];
+            return fail(r, "expected 4 hex digits after '\\u', found %s",
+                        found(r, what, sizeof what));
+        }
+        v = v << 4 | (uint32_t)d;
+        take(r);
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * A string, '"' current, decoded into r->s. *slash: it began with the
+ * escape \/ (how HTCondor marks "\/Expr(...)\/").
+ */
+static int parse_string(ads_json_reader *r, bool *slash)
+{
+    uint64_t open = offset(r);
+    int rc;
+    ads_buf_clear(&r->s);
+    take(r);
+    *slash = false;
+    bool first = true;
+    for (;;) {
+        /* the plain run within this chunk, in one copy */
+        const char *run = r->p;
+        while (r->p < r->end) {
+            unsigned char c = (unsigned char)*r->p;
+            if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+                break;
+            r->p++;
+        }
+        if (r->p > run) {
+            ads_buf_add(&r->s, run, (size_t)(r->p - run));
+            first = false;
+        }
+        if (r->s.len > ADS_MAX_TEXT) {
+            r->too_big = true;
+            return fail_at(r, open, "string too long");
+        }
+        int c = peek(r);
+        if (c < 0)
+            return fail_at(r, open, "unterminated string");
+        if (c == '"') {
+            take(r);
+            break;
+        }
+        if (c < 0x20)
+            return fail(r, "control character 0x%02x in a string (it must be escaped)",
+                        (unsigned)c);
+        if (c >= 0x80) {
+            /* one UTF-8 sequence, checked byte by byte (it may cross chunks) */
+            unsigned char seq[4];
+            uint64_t at = offset(r);
+            size_t want = c >= 0xc2 && c <= 0xdf   ? 2
+                          : c >= 0xe0 && c <= 0xef ? 3
+                          : c >= 0xf0 && c <= 0xf4 ? 4
+                                                   : 0;
+            if (!want)
+                return fail_at(r, at, "invalid UTF-8 in a string");
+            seq[0] = (unsigned char)c;
+            take(r);
+            for (size_t k = 1; k < want; k++) {
+                int lo = 0x80, hi = 0xbf;
+                if (k == 1 && seq[0] == 0xe0)
+                    lo = 0xa0;
+                else if (k == 1 && seq[0] == 0xed)
+                    hi = 0x9f;
+                else if (k == 1 && seq[0] == 0xf0)
+                    lo = 0x90;
+                else if (k == 1 && seq[0] == 0xf4)
+                    hi = 0x8f;
+                c = peek(r);
+                if (c < lo || c > hi)
+                    return fail_at(r, at, "invalid UTF-8 in a string");
+                seq[k] = (unsigned char)c;
+                take(r);
+            }
+            ads_buf_add(&r->s, seq, want);
+            first = false;
+            continue;
+        }
+        /* an escape */
+        uint64_t esc = offset(r);
+        take(r);
+        c = peek(r);
+        switch (c) {
+        case '"': ads_buf_addc(&r->s, '"'); break;
+        case '\\': ads_buf_addc(&r->s, '\\'); break;
+        case '/':
+            ads_buf_addc(&r->s, '/');
+            if (first)
+                *slash = true;
+            break;
+        case 'b': ads_buf_addc(&r->s, '\b'); break;
+        case 'f': ads_buf_addc(&r->s, '\f'); break;
+        case 'n': ads_buf_addc(&r->s, '\n'); break;
+        case 'r': ads_buf_addc(&r->s, '\r'); break;
+        case 't': ads_buf_addc(&r->s, '\t'); break;
+        case 'u': {
+            uint32_t cp, lo;
+            take(r);
+            if ((rc = hex4(r, &cp)))
+                return rc;
+            if (cp == 0)
+                return fail_at(r, esc,
+                               "\\u0000 (a NUL character) is not allowed in a string");
+            if (cp >= 0xdc00 && cp <= 0xdfff)
+                return fail_at(r, esc, "lone low surrogate \\u%04X in a string",
+                               (unsigned)cp);
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (peek(r) != '\\')
+                    return fail_at(r, esc, "high surrogate \\u%04X without a low surrogate",
+                                   (unsigned)cp);
+                take(r);
+                if (peek(r) != 'u')
+                    return fail_at(r, esc, "high surrogate \\u%04X without a low surrogate",
+                                   (unsigned)cp);
+                take(r);
+                if ((rc = hex4(r, &lo)))
+                    return rc;
+                if (lo < 0xdc00 || lo > 0xdfff)
+                    return fail_at(r, esc, "high surrogate \\u%04X without a low surrogate",
+                                   (unsigned)cp);
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            utf8_put(&r->s, cp);
+            first = false;
+            continue;
+        }
+        default:
+            if (c < 0)
+                return fail_at(r, open, "unterminated string");
+            if (c > 0x20 && c < 0x7f)
+                return fail_at(r, esc, "invalid escape '\\%c' in a string", c);
+            return fail_at(r, esc, "invalid escape in a string");
+        }
+        take(r);
+        first = false;
+    }
+    if (r->s.failed)
+        return oom(r);
+    return 0;
+}
+
+/* A number, its first byte current (a digit or '-'). */
+static int parse_number(ads_json_reader *r, ads_value *out)
+{
+    uint64_t start = offset(r);
+    bool real = false;
+    int c;
+    ads_buf_clear(&r->num);
+#define DIGITS()                                                                              \
+    while ((c = peek(r)) >= '0' && c <= '9') {                                                \
+        ads_buf_addc(&r->num, (char)c);                                                       \
+        take(r);                                                                              \
+    }
+    if (peek(r) == '-') {
+        ads_buf_addc(&r->num, '-');
+        take(r);
+    }
+    c = peek(r);
+    if (c == '0') {
+        ads_buf_addc(&r->num, '0');
+        take(r);
+        c = peek(r);
+        if (c >= '0' && c <= '9')
+            return fail(r, "a number cannot have a leading zero");
+    } else if (c >= '1' && c <= '9') {
+        DIGITS();
+    } else {
+        return fail(r, "expected a digit after '-'");
+    }
+    if (peek(r) == '.') {
+        real = true;
+        ads_buf_addc(&r->num, '.');
+        take(r);
+        c = peek(r);
+        if (c < '0' || c > '9')
+            return fail(r, "expected a digit after '.' in a number");
+        DIGITS();
+    }
+    c = peek(r);
+    if (c == 'e' || c == 'E') {
+        real = true;
+        ads_buf_addc(&r->num, 'e');
+        take(r);
+        c = peek(r);
+        if (c == '+' || c == '-') {
+            ads_buf_addc(&r->num, (char)c);
+            take(r);
+        }
+        c = peek(r);
+        if (c < '0' || c > '9')
+            return fail(r, "expected a digit in the exponent of a number");
+        DIGITS();
+    }
+#undef DIGITS
+    if (r->num.failed)
+        return oom(r);
+    if (r->num.len > ADS_MAX_TEXT) {
+        r->too_big = true;
+        return fail_at(r, start, "number too long");
+    }
+    const char *s = r->num.p;
+    if (!real) {
+        bool neg = s[0] == '-';
+        uint64_t v = 0;
+        bool fits = true;
+        for (const char *d = s + neg; *d; d++) {
+            unsigned dv = (unsigned)(*d - '0');
+            if (v > (UINT64_MAX - dv) / 10) {
+                fits = false;
+                break;
+            }
+            v = v * 10 + dv;
+        }
+        if (fits && v <= (uint64_t)INT64_MAX + neg) {
+            *out = ads_int(neg ? (int64_t)(0 - v) : (int64_t)v);
+            return 0;
+        }
+    }
+    double d = strtod(s, NULL);
+    if (isinf(d))
+        return fail_at(r, start, "number out of range for a real");
+    *out = ads_real(d);
+    return 0;
+}
+
+/* true, false or null, its first letter current. */
+static int parse_word(ads_json_reader *r, ads_value *out)
+{
+    static const struct {
+        const char *word;
+        int kind;
+    } words[] = {{"true", 1}, {"false", 2}, {"null", 3}};
+    uint64_t start = offset(r);
+    int c = peek(r);
+    for (size_t i = 0; i < 3; i++) {
+        if (c != words[i].word[0])
+            continue;
+        for (const char *w = words[i].word; *w; w++) {
+            if (peek(r) != *w)
+                return fail_at(r, start, "expected true, false or null");
+            take(r);
+        }
+        *out = words[i].kind == 1 ? ads_bool(true)
+               : words[i].kind == 2 ? ads_bool(false)
+                                    : ads_undefined();
+        return 0;
+    }
+    return fail_at(r, start, "expected true, false or null");
+}
+
+static int parse_value(ads_json_reader *r, const ads_expr **out, int depth);
+
+static int literal(ads_json_reader *r, const ads_expr **out, ads_value v)
+{
+    if (ads_expr_literal(out, r->arena, &v, NULL))
+        return oom(r);
+    return 0;
+}
+
+/* A string value: a string, or the expression of "\/Expr(...)\/". */
+static int string_value(ads_json_reader *r, const ads_expr **out)
+{
+    uint64_t open = offset(r);
+    int line = r->line;
+    bool slash;
+    int rc;
+    if ((rc = parse_string(r, &slash)))
+        return rc;
+    const char *s = r->s.p ? r->s.p : "";
+    size_t n = r->s.len;
+    if (slash && n >= 8 && ads_name__eq(s, 6, "/Expr(", 6) && s[n - 2] == ')' &&
+        s[n - 1] == '/') {
+        char *text = ads_arena_strndup(r->arena, s + 6, n - 8);
+        if (!text)
+            return oom(r);
+        const ads_expr *e;
+        ads_error perr;
+        if ((rc = ads_expr_parse(&e, r->arena, text, n - 8, &perr))) {
+            if (rc == ADS_ENOMEM)
+                return oom(r);
+            ads_error_set_at(r->err, rc, line, column(r, open),
+                             "in \"\\/Expr(...)\\/\": %s (line %d, column %d of the "
+                             "expression)",
+                             perr.message, perr.line, perr.column);
+            return rc;
+        }
+        if (ads_expr_fold(out, r->arena, e, NULL))
+            return oom(r);
+        return 0;
+    }
+    ads_value v;
+    if (ads_string_copy(&v, r->arena, s, n))
+        return oom(r);
+    return literal(r, out, v);
+}
+
+/* A list node or literal from n item expressions. */
+static int make_list(ads_json_reader *r, const ads_expr **out, const ads_expr **items, size_t n,
+                     bool all_literal)
+{
+    if (all_literal) {
+        ads_value *vals = ads_arena_alloc(r->arena, (n ? n : 1) * sizeof *vals);
+        if (!vals)
+            return oom(r);
+        for (size_t i = 0; i < n; i++)
+            vals[i] = items[i]->u.lit;
+        return literal(r, out, ads_list(vals, n));
+    }
+    ads_expr *e = ads_arena_alloc(r->arena, sizeof *e);
+    if (!e)
+        return oom(r);
+    memset(e, 0, sizeof *e);
+    e->kind = N_LIST;
+    e->u.list.items = items;
+    e->u.list.n = n;
+    *out = e;
+    return 0;
+}
+
+static int enter(ads_json_reader *r, int depth)
+{
+    if (depth > ADS_MAX_DEPTH)
+        return ads_error_set_at(r->err, ADS_ELIMIT, r->line, column(r, offset(r)),
+                                "JSON nested deeper than %d levels", ADS_MAX_DEPTH);
+    return 0;
+}
+
+/* An array, '[' current. */
+static int parse_array(ads_json_reader *r, const ads_expr **out, int depth)
+{
+    char what[16];
+    int rc;
+    if ((rc = enter(r, depth)))
+        return rc;
+    take(r);
+    skip_ws(r);
+    const ads_expr **items = NULL;
+    size_t n = 0, cap = 0;
+    bool all = true;
+    if (peek(r) == ']') {
+        take(r);
+        return make_list(r, out, items, 0, true);
+    }
+    for (;;) {
+        const ads_expr *item;
+        if ((rc = parse_value(r, &item, depth + 1)))
+            return rc;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            const ads_expr **grown = ads_arena_alloc(r->arena, ncap * sizeof *grown);
+            if (!grown)
+                return oom(r);
+            if (n)
+                memcpy(grown, items, n * sizeof *grown);
+            items = grown;
+            cap = ncap;
+        }
+        items[n++] = item;
+        if (item->kind != N_LITERAL)
+            all = false;
+        skip_ws(r);
+        int c = peek(r);
+        if (c == ',') {
+            take(r);
+            skip_ws(r);
+            if (peek(r) == ']')
+                return fail(r, "trailing comma before ']'");
+            continue;
+        }
+        if (c == ']') {
+            take(r);
+            break;
+        }
+        return fail(r, "expected ',' or ']' in an array, found %s", found(r, what, sizeof what));
+    }
+    return make_list(r, out, items, n, all);
+}
+
+/* An object, '{' current: its record, and whether every member is a value. */
+static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_literal,
+                        int depth)
+{
+    char what[16];
+    ads_record_builder *b;
+    bool all = true;
+    int rc;
+    if ((rc = enter(r, depth)))
+        return rc;
+    if (ads_record_builder_new(&b, r->arena, NULL))
+        return oom(r);
+    take(r);
+    skip_ws(r);
+    if (peek(r) == '}') {
+        take(r);
+    } else {
+        for (;;) {
+            if (peek(r) != '"')
+                return fail(r, "expected a member name (a string), found %s",
+                            found(r, what, sizeof what));
+            uint64_t at = offset(r);
+            bool slash;
+            if ((rc = parse_string(r, &slash)))
+                return rc;
+            if (r->s.len == 0)
+                return fail_at(r, at, "empty member name (a record attribute needs a name)");
+            char *name = ads_arena_strndup(r->arena, r->s.p, r->s.len);
+            size_t len = r->s.len;
+            if (!name)
+                return oom(r);
+            skip_ws(r);
+            if (peek(r) != ':')
+                return fail(r, "expected ':' after a member name, found %s",
+                            found(r, what, sizeof what));
+            take(r);
+            skip_ws(r);
+            const ads_expr *value;
+            if ((rc = parse_value(r, &value, depth + 1)))
+                return rc;
+            if (value->kind != N_LITERAL)
+                all = false;
+            if (ads_record_builder_add(b, name, len, value, NULL))
+                return oom(r);
+            skip_ws(r);
+            int c = peek(r);
+            if (c == ',') {
+                take(r);
+                skip_ws(r);
+                if (peek(r) == '}')
+                    return fail(r, "trailing comma before '}'");
+                continue;
+            }
+            if (c == '}') {
+                take(r);
+                break;
+            }
+            return fail(r, "expected ',' or '}' in an object, found %s",
+                        found(r, what, sizeof what));
+        }
+    }
+    if (!(*rec = ads_record_builder_finish(b)))
+        return oom(r);
+    *all_literal = all;
+    return 0;
+}
+
+static int parse_value(ads_json_reader *r, const ads_expr **out, int depth)
+{
+    char what[16];
+    ads_value v;
+    int rc;
+    int c = peek(r);
+    switch (c) {
+    case '{': {
+        const ads_record *rec;
+        bool all;
+        if ((rc = parse_object(r, &rec, &all, depth)))
+            return rc;
+        if (all)
+            return literal(r, out, ads_recordv(rec));
+        ads_expr *e = ads_arena_alloc(r->arena, sizeof *e);
+        if (!e)
+            return oom(r);
+        memset(e, 0, sizeof *e);
+        e->kind = N_RECORD;
+        e->u.rec = rec;
+        *out = e;
+        return 0;
+    }
+    case '[':
+        return parse_array(r, out, depth);
+    case '"':
+        return string_value(r, out);
+    case 't':
+    case 'f':
+    case 'n':
+        if ((rc = parse_word(r, &v)))
+            return rc;
+        return literal(r, out, v);
+    default:
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            if ((rc = parse_number(r, &v)))
+                return rc;
+            return literal(r, out, v);
+        }
+        return fail(r, "expected a JSON value, found %s", found(r, what, sizeof what));
+    }
+}
+
+static int new_reader(ads_json_reader **out, ads_error *err)
+{
+    if (!out)
+        return ads_error_set(err, ADS_EINVAL, "JSON reader: NULL argument");
+    ads_json_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_buf_init(&r->s);
+    ads_buf_init(&r->num);
+    r->line = 1;
+    r->state = TOP_START;
+    *out = r;
+    return 0;
+}
+
+int ads_json_reader_new(ads_json_reader **out, const char *text, size_t len, ads_error *err)
+{
+    int rc;
+    if (!text && len)
+        return ads_error_set(err, ADS_EINVAL, "JSON reader: NULL text");
+    if ((rc = new_reader(out, err)))
+        return rc;
+    ads_json_reader *r = *out;
+    r->chunk = r->p = text ? text : "";
+    r->end = r->p + len;
+    r->eof = true;
+    return 0;
+}
+
+int ads_json_reader_new_file(ads_json_reader **out, FILE *f, ads_error *err)
+{
+    int rc;
+    if (!f)
+        return ads_error_set(err, ADS_EINVAL, "JSON reader: NULL file");
+    if ((rc = new_reader(out, err)))
+        return rc;
+    ads_json_reader *r = *out;
+    if (!(r->mem = malloc(CHUNK))) {
+        ads_json_reader_free(r);
+        *out = NULL;
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    r->f = f;
+    r->chunk = r->p = r->end = r->mem;
+    return 0;
+}
+
+void ads_json_reader_free(ads_json_reader *r)
+{
+    if (!r)
+        return;
+    ads_buf_free(&r->s);
+    ads_buf_free(&r->num);
+    free(r->mem);
+    free(r);
+}
+
+/* One record, '{' current. */
+static int read_record(ads_json_reader *r, const ads_record **out, int *line)
+{
+    bool all;
+    int start = r->line;
+    int rc = parse_object(r, out, &all, 1);
+    if (rc == 0 && line)
+        *line = start;
+    return rc;
+}
+
+static int next(ads_json_reader *r, const ads_record **out, int *line)
+{
+    char what[16];
+    int c;
+    for (;;) {
+        r->record_start = offset(r);
+        switch (r->state) {
+        case TOP_START:
+            if (peek(r) == 0xEF && r->end - r->p >= 3 && memcmp(r->p, "\xEF\xBB\xBF", 3) == 0)
+                r->p += 3; /* a byte-order mark */
+            skip_ws(r);
+            c = peek(r);
+            if (c < 0) {
+                r->state = TOP_DONE;
+                continue;
+            }
+            if (c == '[') {
+                take(r);
+                skip_ws(r);
+                if (peek(r) == ']') {
+                    take(r);
+                    r->state = TOP_AFTER;
+                } else {
+                    r->state = TOP_ARRAY;
+                }
+                continue;
+            }
+            if (c == '{') {
+                r->state = TOP_LINES;
+                continue;
+            }
+            return fail(r, "expected '[' or '{' at the start of JSON input, found %s",
+                        found(r, what, sizeof what));
+        case TOP_LINES:
+            skip_ws(r);
+            c = peek(r);
+            if (c < 0) {
+                r->state = TOP_DONE;
+                continue;
+            }
+            if (c != '{')
+                return fail(r, "expected '{' to start the next record, found %s",
+                            found(r, what, sizeof what));
+            r->record_start = offset(r);
+            return read_record(r, out, line) ? -1 : 1;
+        case TOP_ARRAY:
+            skip_ws(r);
+            if (peek(r) != '{')
+                return fail(r, "expected '{' to start a record in the array, found %s",
+                            found(r, what, sizeof what));
+            r->record_start = offset(r);
+            r->state = TOP_ARRAY_AFTER;
+            return read_record(r, out, line) ? -1 : 1;
+        case TOP_ARRAY_AFTER:
+            skip_ws(r);
+            c = peek(r);
+            if (c == ',') {
+                take(r);
+                skip_ws(r);
+                if (peek(r) == ']')
+                    return fail(r, "trailing comma before ']'");
+                r->state = TOP_ARRAY;
+                continue;
+            }
+            if (c == ']') {
+                take(r);
+                r->state = TOP_AFTER;
+                continue;
+            }
+            return fail(r, "expected ',' or ']' after a record in the array, found %s",
+                        found(r, what, sizeof what));
+        case TOP_AFTER:
+            skip_ws(r);
+            if (peek(r) >= 0)
+                return fail(r, "expected the end of the input after the array, found %s",
+                            found(r, what, sizeof what));
+            r->state = TOP_DONE;
+            continue;
+        case TOP_DONE:
+            if (r->io_errno || r->too_big)
+                return fail(r, "read error");
+            return 0;
+        }
+    }
+}
+
+int ads_json_reader_next(ads_json_reader *r, const ads_record **out, int *line, ads_arena *a,
+                         ads_error *err)
+{
+    if (!r || !out || !a)
+        return ads_error_set(err, ADS_EINVAL, "JSON reader: NULL argument");
+    if (r->final_rc) {
+        if (err)
+            *err = r->final_err;
+        return r->final_rc;
+    }
+    ads_error local;
+    r->arena = a;
+    r->err = &local;
+    const ads_record *rec = NULL;
+    int rc = next(r, &rec, line);
+    if (rc < 0) {
+        r->final_rc = local.code;
+        r->final_err = local;
+        if (err)
+            *err = local;
+        return local.code;
+    }
+    if (rc == 1)
+        *out = rec;
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct jwriter {
+    ads_buf *out;
+    bool pretty;
+    bool bad_name; /* a name that is not UTF-8 */
+    ads_str bad;
+    ads_buf text; /* unparsed ClassAd text */
+} jwriter;
+
+/*
+ * A JSON string body (no quotes). With classad set, bytes that are not
+ * UTF-8 become ClassAd octal escapes (the text is ClassAd source, and such
+ * bytes only occur inside its string literals and quoted names); else the
+ * caller has checked that there are none.
+ */
+static void json_escape(ads_buf *b, const char *p, size_t n, bool classad)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    size_t i = 0;
+    while (i < n) {
+        size_t run = i;
+        while (i < n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+            i++;
+        if (i > run)
+            ads_buf_add(b, s + run, i - run);
+        if (i >= n)
+            break;
+        unsigned char c = s[i];
+        switch (c) {
+        case '"': ads_buf_adds(b, "\\\""); i++; continue;
+        case '\\': ads_buf_adds(b, "\\\\"); i++; continue;
+        case '\b': ads_buf_adds(b, "\\b"); i++; continue;
+        case '\f': ads_buf_adds(b, "\\f"); i++; continue;
+        case '\n': ads_buf_adds(b, "\\n"); i++; continue;
+        case '\r': ads_buf_adds(b, "\\r"); i++; continue;
+        case '\t': ads_buf_adds(b, "\\t"); i++; continue;
+        default: break;
+        }
+        if (c < 0x20) {
+            ads_buf_printf(b, "\\u%04X", c);
+            i++;
+            continue;
+        }
+        size_t len = utf8_len(s + i, n - i);
+        if (len) {
+            ads_buf_add(b, s + i, len);
+            i += len;
+        } else {
+            if (classad)
+                ads_buf_printf(b, "\\\\%03o", c);
+            i++;
+        }
+    }
+}
+
+static bool valid_utf8(ads_str s)
+{
+    const unsigned char *p = (const unsigned char *)s.p;
+    size_t i = 0;
+    while (i < s.len) {
+        size_t len = utf8_len(p + i, s.len - i);
+        if (!len)
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+/* "\/Expr(text)\/" for the ClassAd text in w->text. */
+static void write_expr_text(jwriter *w)
+{
+    ads_buf_adds(w->out, "\"\\/Expr(");
+    json_escape(w->out, w->text.p, w->text.len, true);
+    ads_buf_adds(w->out, ")\\/\"");
+}
+
+static void newline(jwriter *w, int level)
+{
+    if (!w->pretty)
+        return;
+    ads_buf_addc(w->out, '\n');
+    for (int i = 0; i < level; i++)
+        ads_buf_adds(w->out, "  ");
+}
+
+static void write_expr(jwriter *w, const ads_expr *e, int level);
+
+static void write_members(jwriter *w, const ads_record *r, int level)
+{
+    if (r->n == 0) {
+        ads_buf_adds(w->out, "{}");
+        return;
+    }
+    ads_buf_addc(w->out, '{');
+    for (size_t i = 0; i < r->n; i++) {
+        if (i)
+            ads_buf_addc(w->out, ',');
+        newline(w, level + 1);
+        ads_buf_addc(w->out, '"');
+        if (!valid_utf8(r->names[i]) && !w->bad_name) {
+            w->bad_name = true;
+            w->bad = r->names[i];
+        }
+        json_escape(w->out, r->names[i].p, r->names[i].len, false);
+        ads_buf_adds(w->out, w->pretty ? "\": " : "\":");
+        write_expr(w, r->exprs[i], level + 1);
+    }
+    newline(w, level);
+    ads_buf_addc(w->out, '}');
+}
+
+static void write_value(jwriter *w, const ads_value *v, int level)
+{
+    switch (v->type) {
+    case ADS_UNDEFINED:
+        ads_buf_adds(w->out, "null");
+        return;
+    case ADS_BOOLEAN:
+        ads_buf_adds(w->out, v->u.b ? "true" : "false");
+        return;
+    case ADS_INTEGER:
+        ads_buf_printf(w->out, "%lld", (long long)v->u.i);
+        return;
+    case ADS_REAL:
+        ads_buf_clear(&w->text);
+        ads_value_unparse(&w->text, v);
+        if (isfinite(v->u.r))
+            ads_buf_add(w->out, w->text.p, w->text.len);
+        else
+            write_expr_text(w);
+        return;
+    case ADS_STRING:
+        if (valid_utf8(v->u.s)) {
+            ads_buf_addc(w->out, '"');
+            json_escape(w->out, v->u.s.p, v->u.s.len, false);
+            ads_buf_addc(w->out, '"');
+        } else {
+            ads_buf_clear(&w->text);
+            ads_unparse__string(&w->text, v->u.s.p, v->u.s.len);
+            write_expr_text(w);
+        }
+        return;
+    case ADS_LIST:
+        if (v->u.list.n == 0) {
+            ads_buf_adds(w->out, "[]");
+            return;
+        }
+        ads_buf_addc(w->out, '[');
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            if (i)
+                ads_buf_addc(w->out, ',');
+            newline(w, level + 1);
+            write_value(w, &v->u.list.items[i], level + 1);
+        }
+        newline(w, level);
+        ads_buf_addc(w->out, ']');
+        return;
+    case ADS_RECORD:
+        write_members(w, v->u.rec, level);
+        return;
+    default: /* error, times, identifiers, blobs */
+        ads_buf_clear(&w->text);
+        ads_value_unparse(&w->text, v);
+        write_expr_text(w);
+        return;
+    }
+}
+
+static void write_expr(jwriter *w, const ads_expr *e, int level)
+{
+    switch ((node_kind)e->kind) {
+    case N_LITERAL:
+        write_value(w, &e->u.lit, level);
+        return;
+    case N_LIST:
+        if (e->u.list.n == 0) {
+            ads_buf_adds(w->out, "[]");
+            return;
+        }
+        ads_buf_addc(w->out, '[');
+        for (size_t i = 0; i < e->u.list.n; i++) {
+            if (i)
+                ads_buf_addc(w->out, ',');
+            newline(w, level + 1);
+            write_expr(w, e->u.list.items[i], level + 1);
+        }
+        newline(w, level);
+        ads_buf_addc(w->out, ']');
+        return;
+    case N_RECORD:
+        write_members(w, e->u.rec, level);
+        return;
+    default:
+        ads_buf_clear(&w->text);
+        ads_expr_unparse(&w->text, e);
+        write_expr_text(w);
+        return;
+    }
+}
+
+int ads_json_write(ads_buf *b, const ads_record *r, int flags, ads_error *err)
+{
+    int rc;
+    if (!b || !r)
+        return ads_error_set(err, ADS_EINVAL, "JSON write: NULL argument");
+    if ((rc = ads_record_check_text(r, err)))
+        return rc;
+    jwriter w = {b, (flags & ADS_JSON_PRETTY) != 0, false, {NULL, 0}, ADS_BUF_INIT};
+    write_members(&w, r, 0);
+    bool failed = w.text.failed || b->failed;
+    ads_buf_free(&w.text);
+    if (w.bad_name) {
+        int n = w.bad.len > 64 ? 64 : (int)w.bad.len;
+        return ads_error_set(err, ADS_EINVAL,
+                             "attribute name '%.*s' is not UTF-8, which JSON cannot hold", n,
+                             w.bad.p);
+    }
+    if (failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    return 0;
+}

@@ -1,0 +1,1390 @@
+/*
+ * tests/classad/test_msgpack.c: the MessagePack codec of classad/msgpack.c.
+ * Pins the format byte by byte, checks that encoding is deterministic, round
+ * trips many seeded random values and records through the bytes and through
+ * text, evaluates expressions over encoded rows against the same records in
+ * memory, and corrupts valid rows every way a byte can be corrupted (run it
+ * under AddressSanitizer: any over-read is a failure there).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <float.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+#include "classad/classad_int.h"
+#include "classad/msgpack.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+static const char *hex_of(const void *p, size_t n)
+{
+    static char out[4096];
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 4 < sizeof out; i++)
+        o += (size_t)snprintf(out + o, sizeof out - o, i ? " %02x" : "%02x",
+                              ((const unsigned char *)p)[i]);
+    out[o] = '\0';
+    return out;
+}
+
+/* The bytes of hex text "92 d5 10" into buf; returns the count. */
+static size_t bytes_of(unsigned char *buf, size_t cap, const char *hex)
+{
+    size_t n = 0;
+    while (*hex) {
+        if (*hex == ' ') {
+            hex++;
+            continue;
+        }
+        unsigned v;
+        if (sscanf(hex, "%2x", &v) != 1 || n >= cap)
+            fail_msg("bad hex in test: %s", hex);
+        buf[n++] = (unsigned char)v;
+        hex += 2;
+    }
+    return n;
+}
+
+static void assert_bytes(const ads_buf *b, const char *hex)
+{
+    unsigned char want[1024];
+    size_t n = bytes_of(want, sizeof want, hex);
+    if (b->len != n || memcmp(b->p, want, n) != 0)
+        fail_msg("encoding differs:\n  want %s\n  got  %s", hex, hex_of(b->p, b->len));
+}
+
+static const ads_expr *parse_in(ads_arena *a, const char *text)
+{
+    const ads_expr *e;
+    ads_error err;
+    if (ads_expr_parse(&e, a, text, strlen(text), &err))
+        fail_msg("'%s': %s", text, err.message);
+    return e;
+}
+
+static const ads_expr *parse(const char *text)
+{
+    return parse_in(arena, text);
+}
+
+static const ads_record *parse_record(const char *text)
+{
+    const ads_record *r;
+    ads_error err;
+    if (ads_record_parse(&r, arena, text, strlen(text), &err))
+        fail_msg("'%s': %s", text, err.message);
+    return r;
+}
+
+static ads_value eval_text(const char *text)
+{
+    ads_value v;
+    assert_int_equal(ads_expr_eval(&v, parse(text), NULL, arena), 0);
+    return v;
+}
+
+static const char *unparse_value(const ads_value *v)
+{
+    static ads_buf b = ADS_BUF_INIT;
+    ads_buf_clear(&b);
+    ads_value_unparse(&b, v);
+    return ads_buf_cstr(&b);
+}
+
+static void encode_value_ok(ads_buf *b, const ads_value *v)
+{
+    ads_error err;
+    ads_buf_clear(b);
+    if (ads_msgpack_encode_value(b, v, &err))
+        fail_msg("encode %s: %s", unparse_value(v), err.message);
+}
+
+static void encode_record_ok(ads_buf *b, const ads_record *r)
+{
+    ads_error err;
+    ads_buf_clear(b);
+    if (ads_msgpack_encode_record(b, r, &err))
+        fail_msg("encode record: %s", err.message);
+}
+
+/* The value of text, evaluated, must encode as hex. */
+static void value_encodes(const char *text, const char *hex)
+{
+    ads_buf b = ADS_BUF_INIT;
+    ads_value v = eval_text(text);
+    encode_value_ok(&b, &v);
+    assert_bytes(&b, hex);
+    /* and decode back to the same value */
+    ads_value back;
+    ads_error err;
+    if (ads_msgpack_decode_value(&back, arena, b.p, b.len, 0, &err))
+        fail_msg("decode %s: %s", text, err.message);
+    if (!ads_value_same(&v, &back))
+        fail_msg("%s decoded as %s", text, unparse_value(&back));
+    ads_buf_free(&b);
+}
+
+/* The record text must encode as the row hex, and pass the check. */
+static void record_encodes(const char *text, const char *hex)
+{
+    ads_buf b = ADS_BUF_INIT;
+    ads_error err;
+    encode_record_ok(&b, parse_record(text));
+    assert_bytes(&b, hex);
+    if (ads_msgpack_check(b.p, b.len, &err))
+        fail_msg("check %s: %s", text, err.message);
+    ads_buf_free(&b);
+}
+
+/* Decoding hex (as a row) must fail with code and a message containing msg. */
+static void row_refused(const char *hex, int code, const char *msg)
+{
+    unsigned char buf[1024];
+    size_t n = bytes_of(buf, sizeof buf, hex);
+    ads_error err;
+    const ads_record *r;
+    int rc = ads_msgpack_check(buf, n, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("check of %s: want %d '%s', got %d '%s'", hex, code, msg, rc,
+                 rc ? err.message : "");
+    rc = ads_msgpack_decode_record(&r, arena, buf, n, 0, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("decode of %s: want %d '%s', got %d '%s'", hex, code, msg, rc,
+                 rc ? err.message : "");
+}
+
+static void value_refused(const char *hex, const char *msg)
+{
+    unsigned char buf[1024];
+    size_t n = bytes_of(buf, sizeof buf, hex);
+    ads_error err;
+    ads_value v;
+    int rc = ads_msgpack_decode_value(&v, arena, buf, n, 0, &err);
+    if (rc != ADS_ECORRUPT || !strstr(err.message, msg))
+        fail_msg("decode of %s: want '%s', got %d '%s'", hex, msg, rc, rc ? err.message : "");
+}
+
+/* Does the record hold any unevaluated expression (at any depth)? */
+static bool value_has_expr(const ads_value *v);
+
+static bool record_has_expr(const ads_record *r)
+{
+    for (size_t i = 0; i < ads_record_size(r); i++) {
+        const ads_value *lit = ads_expr_literal_value(ads_record_expr(r, i));
+        if (!lit || value_has_expr(lit))
+            return true;
+    }
+    return false;
+}
+
+static bool value_has_expr(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_LIST:
+        for (size_t i = 0; i < v->u.list.n; i++)
+            if (value_has_expr(&v->u.list.items[i]))
+                return true;
+        return false;
+    case ADS_RECORD:
+        return record_has_expr(v->u.rec);
+    case ADS_BLOB:
+        return v->u.blob->meta && record_has_expr(v->u.blob->meta);
+    default:
+        return false;
+    }
+}
+
+/* Records equal member by member: literals by ads_value_same, expressions
+ * by their text. */
+static bool records_same(const ads_record *a, const ads_record *b)
+{
+    if (ads_record_size(a) != ads_record_size(b))
+        return false;
+    ads_buf ta = ADS_BUF_INIT, tb = ADS_BUF_INIT;
+    bool same = true;
+    for (size_t i = 0; i < ads_record_size(a) && same; i++) {
+        ads_str name = ads_record_name(a, i);
+        const ads_expr *x = ads_record_expr(a, i), *y = ads_record_lookup(b, name.p, name.len);
+        if (!y) {
+            same = false;
+            break;
+        }
+        const ads_value *lx = ads_expr_literal_value(x), *ly = ads_expr_literal_value(y);
+        if (lx && ly && !value_has_expr(lx) && !value_has_expr(ly)) {
+            same = ads_value_same(lx, ly);
+            continue;
+        }
+        ads_buf_clear(&ta);
+        ads_buf_clear(&tb);
+        ads_expr_unparse(&ta, x);
+        ads_expr_unparse(&tb, y);
+        same = strcmp(ads_buf_cstr(&ta), ads_buf_cstr(&tb)) == 0;
+    }
+    ads_buf_free(&ta);
+    ads_buf_free(&tb);
+    return same;
+}
+
+/* ---- a seeded generator ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    /* xorshift64* */
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    return rng * 0x2545f4914f6cdd1dull;
+}
+
+static size_t below(size_t n)
+{
+    return (size_t)(rnd() % n);
+}
+
+/* text: only values whose text form reads back exactly (times in whole
+ * minutes of zone and simple fractions; ids of the three kinds; no NUL in
+ * strings, which the language cannot write). */
+typedef struct gen_opts {
+    bool text;
+    int max_depth;
+    bool literal; /* text form without calls: no NaN, no infinities, no blobs */
+} gen_opts;
+
+static ads_value gen_value(const gen_opts *o, int depth);
+
+static const char *gen_bytes(const gen_opts *o, size_t n)
+{
+    char *s = ads_arena_alloc(arena, n + 1);
+    static const char pool[] = "aZ_09 \"\\'\n\t{}[]#`";
+    for (size_t i = 0; i < n; i++) {
+        size_t k = below(8);
+        if (k < 5)
+            s[i] = pool[below(sizeof pool - 1)];
+        else if (k < 7)
+            s[i] = (char)(0x20 + below(0x5f));
+        else
+            s[i] = (char)below(256);
+        if (o->text && s[i] == '\0')
+            s[i] = 'z';
+    }
+    s[n] = '\0';
+    return s;
+}
+
+static size_t gen_len(void)
+{
+    size_t k = below(1000);
+    if (k < 3)
+        return 65536 + below(2000); /* str32 */
+    if (k < 30)
+        return 256 + below(500); /* str16 */
+    if (k < 150)
+        return 32 + below(224); /* str8 */
+    return below(32);
+}
+
+static ads_str gen_name(const gen_opts *o)
+{
+    static const char *const fixed[] = {"Memory", "memory2", "a", "B", "send time", "true",
+                                        "error", "in", "1abc", "it's", "x.y", "caf\xc3\xa9",
+                                        "_hidden", "__sys", "Z", "zz"};
+    ads_str s;
+    if (below(3) == 0) {
+        s.p = fixed[below(sizeof fixed / sizeof fixed[0])];
+        s.len = strlen(s.p);
+    } else {
+        size_t n = 1 + below(below(10) == 0 ? 40 : 8);
+        s.p = gen_bytes(o, n);
+        s.len = n;
+    }
+    return s;
+}
+
+static const ads_record *gen_record(const gen_opts *o, int depth, size_t max_attrs)
+{
+    ads_record_builder *b;
+    ads_error err;
+    assert_int_equal(ads_record_builder_new(&b, arena, &err), 0);
+    size_t n = below(max_attrs + 1);
+    for (size_t i = 0; i < n; i++) {
+        ads_str name = gen_name(o);
+        ads_value v = gen_value(o, depth + 1);
+        assert_int_equal(ads_record_builder_add_value(b, name.p, name.len, &v, &err), 0);
+    }
+    const ads_record *r = ads_record_builder_finish(b);
+    assert_non_null(r);
+    return r;
+}
+
+static double gen_real(const gen_opts *o)
+{
+    static const double fixed[] = {0.0, -0.0, 1.5, -2.25, 1e300, -1e-300, 5e-324, DBL_MAX,
+                                   0.1, 123456789.0, 1e16, 3.0};
+    switch (below(6)) {
+    case 0:
+        return fixed[below(sizeof fixed / sizeof fixed[0])];
+    case 1:
+        if (o->literal)
+            return 0.5;
+        return below(2) ? NAN : below(2) ? INFINITY : -INFINITY;
+    case 2: {
+        /* any bits, NaN payloads included (they must come out canonical) */
+        uint64_t bits = rnd();
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        if (o->text && isnan(d))
+            d = NAN;
+        if (o->literal && !isfinite(d))
+            d = -0.25;
+        return d;
+    }
+    default:
+        return (double)(int64_t)(rnd() % 2000001) / 8.0 - 125000.0;
+    }
+}
+
+static int64_t gen_int(void)
+{
+    static const int64_t fixed[] = {0,     1,     -1,         31,         32,        -32,
+                                    -33,   127,   128,        -128,       -129,      255,
+                                    256,   65535, 65536,      -32768,     -32769,    INT32_MAX,
+                                    INT32_MIN, (int64_t)INT32_MIN - 1, (int64_t)UINT32_MAX,
+                                    (int64_t)UINT32_MAX + 1, INT64_MAX, INT64_MIN};
+    switch (below(3)) {
+    case 0:
+        return fixed[below(sizeof fixed / sizeof fixed[0])];
+    case 1:
+        return (int64_t)rnd();
+    default:
+        return (int64_t)below(2000) - 1000;
+    }
+}
+
+static ads_value gen_value(const gen_opts *o, int depth)
+{
+    bool leaf = depth >= o->max_depth;
+    for (;;) {
+        switch (below(13)) {
+        case 0:
+            return ads_undefined();
+        case 1:
+            return ads_errorv();
+        case 2:
+            return ads_bool(below(2));
+        case 3:
+        case 4:
+            return ads_int(gen_int());
+        case 5:
+            return ads_real(gen_real(o));
+        case 6:
+        case 7: {
+            size_t n = gen_len();
+            return ads_string(gen_bytes(o, n), n);
+        }
+        case 8: {
+            if (leaf)
+                continue;
+            size_t n = below(6);
+            ads_value *items = ads_arena_alloc(arena, (n ? n : 1) * sizeof *items);
+            for (size_t i = 0; i < n; i++)
+                items[i] = gen_value(o, depth + 1);
+            return ads_list(items, n);
+        }
+        case 9:
+            if (leaf)
+                continue;
+            return ads_recordv(gen_record(o, depth, 5));
+        case 10:
+            if (o->text)
+                return ads_abstime((double)((int64_t)below(4000000000u) - 1000000000) +
+                                       (below(4) == 0 ? 0.5 : 0.0),
+                                   ((int32_t)below(48 * 60 + 1) - 24 * 60) * 60);
+        {
+            /* any instant but NaN, which ads_value_same never finds equal
+             * in an AbsTime */
+            double secs = gen_real(o);
+            return ads_abstime(isnan(secs) ? 0.0 : secs, (int32_t)rnd());
+        }
+        case 11:
+            if (o->text)
+                return ads_reltime((double)((int64_t)below(400000000) - 200000000) / 4.0);
+            return ads_reltime(gen_real(o));
+        default: {
+            if (below(2) == 0) {
+                ads_id id;
+                switch (o->text ? below(3) : 3) {
+                case 0: /* LUID */
+                    id.hi = 0;
+                    id.lo = rnd();
+                    break;
+                case 1: /* UUID */
+                    id.hi = rnd() | 1;
+                    id.lo = rnd() | (1ull << 63);
+                    break;
+                case 2: /* OUID: version 1, node top bit 0 */
+                    id.hi = (rnd() & ~(uint64_t)7) | 1;
+                    id.lo = rnd() & ~(1ull << 63);
+                    break;
+                default:
+                    id.hi = rnd();
+                    id.lo = rnd();
+                }
+                return ads_ident(id);
+            }
+            if (leaf || o->literal)
+                continue;
+            ads_blob *b = ads_arena_alloc(arena, sizeof *b);
+            b->bytes.len = below(50);
+            b->bytes.p = gen_bytes(o, b->bytes.len);
+            b->meta = below(2) ? gen_record(o, depth, 3) : NULL;
+            ads_value v;
+            v.type = ADS_BLOB;
+            v.u.blob = b;
+            return v;
+        }
+        }
+    }
+}
+
+/* ======================================================================== */
+/* The format, pinned                                                       */
+/* ======================================================================== */
+
+static void encode__scalars_are_plain_msgpack_in_smallest_form(void **state)
+{
+    (void)state;
+    value_encodes("undefined", "c0");
+    value_encodes("true", "c3");
+    value_encodes("false", "c2");
+    value_encodes("0", "00");
+    value_encodes("127", "7f");
+    value_encodes("128", "cc 80");
+    value_encodes("255", "cc ff");
+    value_encodes("256", "cd 01 00");
+    value_encodes("65535", "cd ff ff");
+    value_encodes("65536", "ce 00 01 00 00");
+    value_encodes("4294967295", "ce ff ff ff ff");
+    value_encodes("4294967296", "cf 00 00 00 01 00 00 00 00");
+    value_encodes("9223372036854775807", "cf 7f ff ff ff ff ff ff ff");
+    value_encodes("-1", "ff");
+    value_encodes("-32", "e0");
+    value_encodes("-33", "d0 df");
+    value_encodes("-128", "d0 80");
+    value_encodes("-129", "d1 ff 7f");
+    value_encodes("-32768", "d1 80 00");
+    value_encodes("-32769", "d2 ff ff 7f ff");
+    value_encodes("-2147483648", "d2 80 00 00 00");
+    value_encodes("-2147483649", "d3 ff ff ff ff 7f ff ff ff");
+    value_encodes("-9223372036854775808", "d3 80 00 00 00 00 00 00 00");
+    value_encodes("1.5", "cb 3f f8 00 00 00 00 00 00");
+    value_encodes("2.0", "cb 40 00 00 00 00 00 00 00");
+    value_encodes("-0.0", "cb 80 00 00 00 00 00 00 00");
+    value_encodes("real(\"NaN\")", "cb 7f f8 00 00 00 00 00 00");
+    value_encodes("-real(\"NaN\")", "cb 7f f8 00 00 00 00 00 00");
+    value_encodes("real(\"INF\")", "cb 7f f0 00 00 00 00 00 00");
+    value_encodes("\"\"", "a0");
+    value_encodes("\"abc\"", "a3 61 62 63");
+}
+
+static void encode__strings_take_the_smallest_header(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {31, 32, 255, 256, 65535, 65536, 70000};
+    static const char *const heads[] = {"bf", "d9 20", "d9 ff", "da 01 00", "da ff ff",
+                                        "db 00 01 00 00", "db 00 01 11 70"};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        char *s = malloc(lens[i]);
+        memset(s, 'q', lens[i]);
+        ads_value v = ads_string(s, lens[i]);
+        ads_buf b = ADS_BUF_INIT;
+        encode_value_ok(&b, &v);
+        unsigned char want[8];
+        size_t n = bytes_of(want, sizeof want, heads[i]);
+        assert_int_equal(b.len, n + lens[i]);
+        if (memcmp(b.p, want, n))
+            fail_msg("string of %zu: header %s", lens[i], hex_of(b.p, n));
+        ads_value back;
+        assert_int_equal(ads_msgpack_decode_value(&back, arena, b.p, b.len, 0, NULL), 0);
+        assert_true(ads_value_same(&v, &back));
+        ads_buf_free(&b);
+        free(s);
+    }
+}
+
+static void encode__classad_values_use_extension_types(void **state)
+{
+    (void)state;
+    value_encodes("error", "c7 00 01");
+    /* 12:00-05:00 is 17:00Z = 1323795600 s; offset -18000 s */
+    value_encodes("`2011-12-13T12:00:00-05:00`",
+                  "c7 0c 02 41 d3 b9 e1 24 00 00 00 ff ff b9 b0");
+    value_encodes("`2011-12-13T17:00:00Z`", "c7 0c 02 41 d3 b9 e1 24 00 00 00 00 00 00 00");
+    value_encodes("`1m30s`", "d7 03 40 56 80 00 00 00 00 00");
+    value_encodes("#123", "d8 04 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 7b");
+    value_encodes("#571eed18-0031-000000000002-1",
+                  "d8 04 05 71 ee d1 80 00 00 31 00 00 00 00 00 02 00 01");
+    value_encodes("blob(\"aGk=\")", "c7 03 05 00 68 69");
+    value_encodes("blob(\"\")", "d4 05 00");
+    value_encodes("blob(\"aGk=\", [ t = 1 ])", "c7 07 05 01 81 a1 74 01 68 69");
+}
+
+static void encode__lists_are_arrays_and_records_sorted_maps(void **state)
+{
+    (void)state;
+    value_encodes("{ }", "90");
+    value_encodes("{ 1, \"a\", { } }", "93 01 a1 61 90");
+    value_encodes("[ ]", "80");
+    /* inside a value a record has no index: keys sorted ignoring case */
+    value_encodes("[ y = 2; X = { 1 } ]", "82 a1 58 91 01 a1 79 02");
+    value_encodes("{ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 }",
+                  "dc 00 10 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f");
+}
+
+static void encode__rows_have_a_versioned_index_header(void **state)
+{
+    (void)state;
+    record_encodes("[ ]", "92 d5 10 01 01 80");
+    record_encodes("[ b = 1; A = \"x\" ]", "92 d6 10 01 01 01 05 82 a1 41 a1 78 a1 62 01");
+    record_encodes("[ Memory = 2048; Arch = \"X86_64\"; Disk = 100000; Owner = \"alice\" ]",
+                   "92 c7 06 10 01 01 01 0d 17 21 84"
+                   " a4 41 72 63 68 a6 58 38 36 5f 36 34"
+                   " a4 44 69 73 6b ce 00 01 86 a0"
+                   " a6 4d 65 6d 6f 72 79 cd 08 00"
+                   " a5 4f 77 6e 65 72 a5 61 6c 69 63 65");
+    /* an unevaluated expression is kept as its text */
+    record_encodes("[ a = b+1 ]", "92 c7 03 10 01 01 01 81 a1 61 c7 05 06 62 20 2b 20 31");
+    /* list and record expressions are stored member by member */
+    record_encodes("[ l = { x, 2 }; r = [ q = 1 ] ]",
+                   "92 d6 10 01 01 01 08 82 a1 6c 92 d4 06 78 02 a1 72 81 a1 71 01");
+}
+
+static void encode__index_widens_when_offsets_pass_255(void **state)
+{
+    (void)state;
+    char text[400];
+    snprintf(text, sizeof text, "[ a = \"%0300d\"; b = 1 ]", 0);
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, parse_record(text));
+    /* b's key at 1 + 2 + 3 + 300 = 306 = 0x132: two-byte offsets */
+    unsigned char want[16];
+    size_t n = bytes_of(want, sizeof want, "92 c7 06 10 01 02 00 01 01 32 82 a1 61 da 01 2c");
+    assert_memory_equal(b.p, want, n);
+    assert_int_equal(ads_msgpack_check(b.p, b.len, NULL), 0);
+    ads_buf_free(&b);
+
+    /* and past 65535: four-byte offsets */
+    char *big = malloc(70100);
+    snprintf(big, 70100, "[ a = \"%070000d\"; b = 1 ]", 0);
+    encode_record_ok(&b, parse_record(big));
+    n = bytes_of(want, sizeof want, "92 c7 0a 10 01 04 00 00 00 01 00 01 11 78 82");
+    assert_memory_equal(b.p, want, n);
+    assert_int_equal(ads_msgpack_check(b.p, b.len, NULL), 0);
+    ads_msgpack_view mv;
+    ads_value v;
+    const ads_expr *x;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "B", 1, &v, &x, NULL), 1);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 1);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "a", 1, &v, &x, NULL), 1);
+    assert_int_equal(v.u.s.len, 70000);
+    free(big);
+    ads_buf_free(&b);
+}
+
+/* ======================================================================== */
+/* Determinism                                                              */
+/* ======================================================================== */
+
+static void encode__attribute_order_and_spelling_of_input_do_not_matter(void **state)
+{
+    (void)state;
+    ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
+    encode_record_ok(&a, parse_record("[ Zeta = 1; alpha = [ b = 2; A = 3 ]; Beta = { 1 } ]"));
+    encode_record_ok(&b, parse_record("[ Beta = { 1 }; alpha = [ A = 3; b = 2 ]; Zeta = 1 ]"));
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    /* names keep their case; the order is by folded bytes: '_' (0x5f)
+     * before 'a' (0x61) before 'B' (folded 'b', 0x62) */
+    encode_record_ok(&a, parse_record("[ a = 1; _b = 2; B = 3 ]"));
+    assert_bytes(&a, "92 c7 05 10 01 01 01 05 08 83 a2 5f 62 02 a1 61 01 a1 42 03");
+    /* a minus before a number is that negative number */
+    encode_record_ok(&a, parse_record("[ n = - 3; r = - 1.5; m = - -3 ]"));
+    encode_record_ok(&b, parse_record("[ n = -3; r = -1.5; m = - -3 ]"));
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    ads_buf_free(&a);
+    ads_buf_free(&b);
+}
+
+static void encode__same_value_built_differently_gives_same_bytes(void **state)
+{
+    (void)state;
+    ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
+    /* the integer 200 from a literal, from arithmetic, from a real */
+    ads_value x = eval_text("200"), y = eval_text("100 + 100"), z = eval_text("int(200.7)");
+    encode_value_ok(&a, &x);
+    encode_value_ok(&b, &y);
+    assert_int_equal(a.len, b.len);
+    assert_memory_equal(a.p, b.p, a.len);
+    encode_value_ok(&b, &z);
+    assert_memory_equal(a.p, b.p, a.len);
+    /* a record evaluated, against the same record written out */
+    x = eval_text("[ b = 1 + 1; a = strcat(\"x\", \"y\") ]");
+    y = eval_text("[ A = \"xy\"; B = 2 ]");
+    encode_value_ok(&a, &x);
+    encode_value_ok(&b, &y);
+    assert_int_equal(a.len, b.len);
+    /* names keep their spelling, so only the case bits differ */
+    assert_int_equal(a.len, 9);
+    /* NaNs of any payload are one NaN */
+    uint64_t bits = 0xfff0000000000123ull;
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    x = ads_real(d);
+    encode_value_ok(&a, &x);
+    assert_bytes(&a, "cb 7f f8 00 00 00 00 00 00");
+    ads_buf_free(&a);
+    ads_buf_free(&b);
+}
+
+/* ======================================================================== */
+/* Round trips                                                              */
+/* ======================================================================== */
+
+static void roundtrip__random_values_through_bytes(void **state)
+{
+    (void)state;
+    gen_opts o = {false, 4, false};
+    ads_buf b = ADS_BUF_INIT, again = ADS_BUF_INIT;
+    ads_error err;
+    int types[12] = {0};
+    rng = 12345;
+    for (int i = 0; i < 3000; i++) {
+        ads_value v = gen_value(&o, 0), back;
+        types[v.type]++;
+        encode_value_ok(&b, &v);
+        if (ads_msgpack_decode_value(&back, arena, b.p, b.len, 0, &err))
+            fail_msg("value %d (%s): %s", i, unparse_value(&v), err.message);
+        if (!ads_value_same(&v, &back))
+            fail_msg("value %d: %s came back as %s", i, unparse_value(&v),
+                     unparse_value(&back));
+        encode_value_ok(&again, &back);
+        assert_int_equal(again.len, b.len);
+        assert_memory_equal(again.p, b.p, b.len);
+        if (i % 64 == 0)
+            ads_arena_reset(arena);
+    }
+    for (int t = 0; t < 12; t++)
+        if (types[t] == 0)
+            fail_msg("the generator made no %s", ads_vtype_name((ads_vtype)t));
+    ads_buf_free(&b);
+    ads_buf_free(&again);
+}
+
+static void roundtrip__random_values_through_text(void **state)
+{
+    (void)state;
+    gen_opts o = {true, 4, false};
+    ads_buf b = ADS_BUF_INIT, again = ADS_BUF_INIT, text = ADS_BUF_INIT;
+    ads_error err;
+    rng = 777;
+    for (int i = 0; i < 2000; i++) {
+        ads_value v = gen_value(&o, 0), back;
+        ads_buf_clear(&text);
+        ads_value_unparse(&text, &v);
+        const ads_expr *e;
+        if (ads_expr_parse(&e, arena, text.p, text.len, &err))
+            fail_msg("value %d: '%s' does not parse: %s", i, ads_buf_cstr(&text), err.message);
+        assert_int_equal(ads_expr_eval(&back, e, NULL, arena), 0);
+        if (!ads_value_same(&v, &back))
+            fail_msg("value %d: '%s' reads back as %s", i, ads_buf_cstr(&text),
+                     unparse_value(&back));
+        /* same value, same bytes */
+        encode_value_ok(&b, &v);
+        encode_value_ok(&again, &back);
+        if (again.len != b.len || memcmp(again.p, b.p, b.len))
+            fail_msg("value %d: '%s' encodes differently after text", i, ads_buf_cstr(&text));
+        if (i % 64 == 0)
+            ads_arena_reset(arena);
+    }
+    ads_buf_free(&b);
+    ads_buf_free(&again);
+    ads_buf_free(&text);
+}
+
+/* Expressions a random record may hold, over its own names. */
+static const char *const expr_forms[] = {
+    "%s + 1",
+    "%s * 2 > %s || %s == \"s\"",
+    "ifThenElse(%s, 1, 2)",
+    "{ %s, 1, { %s } }",
+    "[ x = %s; y = 2; z = [ w = %s ] ]",
+    "%s.sub",
+    "%s[0]",
+    "strcat(%s, \"x\")",
+    "-%s",
+    "!%s",
+    "(%s)",
+    "%s ?: %s",
+    "%s is undefined",
+    "%s =?= %s && %s",
+    "{ 1, 2, %s + 1 }",
+};
+
+static const char *gen_expr_text(const ads_record *names_from)
+{
+    char names[3][80];
+    for (int k = 0; k < 3; k++) {
+        ads_buf nb = ADS_BUF_INIT;
+        size_t n = ads_record_size(names_from);
+        if (n == 0 || below(4) == 0) {
+            ads_buf_adds(&nb, "missing");
+        } else {
+            ads_str name = ads_record_name(names_from, below(n));
+            ads_unparse__name(&nb, name.p, name.len > 30 ? 30 : name.len);
+        }
+        snprintf(names[k], sizeof names[k], "%s", ads_buf_cstr(&nb));
+        ads_buf_free(&nb);
+    }
+    const char *form = expr_forms[below(sizeof expr_forms / sizeof expr_forms[0])];
+    char *out = ads_arena_alloc(arena, 512);
+    snprintf(out, 512, form, names[0], names[1], names[2]);
+    return out;
+}
+
+/* A random record: random values, and some attributes holding expressions. */
+static const ads_record *gen_record_with_exprs(const gen_opts *o, size_t max_attrs)
+{
+    const ads_record *base = gen_record(o, 0, max_attrs);
+    ads_record_builder *b;
+    assert_int_equal(ads_record_builder_new(&b, arena, NULL), 0);
+    for (size_t i = 0; i < ads_record_size(base); i++) {
+        ads_str name = ads_record_name(base, i);
+        const ads_expr *e = ads_record_expr(base, i);
+        if (below(3) == 0)
+            e = parse(gen_expr_text(base));
+        assert_int_equal(ads_record_builder_add(b, name.p, name.len, e, NULL), 0);
+    }
+    return ads_record_builder_finish(b);
+}
+
+static void roundtrip__random_rows_through_bytes_and_text(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT, again = ADS_BUF_INIT, text = ADS_BUF_INIT;
+    ads_error err;
+    rng = 4242;
+    for (int i = 0; i < 600; i++) {
+        gen_opts o = {i % 2 == 0, 3, i % 2 == 0};
+        const ads_record *r = gen_record_with_exprs(&o, 12), *back;
+        encode_record_ok(&b, r);
+        if (ads_msgpack_check(b.p, b.len, &err))
+            fail_msg("row %d: check: %s", i, err.message);
+        if (ads_msgpack_decode_record(&back, arena, b.p, b.len, 0, &err))
+            fail_msg("row %d: %s", i, err.message);
+        if (!records_same(r, back)) {
+            ads_buf_clear(&text);
+            ads_record_unparse(&text, r);
+            fail_msg("row %d: %s does not come back", i, ads_buf_cstr(&text));
+        }
+        encode_record_ok(&again, back);
+        assert_int_equal(again.len, b.len);
+        assert_memory_equal(again.p, b.p, b.len);
+        if (o.text) {
+            /* through the text form (values written as literals): the same bytes */
+            const ads_record *r2;
+            ads_buf_clear(&text);
+            ads_record_unparse(&text, r);
+            if (ads_record_parse(&r2, arena, text.p, text.len, &err))
+                fail_msg("row %d: '%s': %s", i, ads_buf_cstr(&text), err.message);
+            encode_record_ok(&again, r2);
+            if (again.len != b.len || memcmp(again.p, b.p, b.len))
+                fail_msg("row %d: '%s' encodes differently after text", i,
+                         ads_buf_cstr(&text));
+        }
+        if (i % 16 == 0)
+            ads_arena_reset(arena);
+    }
+    ads_buf_free(&b);
+    ads_buf_free(&again);
+    ads_buf_free(&text);
+}
+
+static void decode__copy_flag_detaches_the_result_from_the_bytes(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    const ads_record *r = parse_record("[ Name = \"abc\"; e = Name + 1; l = { \"q\" } ]"), *d1, *d2;
+    encode_record_ok(&b, r);
+    assert_int_equal(ads_msgpack_decode_record(&d1, arena, b.p, b.len, 0, NULL), 0);
+    assert_int_equal(ads_msgpack_decode_record(&d2, arena, b.p, b.len, ADS_MSGPACK_COPY, NULL),
+                     0);
+    ads_str n1 = ads_record_name(d1, 0), n2 = ads_record_name(d2, 0);
+    assert_true(n1.p >= b.p && n1.p < b.p + b.len);
+    assert_false(n2.p >= b.p && n2.p < b.p + b.len);
+    assert_true(records_same(d2, r));
+    memset(b.p, 'X', b.len);
+    assert_true(records_same(d2, r));
+    ads_buf_free(&b);
+}
+
+static void decode__value_api_refuses_a_bare_expression(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_error err;
+    ads_value v;
+    const ads_expr *e;
+    assert_int_equal(ads_msgpack_encode_expr(&b, parse("a + 1"), &err), 0);
+    assert_bytes(&b, "c7 05 06 61 20 2b 20 31");
+    assert_int_equal(ads_msgpack_decode_value(&v, arena, b.p, b.len, 0, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "msgpack: the bytes hold an unevaluated expression where "
+                                     "a value is expected");
+    assert_int_equal(ads_msgpack_decode_expr(&e, arena, b.p, b.len, 0, &err), 0);
+    ads_buf t = ADS_BUF_INIT;
+    ads_expr_unparse(&t, e);
+    assert_string_equal(ads_buf_cstr(&t), "a + 1");
+    /* a record holding expressions is still a value */
+    ads_buf_clear(&b);
+    assert_int_equal(ads_msgpack_encode_expr(&b, parse("[ a = b; c = 1 ]"), &err), 0);
+    assert_int_equal(ads_msgpack_decode_value(&v, arena, b.p, b.len, 0, &err), 0);
+    assert_int_equal(v.type, ADS_RECORD);
+    ads_buf_free(&b);
+    ads_buf_free(&t);
+}
+
+/* ======================================================================== */
+/* Errors                                                                   */
+/* ======================================================================== */
+
+static void decode__refuses_non_canonical_forms_saying_where(void **state)
+{
+    (void)state;
+    value_refused("cc 05", "uint8 holding 5 (a shorter form is canonical) at byte 0");
+    value_refused("cd 00 ff", "uint16 holding 255");
+    value_refused("d0 05", "int8 holding 5");
+    value_refused("d0 e0", "int8 holding -32");
+    value_refused("d3 ff ff ff ff ff ff ff ff", "int64 holding -1");
+    value_refused("cf 80 00 00 00 00 00 00 00", "does not fit 64 signed bits");
+    value_refused("ca 3f c0 00 00", "float32 (rows hold float64 only) at byte 0");
+    value_refused("cb 7f f8 00 00 00 00 00 01", "NaN with bits 0x7ff8000000000001");
+    value_refused("d9 03 61 62 63", "str8 of 3 bytes (a fixstr is canonical)");
+    value_refused("dc 00 01 01", "array16 of 1 entries (the fix form is canonical)");
+    value_refused("c4 01 00", "bin item");
+    value_refused("c1", "byte 0xc1 is never used");
+    value_refused("c7 01 03 00", "ext8 with a 1-byte payload (a shorter form is canonical)");
+    value_refused("d4 01 00", "error value with a 1-byte payload");
+    value_refused("d4 63 00", "unknown extension type 99 at byte 0");
+    value_refused("d4 ff 00", "unknown extension type -1");
+    value_refused("c7 06 06 61 20 2b 20 20 2b", "expression text does not parse");
+    value_refused("c7 00 06", "empty expression text");
+    value_refused("d6 06 2d 31 2e 35", "expression text '-1.5' is a plain value, which is stored");
+    value_refused("c7 05 06 7b 20 61 20 7d", "expression text '{ a }' is a list");
+    value_refused("c7 05 06 5b 20 20 20 5d", "expression text '[   ]' is a record");
+    value_refused("d5 05 02 00", "blob flag byte 2");
+    value_refused("d5 05 01 01", "expected a map, found byte 0x01");
+    value_refused("92 91 01", "item is missing (the input ends) at byte 3");
+    value_refused("91 91", "array of 1 items cannot fit in the 0 bytes left at byte 1");
+    value_refused("82 a1 62 01 a1 61 02", "attribute 'a' is out of order or repeats a name");
+    value_refused("82 a1 61 01 a1 41 02", "attribute 'A' is out of order");
+    value_refused("81 a0 01 02", "empty attribute name at byte 1");
+    value_refused("81 01 01 01", "expected a string, found byte 0x01 at byte 1");
+    value_refused("a5 61 62", "string of 5 bytes runs past the end (2 bytes left) at byte 0");
+    value_refused("01 02", "1 bytes after the end of the value at byte 1");
+    value_refused("dd ff ff ff ff", "array of 4294967295 items cannot fit in the 0 bytes left");
+    value_refused("df ff ff ff ff 01 02 03", "map of 4294967295 entries cannot fit");
+    value_refused("c9 ff ff ff ff 05", "extension payload of 4294967295 bytes runs past the end");
+    value_refused("d7 10 01 01 00 00 00 00 00 00", "a row header where a value belongs");
+}
+
+static void decode__refuses_nesting_past_the_limit(void **state)
+{
+    (void)state;
+    size_t n = ADS_MAX_DEPTH + 1;
+    unsigned char *deep = malloc(n + 1);
+    memset(deep, 0x91, n);
+    deep[n] = 0x01;
+    ads_value v;
+    ads_error err;
+    assert_int_equal(ads_msgpack_decode_value(&v, arena, deep, n + 1, 0, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message,
+                        "msgpack: containers nested deeper than 400 levels at byte 400");
+    /* 400 levels are fine */
+    assert_int_equal(ads_msgpack_decode_value(&v, arena, deep + 1, n, 0, &err), 0);
+    free(deep);
+
+    /* and the encoder will not write what cannot be read */
+    ads_value inner = ads_int(1);
+    for (size_t i = 0; i < n; i++) {
+        ads_value *item = ads_arena_alloc(arena, sizeof *item);
+        *item = inner;
+        inner = ads_list(item, 1);
+    }
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "keep");
+    assert_int_equal(ads_msgpack_encode_value(&b, &inner, &err), ADS_ELIMIT);
+    assert_string_equal(err.message, "msgpack: value nested deeper than 400 levels");
+    assert_int_equal(b.len, 4); /* the buffer is as it was */
+    assert_string_equal(ads_buf_cstr(&b), "keep");
+    ads_buf_free(&b);
+}
+
+static void check__refuses_bad_rows_saying_what_and_where(void **state)
+{
+    (void)state;
+    row_refused("", ADS_ECORRUPT, "item needs 1 more bytes, only 0 left at byte 0");
+    row_refused("80", ADS_ECORRUPT, "a row starts with 0x92 (an array of two), not 0x80");
+    row_refused("92 d5 11 01 01 80", ADS_ECORRUPT,
+                "extension type 17 where the row header (type 16) belongs at byte 1");
+    row_refused("92 d5 10 02 01 80", ADS_EVERSION,
+                "msgpack: row format version 2 is not supported (this build reads version 1) "
+                "at byte 3");
+    row_refused("92 d5 10 01 03 80", ADS_ECORRUPT, "index width 3 (1, 2 or 4) at byte 4");
+    row_refused("92 d6 10 01 01 01 05 81 a1 41 01", ADS_ECORRUPT,
+                "map of 1 attributes under an index of 2 at byte 7");
+    row_refused("92 d6 10 01 01 01 05 82 a1 41 a1 78 a1 62 01 00", ADS_ECORRUPT,
+                "1 bytes after the end of the row at byte 15");
+    row_refused("92 d6 10 01 01 01 06 82 a1 41 a1 78 a1 62 01", ADS_ECORRUPT,
+                "the index gives offset 6 for attribute 1, which is at 5 at byte 12");
+    row_refused("92 c7 06 10 01 02 00 01 00 05 82 a1 41 a1 78 a1 62 01", ADS_ECORRUPT,
+                "index width 2 where 1 is the smallest that fits at byte 10");
+    row_refused("92 d6 10 01 01 01 05 82 a1 62 a1 78 a1 41 01", ADS_ECORRUPT,
+                "attribute 'A' is out of order or repeats a name (ignoring case) at byte 12");
+    row_refused("92 c7 03 10 01 01 01 81 a1 61 c7 03 06 28 28 28", ADS_ECORRUPT,
+                "expression text does not parse");
+    row_refused("92 d5 10 01 01 80 80", ADS_ECORRUPT, "1 bytes after the end of the row");
+}
+
+static void encode__refuses_records_with_names_equal_ignoring_case(void **state)
+{
+    (void)state;
+    /* a record the builder would never make: two names equal ignoring case */
+    ads_str names[2] = {{"ab", 2}, {"AB", 2}};
+    const ads_expr *exprs[2];
+    ads_value one = ads_int(1);
+    assert_int_equal(ads_expr_literal(&exprs[0], arena, &one, NULL), 0);
+    exprs[1] = exprs[0];
+    uint32_t hashes[2] = {ads_name_hash("ab", 2), ads_name_hash("AB", 2)};
+    ads_record r = {2, names, exprs, hashes, NULL, 0};
+    ads_buf b = ADS_BUF_INIT;
+    ads_error err;
+    assert_int_equal(ads_msgpack_encode_record(&b, &r, &err), ADS_EINVAL);
+    assert_string_equal(err.message,
+                        "msgpack: a record has two attributes named 'ab' (ignoring case)");
+    assert_int_equal(b.len, 0);
+    ads_buf_free(&b);
+}
+
+/* ======================================================================== */
+/* The view                                                                 */
+/* ======================================================================== */
+
+static ads_value eval_over(const ads_expr *e, const ads_view *v)
+{
+    ads_value out;
+    assert_int_equal(ads_expr_eval(&out, e, v, arena), 0);
+    return out;
+}
+
+static void view__p3_constraint_over_a_machine_row(void **state)
+{
+    (void)state;
+    static const char *const rows[] = {
+        "[ Name = \"m1\"; Memory = 2048; Arch = \"X86_64\"; Disk = 250000; Owner = \"bob\" ]",
+        "[ Name = \"m2\"; Memory = 2048; Arch = \"x86_64\"; Disk = 10; Owner = \"ALICE\" ]",
+        "[ Name = \"m3\"; Memory = 512; Arch = \"X86_64\"; Disk = 250000 ]",
+        "[ Name = \"m4\"; Memory = 4096; Arch = \"ARM64\"; Disk = 250000 ]",
+        "[ Name = \"m5\"; Memory = 4096; Arch = \"X86_64\"; Disk = 10 ]",
+        "[ Name = \"m6\"; Arch = \"X86_64\"; Disk = 250000 ]",
+        "[ Name = \"m7\"; Memory = \"lots\"; Arch = \"X86_64\" ]",
+        "[ Name = \"m8\"; Memory = Cpus * 1024; Cpus = 4; Arch = \"X86_64\"; Disk = 1e6 ]",
+    };
+    static const char *const want[] = {"true", "true", "false", "false",
+                                       "undefined", "undefined", "error", "true"};
+    const ads_expr *p3 = parse("Memory > 1024 && Arch == \"X86_64\" && "
+                               "(Disk >= 100000 || Owner == \"alice\")");
+    ads_buf b = ADS_BUF_INIT;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const ads_record *r = parse_record(rows[i]);
+        encode_record_ok(&b, r);
+        ads_msgpack_view mv;
+        ads_error err;
+        if (ads_msgpack_view_init(&mv, b.p, b.len, arena, &err))
+            fail_msg("%s", err.message);
+        ads_view v = ads_msgpack_view_get(&mv, NULL), m = ads_record_view(r, NULL);
+        ads_value got = eval_over(p3, &v), mem = eval_over(p3, &m);
+        assert_string_equal(unparse_value(&got), want[i]);
+        assert_string_equal(unparse_value(&mem), want[i]);
+    }
+    ads_buf_free(&b);
+}
+
+static void view__strings_point_into_the_row(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, parse_record("[ Owner = \"alice\"; n = 5 ]"));
+    ads_msgpack_view mv;
+    ads_value v;
+    const ads_expr *x;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    assert_int_equal(ads_msgpack_view_size(&mv), 2);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "OWNER", 5, &v, &x, NULL), 1);
+    assert_null(x);
+    assert_int_equal(v.type, ADS_STRING);
+    assert_true(v.u.s.p > b.p && v.u.s.p + v.u.s.len <= b.p + b.len);
+    assert_memory_equal(v.u.s.p, "alice", 5);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "owner2", 6, &v, &x, NULL), 0);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "N", 1, &v, &x, NULL), 1);
+    assert_int_equal(v.u.i, 5);
+    ads_str name;
+    assert_int_equal(ads_msgpack_view_name(&name, &mv, 0, NULL), 0);
+    assert_int_equal(name.len, 1);
+    assert_memory_equal(name.p, "n", 1);
+    assert_int_equal(ads_msgpack_view_name(&name, &mv, 1, NULL), 0);
+    assert_memory_equal(name.p, "Owner", 5);
+    ads_error err;
+    assert_int_equal(ads_msgpack_view_name(&name, &mv, 2, &err), ADS_EINVAL);
+    ads_buf_free(&b);
+}
+
+static void view__decoded_attributes_are_kept_in_the_view_arena(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, parse_record("[ e = a + 1; a = 2; l = { 1, 2 }; c1 = c2; c2 = c1; "
+                                      "s = s * s + s; t = u + u; u = t * t ]"));
+    ads_msgpack_view mv;
+    ads_value v1, v2;
+    const ads_expr *x1, *x2;
+    ads_error err;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, NULL, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "msgpack: NULL argument");
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    /* an expression is parsed once: the same tree each time */
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "e", 1, &v1, &x1, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "E", 1, &v2, &x2, NULL), 1);
+    assert_non_null(x1);
+    assert_ptr_equal(x1, x2);
+    /* a list is decoded once */
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "l", 1, &v1, &x1, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&mv, "l", 1, &v2, &x2, NULL), 1);
+    assert_null(x1);
+    assert_int_equal(v1.type, ADS_LIST);
+    assert_ptr_equal(v1.u.list.items, v2.u.list.items);
+    ads_view v = ads_msgpack_view_get(&mv, NULL);
+    assert_string_equal(unparse_value((ads_value[]){eval_over(parse("e * 10 + l[1]"), &v)}),
+                        "32");
+    /* circular references are found at once, however they branch */
+    assert_string_equal(unparse_value((ads_value[]){eval_over(parse("c1"), &v)}), "error");
+    assert_string_equal(unparse_value((ads_value[]){eval_over(parse("s"), &v)}), "error");
+    assert_string_equal(unparse_value((ads_value[]){eval_over(parse("t + 1"), &v)}), "error");
+    ads_buf_free(&b);
+}
+
+static void view__nested_scopes_and_parent_views(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, parse_record("[ x = 1; r = [ y = x + 1; z = [ w = y * 10 ] ]; "
+                                      "lst = { [ q = 1 ], [ q = 2 ] }; s = \"S\" ]"));
+    ads_msgpack_view mv;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    const ads_record *outer = parse_record("[ x = 100; only_outer = 7 ]");
+    ads_view ov = ads_record_view(outer, NULL);
+    ads_view v = ads_msgpack_view_get(&mv, &ov);
+    static const char *const cases[][2] = {
+        {"r.y", "2"},
+        {"r.z.w", "20"},
+        {"lst.q", "{ 1, 2 }"},
+        {"only_outer + x", "8"},
+        {"r", "[ y = 2; z = [ w = 20 ] ]"},
+        {"s == \"s\" && s is \"S\"", "true"},
+        {".only_outer", "7"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ads_value got = eval_over(parse(cases[i][0]), &v);
+        if (strcmp(unparse_value(&got), cases[i][1]))
+            fail_msg("%s: want %s, got %s", cases[i][0], cases[i][1], unparse_value(&got));
+    }
+    ads_buf_free(&b);
+}
+
+/* Expressions evaluated over random rows, both ways. */
+static const char *const probes[] = {
+    "Memory > 1024 && Arch == \"X86_64\" && (Disk >= 100000 || Owner == \"alice\")",
+    "Memory + Disk",
+    "strcat(Owner, \"/\", Arch)",
+    "Extra",
+    "Extra2",
+    "Extra.m + 1",
+    "size(Name)",
+    "isUndefined(Owner) || Owner =?= \"bob\"",
+    "{ Memory, Disk, Arch }",
+    "Cpus * 2 ?: 0",
+    "Memory =!= undefined ? Memory / 1024 : -1",
+    "member(Arch, { \"X86_64\", \"ARM64\" })",
+    "Start + `1h`",
+    "Id",
+};
+
+static const ads_record *gen_machine(void)
+{
+    static const char *const arch[] = {"\"X86_64\"", "\"x86_64\"", "\"ARM64\"", "undefined",
+                                       "42", "error"};
+    static const char *const owner[] = {"\"alice\"", "\"ALICE\"", "\"bob\"", "undefined", "7"};
+    static const char *const extra[] = {
+        "Memory * 2", "[ m = Memory; d = Disk + 1 ]", "{ Memory, { Disk } }",
+        "Cpus > 4 && Memory > 1024", "Extra2 + 1", "\"plain\"", "Extra",
+        "ifThenElse(Disk > 5, Owner, Arch)"};
+    /* in the arena: parsed names point into the text */
+    char *text = ads_arena_alloc(arena, 2048);
+    const size_t cap = 2048;
+    int n = snprintf(text, cap, "[ Name = \"slot%zu@node\"", below(100000));
+    if (below(8))
+        n += snprintf(text + n, cap - (size_t)n, "; Memory = %zu", below(8192));
+    if (below(8))
+        n += snprintf(text + n, cap - (size_t)n, "; Arch = %s", arch[below(6)]);
+    if (below(8))
+        n += snprintf(text + n, cap - (size_t)n, "; Disk = %s",
+                      below(5) ? (below(2) ? "250000" : "99999") : "1.5e5");
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Owner = %s", owner[below(5)]);
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Cpus = %zu", below(64));
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Extra = %s", extra[below(8)]);
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Extra2 = %s", extra[below(8)]);
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Start = `2024-0%zu-1%zuT10:00:00Z`",
+                      1 + below(9), below(10));
+    if (below(2))
+        n += snprintf(text + n, cap - (size_t)n, "; Id = #%zu", below(1000));
+    for (size_t k = below(6); k > 0; k--)
+        n += snprintf(text + n, cap - (size_t)n, "; Pad%zu = %zu", k, below(1000000));
+    snprintf(text + n, cap - (size_t)n, " ]");
+    return parse_record(text);
+}
+
+static void view__random_rows_evaluate_as_in_memory(void **state)
+{
+    (void)state;
+    /* the probes outlive the resets of the test's arena */
+    ads_arena *keep = ads_arena_new();
+    const ads_expr *e[sizeof probes / sizeof probes[0]];
+    for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++)
+        e[k] = parse_in(keep, probes[k]);
+    ads_buf b = ADS_BUF_INIT, t1 = ADS_BUF_INIT, t2 = ADS_BUF_INIT;
+    rng = 99;
+    int trues = 0;
+    for (int i = 0; i < 1500; i++) {
+        const ads_record *r = gen_machine();
+        encode_record_ok(&b, r);
+        ads_msgpack_view mv;
+        assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+        ads_view vm = ads_record_view(r, NULL), vc = ads_msgpack_view_get(&mv, NULL);
+        for (size_t k = 0; k < sizeof e / sizeof e[0]; k++) {
+            ads_value a = eval_over(e[k], &vm), c = eval_over(e[k], &vc);
+            if (!ads_value_same(&a, &c)) {
+                ads_buf_clear(&t1);
+                ads_record_unparse(&t1, r);
+                ads_buf_clear(&t2);
+                ads_value_unparse(&t2, &c);
+                fail_msg("row %d %s: %s in memory is %s, over bytes %s", i, ads_buf_cstr(&t1),
+                         probes[k], unparse_value(&a), ads_buf_cstr(&t2));
+            }
+            if (k == 0 && a.type == ADS_BOOLEAN && a.u.b)
+                trues++;
+        }
+        /* every attribute, by name in another case */
+        for (size_t j = 0; j < ads_record_size(r); j++) {
+            ads_str name = ads_record_name(r, j);
+            char upper[64];
+            for (size_t q = 0; q < name.len; q++)
+                upper[q] = (char)((name.p[q] >= 'a' && name.p[q] <= 'z') ? name.p[q] - 32
+                                                                         : name.p[q]);
+            ads_value v;
+            const ads_expr *x;
+            assert_int_equal(ads_msgpack_view_lookup(&mv, upper, name.len, &v, &x, NULL),
+                             1);
+        }
+        if (i % 32 == 0)
+            ads_arena_reset(arena);
+    }
+    assert_true(trues > 50); /* the constraint was exercised both ways */
+    ads_arena_free(keep);
+    ads_buf_free(&b);
+    ads_buf_free(&t1);
+    ads_buf_free(&t2);
+}
+
+/* ======================================================================== */
+/* Corruption                                                               */
+/* ======================================================================== */
+
+/* Whatever bytes: check, decode and the view must not crash; accepted
+ * bytes decode to a record that encodes back to exactly those bytes (to a
+ * fixed point, if expression texts are involved). */
+static void survive(const unsigned char *p, size_t n, const ads_expr *probe, ads_arena *work)
+{
+    /* an exact-size copy, so ASan sees any over-read */
+    unsigned char *copy = malloc(n ? n : 1);
+    memcpy(copy, p, n);
+    ads_error err;
+    const ads_record *r;
+    int rc = ads_msgpack_check(copy, n, &err);
+    int rd = ads_msgpack_decode_record(&r, work, copy, n, 0, &err);
+    assert_int_equal(rc, rd);
+    if (rc == 0) {
+        ads_buf b = ADS_BUF_INIT, b2 = ADS_BUF_INIT;
+        encode_record_ok(&b, r);
+        if (!record_has_expr(r)) {
+            if (b.len != n || memcmp(b.p, copy, n))
+                fail_msg("accepted %s\nre-encodes as %s", hex_of(copy, n), hex_of(b.p, b.len));
+        } else {
+            const ads_record *r2;
+            if (ads_msgpack_decode_record(&r2, work, b.p, b.len, 0, &err))
+                fail_msg("accepted %s\nre-encodes as %s\nwhich fails: %s", hex_of(copy, n),
+                         hex_of(b.p, b.len), err.message);
+            encode_record_ok(&b2, r2);
+            assert_int_equal(b.len, b2.len);
+            assert_memory_equal(b.p, b2.p, b.len);
+        }
+        ads_buf_free(&b);
+        ads_buf_free(&b2);
+    } else {
+        assert_true(rc == ADS_ECORRUPT || rc == ADS_EVERSION);
+        assert_non_null(strstr(err.message, "at byte "));
+    }
+    ads_msgpack_view mv;
+    if (ads_msgpack_view_init(&mv, copy, n, work, &err) == 0) {
+        ads_view v = ads_msgpack_view_get(&mv, NULL);
+        ads_value out;
+        assert_int_equal(ads_expr_eval(&out, probe, &v, work), 0);
+        for (size_t i = 0; i < ads_msgpack_view_size(&mv); i++) {
+            ads_str name;
+            const ads_expr *x;
+            if (ads_msgpack_view_name(&name, &mv, i, &err) == 0)
+                (void)ads_msgpack_view_lookup(&mv, name.p, name.len, &out, &x, &err);
+        }
+    }
+    free(copy);
+    ads_arena_reset(work);
+}
+
+static void corrupt__every_truncation_and_byte_flip_is_safe(void **state)
+{
+    (void)state;
+    const ads_expr *probe = parse("Memory > 1024 && Arch == \"X86_64\" && "
+                                  "(Disk >= 100000 || Owner == \"alice\") && "
+                                  "size(Extra) >= 0 && e + 1 > 0 && l[0] && r.x");
+    ads_buf b = ADS_BUF_INIT;
+    rng = 2024;
+    const ads_record *rows[12];
+    static const char machine[] =
+        "[ Memory = 2048; Arch = \"X86_64\"; Disk = 250000; Owner = \"bob\";"
+        " e = Memory + 1; l = { 1, 2.5, \"x\" }; r = [ x = true ];"
+        " t = `2020-01-01T00:00:00+01:00`; d = `1h`; i = #42;"
+        " b = blob(\"aGVsbG8=\", [ k = 1 ]) ]";
+    rows[0] = parse_record(machine);
+    rows[1] = eval_text(machine).u.rec; /* all values, the blob included */
+    rows[2] = parse_record("[ ]");
+    for (int k = 3; k < 12; k++) {
+        gen_opts o = {k % 2 == 0, 3, false};
+        rows[k] = gen_record_with_exprs(&o, 6);
+    }
+    long runs = 0;
+    ads_arena *work = ads_arena_new();
+    assert_non_null(work);
+    for (int k = 0; k < 12; k++) {
+        const ads_record *r = rows[k];
+        encode_record_ok(&b, r);
+        if (b.len > 3000)
+            continue;
+        unsigned char *p = malloc(b.len);
+        memcpy(p, b.p, b.len);
+        for (size_t n = 0; n <= b.len; n++, runs++)
+            survive(p, n, probe, work);
+        static const unsigned char flips[] = {0xff, 0x01, 0x80, 0x10};
+        for (size_t i = 0; i < b.len; i++) {
+            unsigned char keep = p[i];
+            for (size_t f = 0; f < sizeof flips; f++, runs++) {
+                p[i] = keep ^ flips[f];
+                survive(p, b.len, probe, work);
+            }
+            p[i] = 0x00;
+            survive(p, b.len, probe, work);
+            p[i] = keep;
+            runs++;
+        }
+        free(p);
+    }
+    assert_true(runs > 1000);
+    ads_buf_free(&b);
+    ads_arena_free(work);
+}
+
+int main(void)
+{
+    setenv("TZ", "UTC", 1);
+    tzset();
+    setlocale(LC_ALL, "C");
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(encode__scalars_are_plain_msgpack_in_smallest_form),
+        T(encode__strings_take_the_smallest_header),
+        T(encode__classad_values_use_extension_types),
+        T(encode__lists_are_arrays_and_records_sorted_maps),
+        T(encode__rows_have_a_versioned_index_header),
+        T(encode__index_widens_when_offsets_pass_255),
+        T(encode__attribute_order_and_spelling_of_input_do_not_matter),
+        T(encode__same_value_built_differently_gives_same_bytes),
+        T(encode__refuses_records_with_names_equal_ignoring_case),
+        T(roundtrip__random_values_through_bytes),
+        T(roundtrip__random_values_through_text),
+        T(roundtrip__random_rows_through_bytes_and_text),
+        T(decode__copy_flag_detaches_the_result_from_the_bytes),
+        T(decode__value_api_refuses_a_bare_expression),
+        T(decode__refuses_non_canonical_forms_saying_where),
+        T(decode__refuses_nesting_past_the_limit),
+        T(check__refuses_bad_rows_saying_what_and_where),
+        T(view__p3_constraint_over_a_machine_row),
+        T(view__strings_point_into_the_row),
+        T(view__decoded_attributes_are_kept_in_the_view_arena),
+        T(view__nested_scopes_and_parent_views),
+        T(view__random_rows_evaluate_as_in_memory),
+        T(corrupt__every_truncation_and_byte_flip_is_safe),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
