@@ -4,18 +4,34 @@
 # A crash input is left in tests/fuzz/ (crash-*): move it into the target's
 # corpus folder once fixed, so the normal suite replays it forever.
 #   tools/fuzz.sh [SECONDS] [TARGET...]
+# Environment:
+#   ADS_FUZZ_JOBS     build parallelism (default 1)
+#   ADS_FUZZ_MAX_LEN  -max_len for every target (default: 256 for the small
+#                     parsers, 4096 for the document formats)
+#   ADS_FUZZ_ARGS     more libFuzzer flags, e.g. "-jobs=1 -rss_limit_mb=4096"
+# A dictionary tests/fuzz/<target>.dict, if present, is passed as -dict=.
+# The whole libFuzzer output is kept in build-fuzz/fuzz-<target>.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(id_parse fluid_decode kid_decode)
+[ ${#targets[@]} -gt 0 ] || targets=(id_parse fluid_decode kid_decode expr_parse msgpack_decode
+                                     json_read long_read xml_read)
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADS_FUZZ=ON >/dev/null
 for t in "${targets[@]}"; do
-  cmake --build build-fuzz -j "$(nproc)" --target "fuzz_$t" >/dev/null
+  cmake --build build-fuzz -j "${ADS_FUZZ_JOBS:-1}" --target "fuzz_$t" >/dev/null
   corpus=tests/fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/new-$t"
-  echo "== fuzz_$t for ${secs}s"
+  case $t in
+    msgpack_decode|json_read|long_read|xml_read) max_len=${ADS_FUZZ_MAX_LEN:-4096} ;;
+    *) max_len=${ADS_FUZZ_MAX_LEN:-256} ;;
+  esac
+  dict=()
+  [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="$t.dict")
+  echo "== fuzz_$t for ${secs}s (max_len $max_len)"
+  # shellcheck disable=SC2086
   (cd tests/fuzz && ../../build-fuzz/tests/fuzz/fuzz_$t -max_total_time="$secs" \
-      -max_len=256 -print_final_stats=1 "../../build-fuzz/new-$t" "../../$corpus" 2>&1 | tail -12)
+      -max_len="$max_len" "${dict[@]}" -print_final_stats=1 ${ADS_FUZZ_ARGS:-} \
+      "../../build-fuzz/new-$t" "../../$corpus" 2>&1 | tee "../../build-fuzz/fuzz-$t.log" | tail -12)
   build-fuzz/tests/fuzz/fuzz_$t -merge=1 "$corpus" "build-fuzz/new-$t" 2>&1 | tail -1
 done

@@ -19,7 +19,10 @@
 
 #include <strings.h>
 
+#include <msgpack.h>
+
 #include "classad/classad.h"
+#include "classad/msgpack.h"
 #include "idgen/idgen.h"
 
 typedef struct config {
@@ -430,6 +433,96 @@ static int b_eval_c(uint64_t ops)
     return 0;
 }
 
+/* ---- P9: the same constraint over MessagePack row bytes ---- */
+
+static ads_buf machine_rows[MACHINES];
+
+static int make_rows(void)
+{
+    if (machine_rows[0].len)
+        return 0;
+    if (make_machines())
+        return -1;
+    for (int i = 0; i < MACHINES; i++)
+        if (ads_msgpack_encode_record(&machine_rows[i], machine_records[i], NULL))
+            return -1;
+    return 0;
+}
+
+/* adstore: a record view straight over the row bytes (binary search of the
+ * name index, only the attributes the constraint reads are decoded). */
+static int w_eval_msgpack(uint64_t ops)
+{
+    ads_arena *a = ads_arena_new();
+    const ads_expr *e;
+    uint64_t acc = 0;
+    if (!a || make_rows() ||
+        ads_expr_parse(&e, machine_arena, P3_CONSTRAINT, strlen(P3_CONSTRAINT), NULL) ||
+        ads_expr_prepare(&e, machine_arena, e, NULL))
+        return -1;
+    for (uint64_t i = 0; i < ops; i++) {
+        const ads_buf *rb = &machine_rows[i & (MACHINES - 1)];
+        ads_msgpack_view mv;
+        ads_value v;
+        if (ads_msgpack_view_init(&mv, rb->p, rb->len, a, NULL))
+            return -1;
+        ads_view view = ads_msgpack_view_get(&mv, NULL);
+        if (ads_expr_eval(&v, e, &view, a))
+            return -1;
+        acc += v.type == ADS_BOOLEAN && v.u.b;
+        ads_arena_reset(a);
+    }
+    sink = acc;
+    ads_arena_free(a);
+    return 0;
+}
+
+/* The ceiling: msgpack-c decodes the row (msgpack_unpack_next into a
+ * reused zone), then C finds the four fields in the map by name and tests
+ * them, as a hand-written filter over decoded MessagePack would. */
+static bool field_eq(const msgpack_object *k, const char *name)
+{
+    size_t n = strlen(name);
+    return k->type == MSGPACK_OBJECT_STR && k->via.str.size == n &&
+           strncasecmp(k->via.str.ptr, name, n) == 0;
+}
+
+static int b_eval_msgpack_c(uint64_t ops)
+{
+    uint64_t acc = 0;
+    msgpack_unpacked u;
+    if (make_rows())
+        return -1;
+    msgpack_unpacked_init(&u);
+    for (uint64_t i = 0; i < ops; i++) {
+        const ads_buf *rb = &machine_rows[i & (MACHINES - 1)];
+        size_t off = 0;
+        if (msgpack_unpack_next(&u, rb->p, rb->len, &off) != MSGPACK_UNPACK_SUCCESS ||
+            u.data.type != MSGPACK_OBJECT_ARRAY || u.data.via.array.size != 2)
+            return -1;
+        const msgpack_object *map = &u.data.via.array.ptr[1];
+        if (map->type != MSGPACK_OBJECT_MAP)
+            return -1;
+        int64_t memory = 0, disk = 0;
+        bool x86 = false, alice = false;
+        for (uint32_t j = 0; j < map->via.map.size; j++) {
+            const msgpack_object *k = &map->via.map.ptr[j].key, *v = &map->via.map.ptr[j].val;
+            if (field_eq(k, "Memory") && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+                memory = (int64_t)v->via.u64;
+            else if (field_eq(k, "Disk") && v->type == MSGPACK_OBJECT_POSITIVE_INTEGER)
+                disk = (int64_t)v->via.u64;
+            else if (field_eq(k, "Arch") && v->type == MSGPACK_OBJECT_STR)
+                x86 = v->via.str.size == 6 && strncasecmp(v->via.str.ptr, "X86_64", 6) == 0;
+            else if (field_eq(k, "Owner") && v->type == MSGPACK_OBJECT_STR)
+                alice = v->via.str.size == 5 && strncasecmp(v->via.str.ptr, "alice", 5) == 0;
+        }
+        acc += memory > 1024 && x86 && (disk >= 100000 || alice);
+    }
+    msgpack_unpacked_destroy(&u);
+    sink = acc;
+    return 0;
+}
+
 /* ---- driver ---- */
 
 static int run_row(const row *r, const config *cfg)
@@ -484,6 +577,8 @@ static const row rows[] = {
     {"P7", "emoji decode", "strtoull", w_emoji_dec, b_strtoull, 10000000, 10e6, 0},
     {"P9", "parse P3 constraint", "tokenize by hand", w_parse, b_tokenize, 2000000, 1e6, 0},
     {"P9", "eval P3, in memory", "C over structs", w_eval_memory, b_eval_c, 10000000, 10e6, 0},
+    {"P9", "eval P3, msgpack bytes", "msgpack-c decode + C", w_eval_msgpack, b_eval_msgpack_c,
+     5000000, 5e6, 0},
 };
 
 static int usage(void)
