@@ -22,6 +22,8 @@ static const char *const code_names[] = {
     "already exists",
     "generator state inherited through fork()",
     "read-only",
+    "store map full",
+    "busy",
 };
 
 const char *ads_strerror(int code)

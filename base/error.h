@@ -36,7 +36,9 @@ enum {
     ADS_EEXIST = -11,
     ADS_EFORK = -12,   /* generator state inherited through fork() */
     ADS_EREADONLY = -13,
-    ADS_ECODE_MIN = -13
+    ADS_EMAPFULL = -14, /* the store's map filled up (ads_db_write grows it and retries) */
+    ADS_EBUSY = -15,    /* a resource is held by others (e.g. open transactions) */
+    ADS_ECODE_MIN = -15
 };
 
 #define ADS_ERROR_MESSAGE_MAX 256

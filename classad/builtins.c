@@ -267,15 +267,19 @@ static void fn_abstime(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
             *out = ads_undefined();
             return;
         }
-        if (o.type == ADS_INTEGER)
+        /* a zone less than a day either way (a RelTime is range-checked
+         * before its conversion: NaN or a huge one would be undefined
+         * behaviour), in whole minutes: what the text forms can write
+         * (+hh:mm, hh at most 23) so that the value reads back */
+        if (o.type == ADS_INTEGER && o.u.i > -86400 && o.u.i < 86400)
             off = (int32_t)o.u.i;
-        else if (o.type == ADS_RELTIME)
+        else if (o.type == ADS_RELTIME && o.u.rel > -86400 && o.u.rel < 86400)
             off = (int32_t)o.u.rel;
         else {
             *out = ads_errorv();
             return;
         }
-        if (o.type == ADS_INTEGER && (o.u.i < -86400 || o.u.i > 86400)) {
+        if (off % 60 != 0) {
             *out = ads_errorv();
             return;
         }

@@ -191,7 +191,8 @@ bool ads_value_equiv(const ads_value *a, const ads_value *b);
  * Structural equality for tests and round trips: same type; integers,
  * booleans and strings exactly (case-sensitive); reals by value with two NaNs
  * equal; AbsTime by instant and offset; lists and records member by member
- * (record names case-insensitive, order ignored).
+ * (record names case-insensitive, order ignored; a member that is an
+ * unevaluated expression matches an expression tree alike node by node).
  */
 bool ads_value_same(const ads_value *a, const ads_value *b);
 

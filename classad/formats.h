@@ -1,7 +1,7 @@
 /*
  * classad/formats.h: the other text forms of ClassAd records
  * (shared/spec/classad.md section 8; the user's view, with every rule spelled
- * out, is docs/formats-text.md):
+ * out, is docs/formats.md):
  *
  *   - the informal "long" form, one `Name = value` per line, records separated
  *     by blank lines: what HTCondor's `condor_q -long` and `condor_status
@@ -77,7 +77,7 @@ int ads_record_check_text(const ads_record *r, ads_error *err);
 /* ------------------------------------------------------------------------ */
 
 /*
- * The long form, in short (docs/formats-text.md has the details):
+ * The long form, in short (docs/formats.md has the details):
  *
  *   # a comment line
  *   MyType = "Job"

@@ -351,7 +351,15 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
         ads_buf_adds(b, op_text[e->op]);
         const ads_expr *a = e->u.ops.a;
         /* "- -3" must not become "--3"... which reads back the same: a
-         * unary minus and the literal -3; keep it tight like HTCondor */
+         * unary minus and the literal -3; keep it tight like HTCondor. A
+         * minus right before a digit joins the number, which for every
+         * number but the integer 0 reads back as the same text ("-3" is
+         * the literal -3); "-0" would read back as the literal 0 and lose
+         * the minus ("--0" would unparse "-0", then "0"), so that one gets
+         * a space: "- 0" reads back as the minus it is. */
+        if (e->op == OP_NEG && a->kind == N_LITERAL && a->u.lit.type == ADS_INTEGER &&
+            a->u.lit.u.i == 0)
+            ads_buf_addc(b, ' ');
         child(b, a, P_UNARY, st);
         return;
     }

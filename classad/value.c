@@ -110,8 +110,14 @@ static const ads_value *member_value(const ads_record *r, size_t i)
     return ads_expr_literal_value(ads_record_expr(r, i));
 }
 
+/*
+ * Records with the same names (without case) whose members match: plain
+ * values by cmp, unevaluated expressions by same_expr (NULL: only the same
+ * expression object matches).
+ */
 static bool records_match(const ads_record *a, const ads_record *b,
-                          bool (*cmp)(const ads_value *, const ads_value *))
+                          bool (*cmp)(const ads_value *, const ads_value *),
+                          bool (*same_expr)(const ads_expr *, const ads_expr *))
 {
     if (ads_record_size(a) != ads_record_size(b))
         return false;
@@ -122,7 +128,8 @@ static bool records_match(const ads_record *a, const ads_record *b,
             return false;
         const ads_value *x = member_value(a, i), *y = member_value(b, (size_t)j);
         if (!x || !y) {
-            if (ads_record_expr(a, i) != ads_record_expr(b, (size_t)j))
+            const ads_expr *ex = ads_record_expr(a, i), *ey = ads_record_expr(b, (size_t)j);
+            if (ex != ey && !(same_expr && same_expr(ex, ey)))
                 return false;
             continue;
         }
@@ -130,6 +137,61 @@ static bool records_match(const ads_record *a, const ads_record *b,
             return false;
     }
     return true;
+}
+
+static bool expr_same(const ads_expr *a, const ads_expr *b);
+
+static bool str_same(ads_str a, ads_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.p, b.p, a.len) == 0);
+}
+
+/* Two expression trees alike node by node (names as written), so that an
+ * expression decoded twice, or written and read back, is the same. */
+static bool expr_same(const ads_expr *a, const ads_expr *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || a->kind != b->kind)
+        return false;
+    switch ((node_kind)a->kind) {
+    case N_LITERAL:
+        return ads_value_same(&a->u.lit, &b->u.lit);
+    case N_ATTR:
+        return a->scope == b->scope && a->quoted == b->quoted &&
+               str_same(a->u.attr.name, b->u.attr.name);
+    case N_SELECT:
+        return a->quoted == b->quoted && str_same(a->u.sel.name, b->u.sel.name) &&
+               expr_same(a->u.sel.base, b->u.sel.base);
+    case N_UNARY:
+    case N_BINARY:
+    case N_INDEX:
+    case N_AND:
+    case N_OR:
+    case N_COND:
+    case N_ELVIS:
+    case N_PAREN:
+        return a->op == b->op && expr_same(a->u.ops.a, b->u.ops.a) &&
+               expr_same(a->u.ops.b, b->u.ops.b) && expr_same(a->u.ops.c, b->u.ops.c);
+    case N_CALL:
+        if (a->u.call.fn != b->u.call.fn || !str_same(a->u.call.name, b->u.call.name) ||
+            a->u.call.n != b->u.call.n)
+            return false;
+        for (size_t i = 0; i < a->u.call.n; i++)
+            if (!expr_same(a->u.call.args[i], b->u.call.args[i]))
+                return false;
+        return true;
+    case N_LIST:
+        if (a->u.list.n != b->u.list.n)
+            return false;
+        for (size_t i = 0; i < a->u.list.n; i++)
+            if (!expr_same(a->u.list.items[i], b->u.list.items[i]))
+                return false;
+        return true;
+    case N_RECORD:
+        return records_match(a->u.rec, b->u.rec, ads_value_same, expr_same);
+    }
+    return false;
 }
 
 bool ads_value_equiv(const ads_value *a, const ads_value *b)
@@ -157,7 +219,7 @@ bool ads_value_equiv(const ads_value *a, const ads_value *b)
         return bytes_eq(a->u.blob->bytes, b->u.blob->bytes) &&
                ((!a->u.blob->meta && !b->u.blob->meta) ||
                 (a->u.blob->meta && b->u.blob->meta &&
-                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_equiv)));
+                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_equiv, NULL)));
     case ADS_LIST:
         if (a->u.list.n != b->u.list.n)
             return false;
@@ -166,7 +228,7 @@ bool ads_value_equiv(const ads_value *a, const ads_value *b)
                 return false;
         return true;
     case ADS_RECORD:
-        return records_match(a->u.rec, b->u.rec, ads_value_equiv);
+        return records_match(a->u.rec, b->u.rec, ads_value_equiv, NULL);
     default:
         return false;
     }
@@ -185,14 +247,14 @@ bool ads_value_same(const ads_value *a, const ads_value *b)
                 return false;
         return true;
     case ADS_RECORD:
-        return records_match(a->u.rec, b->u.rec, ads_value_same);
+        return records_match(a->u.rec, b->u.rec, ads_value_same, expr_same);
     case ADS_RELTIME:
         return real_same(a->u.rel, b->u.rel);
     case ADS_BLOB:
         return bytes_eq(a->u.blob->bytes, b->u.blob->bytes) &&
                ((!a->u.blob->meta && !b->u.blob->meta) ||
                 (a->u.blob->meta && b->u.blob->meta &&
-                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_same)));
+                 records_match(a->u.blob->meta, b->u.blob->meta, ads_value_same, expr_same)));
     default:
         return ads_value_is(a, b);
     }

@@ -1,50 +1,30 @@
 /*
- * engine/db.c: opening and creating stores, transactions, and the identifier
- * state kept in the `meta` table.
+ * engine/db.c: opening and creating stores, transactions, map growth, and
+ * the meta table's helpers.
  *
- * meta holds small fixed records, all little-endian:
- *   "format"     u32  on-disk format version
- *   "node"       u64  47-bit node id
- *   "idgen"      the OUID clock-sequence state (ads_idgen_state_encode)
- *   "luid"       u64  the last value of the built-in increment counter
- *   "fluid/<g>"  FLUID generator g: epoch u64, last_ts u64, seq u32, used u8
- *   "kid"        k-ordered generator: last_tick u64, seq u32, used u8
- * Generator state is read and written inside the caller's write transaction,
- * which LMDB serialises across threads and processes: that is what makes ids
- * unique across writers, crashes and fork().
+ * Map growth: LMDB can only change the map size while the process has no
+ * transaction open. Every transaction holds the store's `resize` lock
+ * shared; growing takes it exclusively. A write that fills the map marks its
+ * transaction broken with ADS_EMAPFULL; ads_db_write then aborts, doubles
+ * the map and runs the work again. A write transaction also grows the map
+ * before it starts when less than a quarter is free, so explicit
+ * transactions rarely meet a full map. When another process has grown the
+ * map, LMDB says MDB_MAP_RESIZED at begin, and the new size is adopted.
  */
 #include <errno.h>
-#include <lmdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
-#include "engine/engine.h"
+#include "engine/engine_int.h"
 
-struct ads_db {
-    MDB_env *env;
-    MDB_dbi meta;
-    uint64_t node;
-    int flags;
-    ads_clock clock;
-};
-
-struct ads_txn {
-    ads_db *db;
-    MDB_txn *txn;
-    bool readonly;
-};
-
-/* Virtual size reserved for the map; the file grows only as data is written. */
-#define MAP_SIZE ((size_t)1 << 30)
-
-static int lmdb_error(ads_error *err, int rc, const char *what)
-{
-    if (rc == MDB_VERSION_MISMATCH || rc == MDB_INVALID)
-        return ads_error_set(err, ADS_ECORRUPT, "%s: %s", what, mdb_strerror(rc));
-    return ads_error_set(err, ADS_ESTORAGE, "%s: %s", what, mdb_strerror(rc));
-}
+/* Default virtual size reserved for the map; the file grows only as data is
+ * written. */
+#define MAP_SIZE_DEFAULT ((size_t)1 << 30)
+/* How long a grower waits for this process's other transactions to end. */
+#define RESIZE_WAIT_S 10
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -60,33 +40,143 @@ static uint64_t get_le(const uint8_t *p, int n)
     return v;
 }
 
-/* Read meta key into buf of exactly len bytes. 1 if absent, 0 if read. */
-static int meta_get(MDB_txn *txn, MDB_dbi dbi, const char *key, void *buf, size_t len,
-                    ads_error *err)
+static int lmdb_plain(ads_error *err, int rc, const char *what)
+{
+    if (rc == MDB_VERSION_MISMATCH || rc == MDB_INVALID || rc == MDB_CORRUPTED ||
+        rc == MDB_PAGE_NOTFOUND)
+        return ads_error_set(err, ADS_ECORRUPT, "%s: %s", what, mdb_strerror(rc));
+    if (rc == MDB_MAP_FULL)
+        return ads_error_set(err, ADS_EMAPFULL, "%s: the store's map is full", what);
+    if (rc == EIO || rc == ENOSPC)
+        return ads_error_set(err, ADS_EIO, "%s: %s", what, strerror(rc));
+    return ads_error_set(err, ADS_ESTORAGE, "%s: %s", what, mdb_strerror(rc));
+}
+
+int ads_db__lmdb(ads_txn *txn, ads_error *err, int rc, const char *what)
+{
+    int code = lmdb_plain(err, rc, what);
+    if (txn && (rc == MDB_MAP_FULL || rc == MDB_TXN_FULL || rc == MDB_BAD_TXN || rc == EIO ||
+                rc == ENOSPC || rc == MDB_PANIC)) {
+        txn->broken = true;
+        if (!txn->broken_rc)
+            txn->broken_rc = code;
+    }
+    return code;
+}
+
+int ads_db__need_write(ads_txn *txn, const char *what, ads_error *err)
+{
+    if (txn->readonly)
+        return ads_error_set(err, ADS_EREADONLY, "%s needs a write transaction", what);
+    if (txn->broken)
+        return ads_error_set(err, txn->broken_rc, "the transaction failed earlier: abort it");
+    return 0;
+}
+
+int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
+                size_t vlen, unsigned flags, ads_error *err)
+{
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    int rc = mdb_put(txn->txn, dbi, &key, &val, flags);
+    return rc ? ads_db__lmdb(txn, err, rc, "writing") : 0;
+}
+
+int ads_db__del(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, ads_error *err)
+{
+    MDB_val key = {klen, (void *)k};
+    int rc = mdb_del(txn->txn, dbi, &key, NULL);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    return rc ? ads_db__lmdb(txn, err, rc, "deleting") : 0;
+}
+
+int ads_db__meta_get(ads_txn *txn, const char *key, size_t klen, MDB_val *v, ads_error *err)
+{
+    MDB_val k = {klen, (void *)key};
+    int rc = mdb_get(txn->txn, txn->db->meta, &k, v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "reading store metadata");
+    return 1;
+}
+
+int ads_db__meta_put(ads_txn *txn, const char *key, size_t klen, const void *v, size_t vlen,
+                     ads_error *err)
+{
+    return ads_db__put(txn, txn->db->meta, key, klen, v, vlen, 0, err);
+}
+
+double ads_db__now(ads_txn *txn)
+{
+    const ads_clock *c = &txn->db->clock;
+    return (double)c->now_ns(c->ctx) / 1e9;
+}
+
+int ads_db__next_systs(ads_txn *txn, int64_t *out, ads_error *err)
+{
+    if (!txn->systs_loaded) {
+        MDB_val v;
+        int rc = ads_db__meta_get(txn, ADS_META_SYSTS, strlen(ADS_META_SYSTS), &v, err);
+        if (rc < 0)
+            return rc;
+        txn->systs = 0;
+        if (rc == 1) {
+            if (v.mv_size != 8)
+                return ads_error_set(err, ADS_ECORRUPT, "store metadata 'systs' is corrupt");
+            txn->systs = (int64_t)get_le(v.mv_data, 8);
+        }
+        txn->systs_loaded = true;
+    }
+    const ads_clock *c = &txn->db->clock;
+    int64_t now = c->now_ns(c->ctx) / 1000;
+    txn->systs = now > txn->systs ? now : txn->systs + 1;
+    txn->systs_dirty = true;
+    *out = txn->systs;
+    return 0;
+}
+
+char *ads_db__fold(ads_txn *txn, const char *s, size_t len)
+{
+    char *f = ads_arena_alloc(txn->arena, len + 1);
+    if (!f)
+        return NULL;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        f[i] = (char)((c >= 'A' && c <= 'Z') ? c | 0x20 : c);
+    }
+    f[len] = 0;
+    return f;
+}
+
+/* ---- creating and opening ---- */
+
+static int meta_get_fixed(MDB_txn *txn, MDB_dbi dbi, const char *key, void *buf, size_t len,
+                          ads_error *err)
 {
     MDB_val k = {strlen(key), (void *)key}, v;
     int rc = mdb_get(txn, dbi, &k, &v);
     if (rc == MDB_NOTFOUND)
         return 1;
     if (rc)
-        return lmdb_error(err, rc, "reading store metadata");
+        return lmdb_plain(err, rc, "reading store metadata");
     if (v.mv_size != len)
         return ads_error_set(err, ADS_ECORRUPT,
-                             "store metadata '%s' has %zu bytes, expected %zu", key,
-                             v.mv_size, len);
+                             "store metadata '%s' has %zu bytes, expected %zu", key, v.mv_size,
+                             len);
     memcpy(buf, v.mv_data, len);
     return 0;
 }
 
-static int meta_put(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *buf, size_t len,
-                    ads_error *err)
+static int meta_put_fixed(MDB_txn *txn, MDB_dbi dbi, const char *key, const void *buf, size_t len,
+                          ads_error *err)
 {
     MDB_val k = {strlen(key), (void *)key}, v = {len, (void *)buf};
     int rc = mdb_put(txn, dbi, &k, &v, 0);
-    return rc ? lmdb_error(err, rc, "writing store metadata") : 0;
+    return rc ? lmdb_plain(err, rc, "writing store metadata") : 0;
 }
 
-/* Write the records of a new store: format, node, fresh generator state. */
+/* The records of a new store: format, node, fresh generator state. */
 static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
 {
     uint8_t buf[ADS_IDGEN_STATE_BYTES];
@@ -97,36 +187,38 @@ static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
     if ((rc = ads_node_new(&node, err)))
         return rc;
     put_le(buf, ADS_DB_FORMAT_VERSION, 4);
-    if ((rc = meta_put(txn, dbi, "format", buf, 4, err)))
+    if ((rc = meta_put_fixed(txn, dbi, ADS_META_FORMAT, buf, 4, err)))
         return rc;
     put_le(buf, node, 8);
-    if ((rc = meta_put(txn, dbi, "node", buf, 8, err)))
+    if ((rc = meta_put_fixed(txn, dbi, ADS_META_NODE, buf, 8, err)))
         return rc;
     ads_idgen_state_init(&st, node);
     ads_idgen_state_encode(buf, &st);
-    return meta_put(txn, dbi, "idgen", buf, sizeof buf, err);
+    return meta_put_fixed(txn, dbi, ADS_META_IDGEN, buf, sizeof buf, err);
 }
 
-/* Check the format version and read the node id, creating them if allowed. */
+/* Check the format version, read the node id, open the tables; create them
+ * if allowed. */
 static int load_meta(ads_db *db, const char *dir, ads_error *err)
 {
     bool writable = !(db->flags & ADS_DB_READONLY);
+    unsigned create = writable ? MDB_CREATE : 0;
     MDB_txn *txn;
     uint8_t buf[8];
     int rc = mdb_txn_begin(db->env, NULL, writable ? 0 : MDB_RDONLY, &txn);
     if (rc)
-        return lmdb_error(err, rc, "opening store");
+        return lmdb_plain(err, rc, "opening store");
 
-    rc = mdb_dbi_open(txn, "meta", writable ? MDB_CREATE : 0, &db->meta);
+    rc = mdb_dbi_open(txn, "meta", create, &db->meta);
     if (rc == MDB_NOTFOUND) {
         rc = ads_error_set(err, ADS_ENOTFOUND, "%s holds no adstore store", dir);
         goto cleanup;
     }
     if (rc) {
-        rc = lmdb_error(err, rc, "opening store metadata");
+        rc = lmdb_plain(err, rc, "opening store metadata");
         goto cleanup;
     }
-    rc = meta_get(txn, db->meta, "format", buf, 4, err);
+    rc = meta_get_fixed(txn, db->meta, ADS_META_FORMAT, buf, 4, err);
     if (rc == 1) {
         if (!writable || !(db->flags & ADS_DB_CREATE)) {
             rc = ads_error_set(err, ADS_ENOTFOUND, "%s holds no adstore store", dir);
@@ -134,29 +226,35 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
         }
         if ((rc = init_meta(txn, db->meta, err)))
             goto cleanup;
-        rc = meta_get(txn, db->meta, "format", buf, 4, err);
+        rc = meta_get_fixed(txn, db->meta, ADS_META_FORMAT, buf, 4, err);
     }
     if (rc)
         goto cleanup;
     if (get_le(buf, 4) != ADS_DB_FORMAT_VERSION) {
         rc = ads_error_set(err, ADS_EVERSION,
-                           "%s is a store of format version %llu; this build reads version "
-                           "%d",
+                           "%s is a store of format version %llu; this build reads version %d",
                            dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION);
         goto cleanup;
     }
-    rc = meta_get(txn, db->meta, "node", buf, 8, err);
+    rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);
     if (rc == 1)
         rc = ads_error_set(err, ADS_ECORRUPT, "%s: store metadata has no node id", dir);
     if (rc)
         goto cleanup;
     db->node = get_le(buf, 8);
-    if (writable) {
-        rc = mdb_txn_commit(txn);
-        txn = NULL;
-        if (rc)
-            rc = lmdb_error(err, rc, "creating store");
+    if ((rc = mdb_dbi_open(txn, "latest", create, &db->latest)) ||
+        (rc = mdb_dbi_open(txn, "history", create, &db->history))) {
+        rc = rc == MDB_NOTFOUND
+                 ? ads_error_set(err, ADS_ECORRUPT, "%s: the store's tables are missing", dir)
+                 : lmdb_plain(err, rc, "opening store tables");
+        goto cleanup;
     }
+    /* commit even a read-only transaction: table handles opened in an
+     * aborted transaction are closed with it */
+    rc = mdb_txn_commit(txn);
+    txn = NULL;
+    if (rc)
+        rc = lmdb_plain(err, rc, writable ? "creating store" : "opening store");
 cleanup:
     if (txn)
         mdb_txn_abort(txn);
@@ -165,14 +263,22 @@ cleanup:
 
 int ads_db_open(ads_db **out, const char *dir, int flags, ads_error *err)
 {
+    return ads_db_open_ex(out, dir, flags, NULL, err);
+}
+
+int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_options *opt,
+                   ads_error *err)
+{
     struct stat sb;
     char path[4096];
     int rc;
 
     if (!out || !dir || !*dir)
         return ads_error_set(err, ADS_EINVAL, "store directory not given");
-    if ((flags & ADS_DB_READONLY) && (flags & ADS_DB_CREATE))
-        return ads_error_set(err, ADS_EINVAL, "a store cannot be created read-only");
+    if ((flags & ADS_DB_READONLY) && (flags & (ADS_DB_CREATE | ADS_DB_NOSYNC)))
+        return ads_error_set(err, ADS_EINVAL, "a read-only store cannot be created or synced");
+    if (flags & ~(ADS_DB_READONLY | ADS_DB_CREATE | ADS_DB_NOSYNC))
+        return ads_error_set(err, ADS_EINVAL, "unknown store flags 0x%x", (unsigned)flags);
     if (snprintf(path, sizeof path, "%s/data.mdb", dir) >= (int)sizeof path)
         return ads_error_set(err, ADS_EINVAL, "store directory name too long");
 
@@ -193,29 +299,36 @@ int ads_db_open(ads_db **out, const char *dir, int flags, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "opening store: out of memory");
     db->flags = flags;
     db->clock = *ads_clock_system();
+    pthread_rwlock_init(&db->resize, NULL);
+    pthread_mutex_init(&db->lock, NULL);
 
+    size_t map = opt && opt->map_size ? opt->map_size : MAP_SIZE_DEFAULT;
     if ((rc = mdb_env_create(&db->env))) {
-        rc = lmdb_error(err, rc, "creating LMDB environment");
+        rc = lmdb_plain(err, rc, "creating LMDB environment");
         db->env = NULL;
         goto fail;
     }
-    if ((rc = mdb_env_set_maxdbs(db->env, 32)) ||
-        (rc = mdb_env_set_mapsize(db->env, MAP_SIZE))) {
-        rc = lmdb_error(err, rc, "configuring LMDB environment");
+    if ((rc = mdb_env_set_maxdbs(db->env, 8)) || (rc = mdb_env_set_maxreaders(db->env, 510)) ||
+        (rc = mdb_env_set_mapsize(db->env, map))) {
+        rc = lmdb_plain(err, rc, "configuring LMDB environment");
         goto fail;
     }
-    rc = mdb_env_open(db->env, dir,
-                      MDB_NOTLS | ((flags & ADS_DB_READONLY) ? MDB_RDONLY : 0), 0600);
+    unsigned envflags = MDB_NOTLS;
+    if (flags & ADS_DB_READONLY)
+        envflags |= MDB_RDONLY;
+    if (flags & ADS_DB_NOSYNC)
+        envflags |= MDB_NOSYNC;
+    rc = mdb_env_open(db->env, dir, envflags, 0600);
     if (rc) {
         if (rc == EACCES)
             rc = ads_error_set(err, ADS_EIO, "cannot open store %s: permission denied", dir);
         else
-            rc = lmdb_error(err, rc, "opening store");
+            rc = lmdb_plain(err, rc, "opening store");
         goto fail;
     }
     int dead = 0;
     if ((rc = mdb_reader_check(db->env, &dead))) {
-        rc = lmdb_error(err, rc, "clearing stale readers");
+        rc = lmdb_plain(err, rc, "clearing stale readers");
         goto fail;
     }
     if ((rc = load_meta(db, dir, err)))
@@ -225,6 +338,8 @@ int ads_db_open(ads_db **out, const char *dir, int flags, ads_error *err)
 fail:
     if (db->env)
         mdb_env_close(db->env);
+    pthread_rwlock_destroy(&db->resize);
+    pthread_mutex_destroy(&db->lock);
     free(db);
     return rc;
 }
@@ -233,8 +348,27 @@ void ads_db_close(ads_db *db)
 {
     if (!db)
         return;
+    if (db->flags & ADS_DB_NOSYNC)
+        mdb_env_sync(db->env, 1);
     mdb_env_close(db->env);
+    ads_types__free_all(db);
+    ads_attrs__free(db);
+    for (size_t i = 0; i < db->nhooks; i++)
+        free(db->hooks[i].folded);
+    free(db->hooks);
+    pthread_rwlock_destroy(&db->resize);
+    pthread_mutex_destroy(&db->lock);
     free(db);
+}
+
+int ads_db_sync(ads_db *db, ads_error *err)
+{
+    if (!db)
+        return ads_error_set(err, ADS_EINVAL, "no store");
+    if (db->flags & ADS_DB_READONLY)
+        return 0;
+    int rc = mdb_env_sync(db->env, 1);
+    return rc ? lmdb_plain(err, rc, "syncing the store") : 0;
 }
 
 uint64_t ads_db_node(const ads_db *db)
@@ -257,18 +391,103 @@ void ads_db_set_clock(ads_db *db, const ads_clock *clock)
     db->clock = clock ? *clock : *ads_clock_system();
 }
 
+size_t ads_db_map_size(ads_db *db)
+{
+    MDB_envinfo info;
+    mdb_env_info(db->env, &info);
+    return info.me_mapsize;
+}
+
+/* ---- map growth ---- */
+
+static int lock_exclusive(ads_db *db, ads_error *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += RESIZE_WAIT_S;
+    int rc = pthread_rwlock_timedwrlock(&db->resize, &ts);
+    if (rc)
+        return ads_error_set(err, ADS_EBUSY,
+                             "cannot resize the store's map: other transactions of this process "
+                             "stayed open for %d s",
+                             RESIZE_WAIT_S);
+    return 0;
+}
+
+/* Grow the map to at least `want` bytes (0: double it); or, with adopt,
+ * take the size another process set. */
+static int resize(ads_db *db, size_t want, bool adopt, ads_error *err)
+{
+    int rc = lock_exclusive(db, err);
+    if (rc)
+        return rc;
+    MDB_envinfo info;
+    mdb_env_info(db->env, &info);
+    size_t size = adopt ? 0 : (want > info.me_mapsize ? want : info.me_mapsize * 2);
+    if (!adopt && size < info.me_mapsize) /* overflow */
+        size = SIZE_MAX / 2;
+    rc = mdb_env_set_mapsize(db->env, size);
+    pthread_rwlock_unlock(&db->resize);
+    return rc ? lmdb_plain(err, rc, "resizing the store's map") : 0;
+}
+
+/* Before a write transaction: grow if less than a quarter of the map is free. */
+static int ensure_room(ads_db *db, ads_error *err)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(db->env, &info);
+    mdb_env_stat(db->env, &st);
+    size_t used = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
+    if (used <= info.me_mapsize / 4 * 3)
+        return 0;
+    return resize(db, 0, false, err);
+}
+
+/* ---- transactions ---- */
+
 int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
 {
     bool readonly = (flags & ADS_TXN_READONLY) != 0;
+    int rc;
+    if (!out || !db)
+        return ads_error_set(err, ADS_EINVAL, "no store");
     if (!readonly && (db->flags & ADS_DB_READONLY))
         return ads_error_set(err, ADS_EREADONLY, "the store is open read-only");
-    ads_txn *t = malloc(sizeof *t);
-    if (!t)
-        return ads_error_set(err, ADS_ENOMEM, "beginning transaction: out of memory");
-    int rc = mdb_txn_begin(db->env, NULL, readonly ? MDB_RDONLY : 0, &t->txn);
-    if (rc) {
+    if (!readonly && (rc = ensure_room(db, err)))
+        return rc;
+    ads_txn *t = calloc(1, sizeof *t);
+    if (!t || !(t->arena = ads_arena_new())) {
         free(t);
-        return lmdb_error(err, rc, "beginning transaction");
+        return ads_error_set(err, ADS_ENOMEM, "beginning transaction: out of memory");
+    }
+    for (;;) {
+        pthread_rwlock_rdlock(&db->resize);
+        if (readonly) {
+            rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &t->txn);
+        } else {
+            /* writes go to a child; the parent keeps generator state that
+             * must survive an abort (ads_txn_abort) */
+            rc = mdb_txn_begin(db->env, NULL, 0, &t->parent);
+            if (!rc && (rc = mdb_txn_begin(db->env, t->parent, 0, &t->txn))) {
+                mdb_txn_abort(t->parent);
+                t->parent = NULL;
+            }
+        }
+        if (rc != MDB_MAP_RESIZED)
+            break;
+        pthread_rwlock_unlock(&db->resize);
+        if ((rc = resize(db, 0, true, err))) {
+            ads_arena_free(t->arena);
+            free(t);
+            return rc;
+        }
+    }
+    if (rc) {
+        pthread_rwlock_unlock(&db->resize);
+        ads_arena_free(t->arena);
+        free(t);
+        return lmdb_plain(err, rc, "beginning transaction");
     }
     t->db = db;
     t->readonly = readonly;
@@ -276,157 +495,224 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
     return 0;
 }
 
+static void txn_free(ads_txn *t)
+{
+    ads_types__unpin(t);
+    ads_backfill_end(t->backfill);
+    ads_buf_free(&t->kbuf);
+    ads_buf_free(&t->vbuf);
+    ads_buf_free(&t->tmp);
+    free(t->counts);
+    for (size_t i = 0; i < t->nseqs; i++)
+        free(t->seqs[i].key);
+    free(t->seqs);
+    ads_attrs__txn_free(t);
+    free(t->changes);
+    ads_arena_free(t->change_arena);
+    ads_arena_free(t->arena);
+    free(t);
+}
+
+/* Write what the transaction kept in memory: generator state, counters,
+ * the system clock, record counts. */
+static int flush(ads_txn *t, ads_error *err)
+{
+    int rc;
+    if ((rc = ads_seq__flush(t, err)) || (rc = ads_types__flush_counts(t, err)))
+        return rc;
+    if (t->systs_dirty) {
+        uint8_t b[8];
+        put_le(b, (uint64_t)t->systs, 8);
+        if ((rc = ads_db__meta_put(t, ADS_META_SYSTS, strlen(ADS_META_SYSTS), b, 8, err)))
+            return rc;
+    }
+    return 0;
+}
+
+/*
+ * End a write transaction without its changes. The child is aborted (unless
+ * LMDB already freed it); values handed out by generators stay handed out:
+ * their state is committed in the parent, which still holds the write lock,
+ * so no other writer can take them in between. Nothing else survives.
+ */
+static void abandon(ads_txn *txn, bool child_alive)
+{
+    if (child_alive)
+        mdb_txn_abort(txn->txn);
+    if (!txn->parent)
+        return;
+    bool keep = ads_seq__dirty(txn);
+    txn->txn = txn->parent;
+    txn->broken = false;
+    if (keep && ads_seq__flush(txn, NULL) == 0)
+        mdb_txn_commit(txn->parent);
+    else
+        mdb_txn_abort(txn->parent);
+    txn->parent = NULL;
+}
+
 int ads_txn_commit(ads_txn *txn, ads_error *err)
 {
-    int rc = mdb_txn_commit(txn->txn);
-    free(txn);
-    return rc ? lmdb_error(err, rc, "committing transaction") : 0;
+    if (!txn)
+        return ads_error_set(err, ADS_EINVAL, "no transaction");
+    ads_db *db = txn->db;
+    int rc = 0;
+    if (txn->readonly) {
+        mdb_txn_abort(txn->txn);
+    } else if (txn->broken) {
+        rc = ads_error_set(err, txn->broken_rc ? txn->broken_rc : ADS_ESTORAGE,
+                           "the transaction failed earlier and was abandoned");
+        abandon(txn, true);
+    } else if ((rc = flush(txn, err))) {
+        abandon(txn, true);
+    } else {
+        int mrc = mdb_txn_commit(txn->txn);
+        if (mrc) {
+            rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
+            abandon(txn, false);
+        } else if ((mrc = mdb_txn_commit(txn->parent))) {
+            rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
+        }
+    }
+    pthread_rwlock_unlock(&db->resize);
+    if (!rc && !txn->readonly) {
+        ads_attrs__commit(txn);
+        ads_hooks__deliver(txn);
+    }
+    txn_free(txn);
+    return rc;
 }
 
 void ads_txn_abort(ads_txn *txn)
 {
     if (!txn)
         return;
-    mdb_txn_abort(txn->txn);
-    free(txn);
-}
-
-static int need_write(ads_txn *txn, ads_error *err)
-{
     if (txn->readonly)
-        return ads_error_set(err, ADS_EREADONLY,
-                             "making identifiers needs a write transaction");
+        mdb_txn_abort(txn->txn);
+    else
+        abandon(txn, true);
+    pthread_rwlock_unlock(&txn->db->resize);
+    txn_free(txn);
+}
+
+bool ads_txn_readonly(const ads_txn *txn)
+{
+    return txn->readonly;
+}
+
+ads_db *ads_txn_db(ads_txn *txn)
+{
+    return txn->db;
+}
+
+int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)
+{
+    if (!db || !fn)
+        return ads_error_set(err, ADS_EINVAL, "no store or no work");
+    for (int attempt = 0;; attempt++) {
+        ads_txn *txn;
+        int rc = ads_txn_begin(&txn, db, 0, err);
+        if (rc)
+            return rc;
+        rc = fn(txn, ctx, err);
+        bool full = txn->broken && txn->broken_rc == ADS_EMAPFULL;
+        if (rc || full) {
+            ads_txn_abort(txn);
+            if (!full)
+                return rc;
+        } else {
+            rc = ads_txn_commit(txn, err);
+            if (rc != ADS_EMAPFULL)
+                return rc;
+        }
+        if (attempt >= 40)
+            return ads_error_set(err, ADS_EMAPFULL, "the store's map cannot grow any further");
+        if ((rc = resize(db, 0, false, err)))
+            return rc;
+        ads_error_clear(err);
+    }
+}
+
+int ads_db_read(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)
+{
+    if (!db || !fn)
+        return ads_error_set(err, ADS_EINVAL, "no store or no work");
+    ads_txn *txn;
+    int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, err);
+    if (rc)
+        return rc;
+    rc = fn(txn, ctx, err);
+    ads_txn_abort(txn);
+    return rc;
+}
+
+/* ---- application metadata ---- */
+
+static int app_key(char *out, size_t cap, const char *key, ads_error *err)
+{
+    size_t n = key ? strlen(key) : 0;
+    if (n == 0 || n > 200)
+        return ads_error_set(err, ADS_EINVAL, "metadata keys have 1 to 200 bytes");
+    int m = snprintf(out, cap, "%s%s", ADS_META_APP_PREFIX, key);
+    return m;
+}
+
+int ads_txn_meta_get(ads_txn *txn, const char *key, ads_str *value, ads_error *err)
+{
+    char k[256];
+    int n = app_key(k, sizeof k, key, err);
+    if (n < 0)
+        return n;
+    MDB_val v;
+    int rc = ads_db__meta_get(txn, k, (size_t)n, &v, err);
+    if (rc == 1) {
+        value->p = v.mv_data;
+        value->len = v.mv_size;
+    }
+    return rc;
+}
+
+int ads_txn_meta_put(ads_txn *txn, const char *key, const void *value, size_t len,
+                     ads_error *err)
+{
+    char k[256];
+    int n = app_key(k, sizeof k, key, err);
+    if (n < 0)
+        return n;
+    int rc = ads_db__need_write(txn, "writing metadata", err);
+    if (rc)
+        return rc;
+    if (!value)
+        return ads_db__del(txn, txn->db->meta, k, (size_t)n, err);
+    if (len > 65536)
+        return ads_error_set(err, ADS_ELIMIT, "metadata values are at most 64 KiB");
+    return ads_db__meta_put(txn, k, (size_t)n, value, len, err);
+}
+
+/* ---- figures ---- */
+
+int ads_db_info_get(ads_db *db, ads_db_info *out, ads_error *err)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    int rc;
+    if ((rc = mdb_env_info(db->env, &info)) || (rc = mdb_env_stat(db->env, &st)))
+        return lmdb_plain(err, rc, "reading store figures");
+    memset(out, 0, sizeof *out);
+    out->map_size = info.me_mapsize;
+    out->page_size = st.ms_psize;
+    out->used_bytes = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
+    out->max_readers = info.me_maxreaders;
+    out->readers = info.me_numreaders;
+    ads_txn *t;
+    if ((rc = ads_txn_begin(&t, db, ADS_TXN_READONLY, err)))
+        return rc;
+    MDB_dbi dbis[3] = {db->meta, db->latest, db->history};
+    for (int i = 0; i < 3; i++) {
+        MDB_stat s;
+        if (mdb_stat(t->txn, dbis[i], &s) == 0)
+            out->entries += s.ms_entries;
+    }
+    ads_txn_abort(t);
     return 0;
-}
-
-int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err)
-{
-    uint8_t buf[ADS_IDGEN_STATE_BYTES];
-    int rc = meta_get(txn->txn, txn->db->meta, "idgen", buf, sizeof buf, err);
-    if (rc == 1)
-        return ads_error_set(err, ADS_ECORRUPT, "store metadata has no identifier state");
-    if (rc)
-        return rc;
-    return ads_idgen_state_decode(out, buf, sizeof buf, err);
-}
-
-static int new_ordered(ads_txn *txn, ads_id *out, size_t n, int *event, ads_error *err)
-{
-    ads_idgen_state st;
-    uint8_t buf[ADS_IDGEN_STATE_BYTES];
-    int rc = ads_txn_idgen_state(txn, &st, err);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < n; i++) {
-        rc = ads_ouid_next(&out[i], &st, &txn->db->clock, err);
-        if (rc < 0)
-            return rc;
-        if (rc == ADS_IDGEN_CLOCK_STEPPED_BACK && event)
-            *event = rc;
-    }
-    ads_idgen_state_encode(buf, &st);
-    return meta_put(txn->txn, txn->db->meta, "idgen", buf, sizeof buf, err);
-}
-
-static int new_increment(ads_txn *txn, ads_id *out, size_t n, ads_error *err)
-{
-    uint8_t buf[8];
-    uint64_t v = 0;
-    int rc = meta_get(txn->txn, txn->db->meta, "luid", buf, 8, err);
-    if (rc < 0)
-        return rc;
-    if (rc == 0)
-        v = get_le(buf, 8);
-    if (n > UINT64_MAX - v)
-        return ads_error_set(err, ADS_ERANGE, "the increment counter is used up");
-    for (size_t i = 0; i < n; i++)
-        out[i] = ads_luid(++v);
-    put_le(buf, v, 8);
-    return meta_put(txn->txn, txn->db->meta, "luid", buf, 8, err);
-}
-
-int ads_txn_new_ids(ads_txn *txn, ads_id_kind kind, ads_id *out, size_t n, int *event,
-                    ads_error *err)
-{
-    int rc;
-    if (event)
-        *event = 0;
-    if (kind == ADS_ID_RANDOM)
-        return ads_uuid_new_n(out, n, err);
-    if ((rc = need_write(txn, err)))
-        return rc;
-    switch (kind) {
-    case ADS_ID_ORDERED:
-        return new_ordered(txn, out, n, event, err);
-    case ADS_ID_INCREMENT:
-        return new_increment(txn, out, n, err);
-    default:
-        return ads_error_set(err, ADS_EINVAL, "unknown identifier kind %d", (int)kind);
-    }
-}
-
-#define FLUID_STATE_BYTES 21
-
-int ads_txn_new_fluids(ads_txn *txn, uint32_t generator, uint64_t *out, size_t n,
-                       ads_error *err)
-{
-    ads_fluid_state st;
-    uint8_t buf[FLUID_STATE_BYTES];
-    char key[32];
-    int rc;
-
-    if ((rc = need_write(txn, err)) || (rc = ads_fluid_state_init(&st, generator, ADS_FLUID_EPOCH_ADSTORE_MS, err)))
-        return rc;
-    snprintf(key, sizeof key, "fluid/%u", (unsigned)generator);
-    rc = meta_get(txn->txn, txn->db->meta, key, buf, sizeof buf, err);
-    if (rc < 0)
-        return rc;
-    if (rc == 0) {
-        st.epoch_ms = get_le(buf, 8);
-        st.last_ts = get_le(buf + 8, 8);
-        st.seq = (uint32_t)get_le(buf + 16, 4);
-        st.used = buf[20] != 0;
-        if (st.seq > ADS_FLUID_SEQ_MAX || st.last_ts > ADS_FLUID_TS_MAX || buf[20] > 1)
-            return ads_error_set(err, ADS_ECORRUPT,
-                                 "store metadata '%s' holds impossible values", key);
-    }
-    for (size_t i = 0; i < n; i++)
-        if ((rc = ads_fluid_next(&out[i], &st, &txn->db->clock, err)))
-            return rc;
-    put_le(buf, st.epoch_ms, 8);
-    put_le(buf + 8, st.last_ts, 8);
-    put_le(buf + 16, st.seq, 4);
-    buf[20] = st.used ? 1 : 0;
-    return meta_put(txn->txn, txn->db->meta, key, buf, sizeof buf, err);
-}
-
-#define KID_STATE_BYTES 13
-
-int ads_txn_new_kids(ads_txn *txn, ads_kid_fields *out, size_t n, ads_error *err)
-{
-    ads_kid_state st = {0, 0, false};
-    uint8_t buf[KID_STATE_BYTES];
-    int rc;
-
-    if ((rc = need_write(txn, err)))
-        return rc;
-    rc = meta_get(txn->txn, txn->db->meta, "kid", buf, sizeof buf, err);
-    if (rc < 0)
-        return rc;
-    if (rc == 0) {
-        st.last_tick = get_le(buf, 8);
-        st.seq = (uint32_t)get_le(buf + 8, 4);
-        st.used = buf[12] != 0;
-        if (st.seq > ADS_KID_SEQ_MAX || buf[12] > 1)
-            return ads_error_set(err, ADS_ECORRUPT,
-                                 "store metadata 'kid' holds impossible values");
-    }
-    uint32_t node = ads_db_kid_node(txn->db);
-    for (size_t i = 0; i < n; i++)
-        if ((rc = ads_kid_next(&out[i], &st, node, &txn->db->clock, err)))
-            return rc;
-    put_le(buf, st.last_tick, 8);
-    put_le(buf + 8, st.seq, 4);
-    buf[12] = st.used ? 1 : 0;
-    return meta_put(txn->txn, txn->db->meta, "kid", buf, sizeof buf, err);
 }

@@ -1,23 +1,39 @@
 /*
- * engine/engine.h: the adstore store, on LMDB.
+ * engine/engine.h: the adstore store, on LMDB (shared/spec/datastore.md;
+ * the user's guide, with the on-disk layout and a complete example program,
+ * is docs/storage.md).
  *
- * A store is a directory holding one LMDB environment. This part of the
- * engine opens and creates stores, checks their on-disk format version, and
- * keeps the identifier state (node id, OUID clock sequences, FLUID and
- * k-ordered generators, the increment counter) in a `meta` table that changes
- * in the same write transaction as whatever uses the ids: a crash can never
- * hand out an id twice, and a rolled-back transaction leaves only a gap.
+ * A store is a directory holding one LMDB environment. It keeps records
+ * (ClassAds) of declared types; every change appends a row to the record's
+ * timeline, so the store answers both "what is true now" (the latest rows)
+ * and "what was true then" (history and timeline iteration).
  *
- * Concurrency: many readers and one writer, across threads and processes
- * (LMDB serialises writers). A child process created by fork() must open the
- * store again; it must not use the parent's handle (an LMDB rule).
+ * Transactions: many readers and one writer, across threads and processes
+ * (LMDB's model). A write transaction is atomic and, by default, durable when
+ * ads_txn_commit returns. ads_db_write runs a function in a write
+ * transaction and, if the map fills up, grows it and runs the function again:
+ * that is how callers never see a full map. Identifier state, sequence
+ * counters and record counts change in the same transaction as the rows that
+ * use them.
  *
- * Errors: every fallible call returns 0 or a negative ADS_E* code and fills
- * the ads_error if given: ADS_EINVAL for bad arguments, ADS_ENOTFOUND for a
- * store that does not exist when opened without ADS_DB_CREATE, ADS_EVERSION
- * for a store of an unknown format version, ADS_ECORRUPT for meta records that
- * fail their checks, ADS_ESTORAGE (with LMDB's message) and ADS_EIO for the
- * system, ADS_EREADONLY for writes through a read-only handle.
+ * Rows handed out (ads_row) point into LMDB's memory: they are valid until
+ * the next call on the scan that returned them, or, for ads_txn_get, until
+ * the transaction ends or writes. A child process created by fork() must open
+ * the store again (an LMDB rule).
+ *
+ * Errors: every fallible call returns 0 (or a documented positive count) or
+ * a negative ADS_E* code, and fills the ads_error if given:
+ *   ADS_EINVAL    bad arguments, or a record the store refuses (no AdType, a
+ *                 missing key attribute, a `__` attribute, ...): the message
+ *                 names the type and attribute;
+ *   ADS_ENOTFOUND an unknown type, sequence, or store;
+ *   ADS_EEXIST    a change the store refuses because of what exists (a type
+ *                 with records cannot lose its Type record or change its key);
+ *   ADS_EVERSION  a store of an unknown format version;
+ *   ADS_ECORRUPT  bytes that fail their checksum or structure checks;
+ *   ADS_EREADONLY writes through a read-only store or transaction;
+ *   ADS_ESTORAGE  LMDB failed (its message is included); ADS_EIO the system;
+ *   ADS_ENOMEM    out of memory; ADS_ELIMIT a size limit.
  */
 #ifndef ADS_ENGINE_H
 #define ADS_ENGINE_H
@@ -26,7 +42,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/arena.h"
 #include "base/error.h"
+#include "classad/classad.h"
+#include "classad/msgpack.h"
 #include "idgen/idgen.h"
 
 #ifdef __cplusplus
@@ -38,25 +57,49 @@ extern "C" {
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;
+typedef struct ads_type ads_type;
+
+/* ------------------------------------------------------------------------ */
+/* Stores                                                                   */
+/* ------------------------------------------------------------------------ */
 
 /* Flags for ads_db_open. */
 enum {
     ADS_DB_READONLY = 1, /* open for reading only */
-    ADS_DB_CREATE = 2    /* create the directory and store if missing */
+    ADS_DB_CREATE = 2,   /* create the directory and store if missing */
+    ADS_DB_NOSYNC = 4    /* bulk mode: commits do not wait for the disk (see below) */
 };
+
+typedef struct ads_db_options {
+    size_t map_size; /* initial map size in bytes; 0: 1 GiB. The map grows by doubling
+                        whenever a write transaction fills it. */
+} ads_db_options;
 
 /*
  * Open the store in directory dir. With ADS_DB_CREATE a missing directory is
  * created (mode 0700; files 0600) with a fresh node id. Stale reader slots
  * left by dead processes are cleared. The handle is shared by threads; free it
  * with ads_db_close.
+ *
+ * ADS_DB_NOSYNC: commits skip the fsync (LMDB's MDB_NOSYNC, without a
+ * writable map, so the store keeps its integrity: a crash of the machine may
+ * undo the last commits, never half of one; a crash of the process loses
+ * nothing). ads_db_sync and ads_db_close flush. For bulk loads.
+ *
  * Errors: ADS_ENOTFOUND (no store at dir and no ADS_DB_CREATE), ADS_EVERSION,
  * ADS_ECORRUPT, ADS_ESTORAGE, ADS_EIO, ADS_ENOMEM, ADS_EINVAL.
  */
 int ads_db_open(ads_db **out, const char *dir, int flags, ads_error *err);
+int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_options *opt,
+                   ads_error *err);
 
-/* Close the store. All transactions must have ended. NULL is allowed. */
+/* Close the store (flushing a NOSYNC store). All transactions must have
+ * ended. NULL is allowed. */
 void ads_db_close(ads_db *db);
+
+/* Flush committed transactions to disk (for ADS_DB_NOSYNC stores; a no-op
+ * cost otherwise). ADS_EIO, ADS_ESTORAGE. */
+int ads_db_sync(ads_db *db, ads_error *err);
 
 /* The store's 47-bit node id (drawn at creation, kept across restarts). */
 uint64_t ads_db_node(const ads_db *db);
@@ -65,52 +108,470 @@ uint64_t ads_db_node(const ads_db *db);
  * the 64-bit node id folded to 32 bits (docs/identifiers.md). */
 uint32_t ads_db_kid_node(const ads_db *db);
 
-/* Replace the clock the store's generators read (tests drive time with it).
- * The clock is copied. NULL restores the system clock. */
+/* The current size of the map in bytes (grows on demand). */
+size_t ads_db_map_size(ads_db *db);
+
+/* Replace the clock the store reads: for identifiers, default _Timestamp and
+ * __SystemTimestamp (tests drive time with it). The clock is copied. NULL
+ * restores the system clock. */
 void ads_db_set_clock(ads_db *db, const ads_clock *clock);
+
+/* ------------------------------------------------------------------------ */
+/* Transactions                                                             */
+/* ------------------------------------------------------------------------ */
 
 /* Flags for ads_txn_begin. */
 enum { ADS_TXN_READONLY = 1 };
 
 /*
  * Begin a transaction. A write transaction waits for any other writer, in
- * this process or another. Errors: ADS_EREADONLY (write on a read-only
- * store), ADS_ESTORAGE, ADS_ENOMEM.
+ * this process or another. Before a write transaction starts, the map is
+ * grown if less than a quarter of it is free. A transaction is used by one
+ * thread at a time; a thread may hold several read transactions.
+ * Errors: ADS_EREADONLY (write on a read-only store), ADS_ESTORAGE, ADS_ENOMEM.
  */
 int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err);
 
-/* Commit and free txn, whatever the outcome. ADS_ESTORAGE. */
+/*
+ * Commit and free txn, whatever the outcome. After a successful commit the
+ * store's after-commit hooks run (in this thread, before return).
+ * Errors: ADS_ESTORAGE, ADS_EIO; ADS_EMAPFULL-style failures surface as
+ * ADS_ELIMIT with a message saying the map was grown and to retry (use
+ * ads_db_write to have that done automatically).
+ */
 int ads_txn_commit(ads_txn *txn, ads_error *err);
 
 /* Abandon and free txn; nothing it wrote remains. NULL is allowed. */
 void ads_txn_abort(ads_txn *txn);
+
+/* True if txn is read-only. */
+bool ads_txn_readonly(const ads_txn *txn);
+
+/* The store txn belongs to. */
+ads_db *ads_txn_db(ads_txn *txn);
+
+/*
+ * A unit of work for ads_db_write / ads_db_read: returns 0 to commit (write)
+ * or a negative code to abort. It may be run more than once (after the map is
+ * grown), so it must not have effects outside the transaction that a second
+ * run would repeat.
+ */
+typedef int (*ads_txn_fn)(ads_txn *txn, void *ctx, ads_error *err);
+
+/*
+ * Run fn in a write transaction and commit it. If the map fills up at any
+ * point, the transaction is abandoned, the map doubled and fn run again.
+ * Returns fn's error (nothing committed), or a commit error, or 0.
+ */
+int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err);
+
+/* Run fn in a read transaction. Returns fn's result or a begin error. */
+int ads_db_read(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Types                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A record type, as its Type record declares it (shared/spec/datastore.md
+ * section 2). Three are built in: Type (keyed by ForType), Attribute (by
+ * ForType, ForName) and Sequence (by Name). A keyless type is keyed by `Id`.
+ * Type handles are valid until the transaction that returned them ends.
+ */
+const char *ads_type_name(const ads_type *t);       /* as declared (ForType) */
+size_t ads_type_key_count(const ads_type *t);       /* >= 1 */
+ads_str ads_type_key(const ads_type *t, size_t i);  /* the i-th key attribute name */
+bool ads_type_keyless(const ads_type *t);           /* keyed by an appended Id */
+bool ads_type_builtin(const ads_type *t);
+/* AutoGenerateKey: the single key attribute is filled from the type's
+ * sequence when absent (always true for keyless types). */
+bool ads_type_autogen(const ads_type *t);
+ads_id_kind ads_type_method(const ads_type *t);     /* AutoGenerateKeyMethod */
+/* HistoryRetention in seconds (0: keep all history). */
+double ads_type_retention(const ads_type *t);
+
+/* The type named name (case-insensitive). ADS_ENOTFOUND names it. */
+int ads_txn_type(const ads_type **out, ads_txn *txn, const char *name, size_t len,
+                 ads_error *err);
+
+/* Record and row counts of a type, kept transactionally. */
+typedef struct ads_type_counts {
+    uint64_t records; /* records (latest rows), deleted ones included */
+    uint64_t deleted; /* records whose latest row is deleted */
+    uint64_t history; /* rows that are not latest */
+} ads_type_counts;
+
+int ads_txn_type_counts(ads_txn *txn, const ads_type *t, ads_type_counts *out, ads_error *err);
+
+/*
+ * Every type, built-in ones first, then declared ones in name order: fn is
+ * called for each; a non-zero return stops the walk and is returned.
+ */
+typedef int (*ads_type_fn)(void *ctx, const ads_type *t, ads_error *err);
+int ads_txn_each_type(ads_txn *txn, ads_type_fn fn, void *ctx, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Rows                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One stored row: a version of a record. The four timeline attributes
+ * (_Timestamp, __SystemTimestamp, __Latest, _Deleted) are kept beside the
+ * MessagePack bytes and appear in the row's view and decoded record as
+ * ordinary attributes. Fields are read-only; `priv` is the engine's.
+ */
+typedef struct ads_row {
+    const ads_type *type;
+    const unsigned char *key; /* the record's stored key (opaque bytes) */
+    size_t key_len;
+    double ts;                /* _Timestamp: seconds since the epoch */
+    int32_t ts_offset;        /* its zone offset, seconds east of UTC */
+    int64_t systime_us;       /* __SystemTimestamp: microseconds since the epoch */
+    bool deleted;             /* _Deleted */
+    bool latest;              /* __Latest */
+    const unsigned char *data; /* the MessagePack row (classad/msgpack.h) */
+    size_t len;
+    struct {
+        ads_msgpack_view mv;
+        bool mv_ready;
+        ads_arena *arena;
+    } priv;
+} ads_row;
+
+/*
+ * The row as a record view for evaluation (parent: an enclosing view, or
+ * NULL): the stored attributes plus the four timeline attributes. Values
+ * decoded through it live in the row's arena (the scan's, or the one given to
+ * ads_txn_get). The view points at row, which must outlive it.
+ */
+ads_view ads_row_view(ads_row *row, const ads_view *parent);
+
+/* Flags for ads_row_record. */
+enum { ADS_ROW_TIMELINE = 1 /* add the four timeline attributes */ };
+
+/* Decode the whole row into a record in arena a (strings copied: the record
+ * outlives the row). ADS_ECORRUPT, ADS_ENOMEM. */
+int ads_row_record(const ads_record **out, const ads_row *row, unsigned flags, ads_arena *a,
+                   ads_error *err);
+
+/* The key attribute values of the row, in key order, as a list value made in
+ * arena a. ADS_ECORRUPT, ADS_ENOMEM. */
+int ads_row_key_values(ads_value *out, const ads_row *row, ads_arena *a, ads_error *err);
+
+/*
+ * The latest row of the record of type t whose key attributes are keys[0..n)
+ * (n = ads_type_key_count; values compared as `===` compares). Returns 1 and
+ * fills *row (its memory valid until txn ends or writes; decoded values in
+ * arena a), or 0 if there is no such record. Deleted records are found too
+ * (row->deleted). Errors: ADS_EINVAL (wrong count, a key value that cannot
+ * be a key), ADS_ECORRUPT, ADS_ESTORAGE.
+ */
+int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *keys, size_t n,
+                ads_arena *a, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* What a write did. */
+typedef struct ads_write_info {
+    const ads_type *type;
+    bool created;  /* the record did not exist (or was stored again after deletion) */
+    bool latest;   /* the new row is the record's latest (false: backfilled into the past) */
+    bool changed;  /* a row was appended (false: nothing to do, e.g. deleting a deleted record) */
+    double ts;
+    int64_t systime_us;
+} ads_write_info;
+
+/*
+ * Store record rec with merge semantics (shared/spec/datastore.md section 3):
+ * the new row is the row in effect at its _Timestamp (normally the latest)
+ * with rec's attributes laid over it; an attribute given as undefined is
+ * removed; a record that did not exist or was deleted starts afresh. rec
+ * needs AdType naming a declared type and every key attribute, unless the
+ * type generates it. `_Timestamp` (an AbsTime) dates the row (default: now);
+ * `_Deleted` (a boolean) marks it deleted. A row dated before the latest row
+ * goes into the past and does not become latest. Storing a Type record
+ * declares or changes a type. Attribute records are created for attribute
+ * names the type has not seen.
+ * info may be NULL. Errors: ADS_EINVAL (what is wrong, naming type and
+ * attribute), ADS_ENOTFOUND (undeclared type), ADS_EEXIST, ADS_EREADONLY,
+ * ADS_ECORRUPT, ADS_ESTORAGE, ADS_ENOMEM, or a hook's error.
+ */
+int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads_error *err);
+
+/*
+ * Append to the record of row (a latest row from ads_txn_get or a scan) a new
+ * latest row that is exactly rec (no merge: UPDATE builds rec from the row).
+ * rec must keep the record's type and key values; its `_Deleted` (default
+ * false) and `_Timestamp` (default now) date and flag the row. Errors as
+ * ads_txn_store. The row's memory is no longer valid afterwards.
+ */
+int ads_txn_put_row(ads_txn *txn, const ads_row *row, const ads_record *rec,
+                    ads_write_info *info, ads_error *err);
+
+/*
+ * Delete the record of row: append a copy of its latest row with _Deleted =
+ * true, dated now. A deleted record is left alone (info->changed false).
+ */
+int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_error *err);
+
+/* Remove every row of the record of row from disk (the space is reused). */
+int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Reading many rows                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ads_scan ads_scan;
+
+/* Flags for ads_scan_open and ads_history_open. */
+enum {
+    ADS_SCAN_DELETED = 1, /* include rows with _Deleted true */
+    ADS_SCAN_HISTORY = 2  /* every row, not only latest ones (record by record, in time order) */
+};
+
+/*
+ * Iterate the latest rows of type t (NULL: of every type, in type order)
+ * in key order, keeping those for which where (prepared with
+ * ads_expr_prepare; NULL: all) evaluates to true on the row's view. Deleted
+ * rows are skipped unless ADS_SCAN_DELETED. Works in read and write
+ * transactions; in a write transaction the rows of the scan may be
+ * rewritten, deleted or purged through the ads_txn_* calls as they come.
+ * Errors: ADS_ENOMEM, ADS_ESTORAGE.
+ */
+int ads_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t, const ads_expr *where,
+                  unsigned flags, ads_error *err);
+
+/*
+ * The next row: 1 and *row (valid until the next call or close; values
+ * decoded through its view live until then too), 0 at the end, or a negative
+ * code (ADS_ECORRUPT: a row failed its checksum; the message says which
+ * type and where; ADS_ESTORAGE, ADS_ENOMEM).
+ */
+int ads_scan_next(ads_scan *s, ads_row **row, ads_error *err);
+
+void ads_scan_close(ads_scan *s);
+
+/* Every row of the record of row (or of type t and keys), oldest first, as a
+ * scan (flags and where as for ads_scan_open; ADS_SCAN_HISTORY implied). */
+int ads_history_open(ads_scan **out, ads_txn *txn, const ads_row *row, const ads_expr *where,
+                     unsigned flags, ads_error *err);
+
+/*
+ * Timeline iteration for rows over time: the rows of the records of type t
+ * (NULL: every type) that are in effect at some instant of [t1, t2), in
+ * order of (_Timestamp, __SystemTimestamp). For each record this is the row
+ * in effect at t1 (the last with _Timestamp <= t1; it comes first, possibly
+ * dated before t1), then every row with t1 < _Timestamp < t2. Only those rows
+ * are read, plus one seek per record. *record numbers the record (0, 1, ...
+ * in key order) so a caller can follow each record's state. Deleted rows are
+ * included (a deletion ends a record's contribution). Needs a read
+ * transaction. Memory: a small buffer per record.
+ */
+typedef struct ads_timeline ads_timeline;
+int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, double t1, double t2,
+                      ads_error *err);
+/* 1 with *row (valid until the next call) and *record, 0 at the end, or an error. */
+int ads_timeline_next(ads_timeline *tl, ads_row **row, size_t *record, ads_error *err);
+/* Number of records the timeline follows. */
+size_t ads_timeline_records(const ads_timeline *tl);
+void ads_timeline_close(ads_timeline *tl);
+
+/* ------------------------------------------------------------------------ */
+/* Identifiers and sequences                                                */
+/* ------------------------------------------------------------------------ */
 
 /*
  * n new identifiers of a kind, from the store's generators, in a write
  * transaction: ordered (current OUIDs under the store's clock sequence),
  * random (UUIDs), increment (the store's built-in increment counter, from 1).
  * The generator state is written in txn: committed with it, or rolled back
- * with it (a rolled-back increment leaves no gap; the next commit reuses the
- * values no one saw). Errors: ADS_EREADONLY, ADS_ESTORAGE, ADS_ERANGE (clock
- * out of range, counter at 2^64-1), ADS_EIO.
- * *event receives ADS_IDGEN_CLOCK_STEPPED_BACK if the clock was seen going
- * backwards (else 0); event may be NULL.
+ * with it. Errors: ADS_EREADONLY, ADS_ESTORAGE, ADS_ERANGE (clock out of
+ * range, counter at 2^64-1), ADS_EIO. *event receives
+ * ADS_IDGEN_CLOCK_STEPPED_BACK if the clock was seen going backwards (else 0);
+ * event may be NULL.
  */
 int ads_txn_new_ids(ads_txn *txn, ads_id_kind kind, ads_id *out, size_t n, int *event,
                     ads_error *err);
 
 /* n new FLUIDs from the store's generator number `generator` (0..16383),
- * epoch ADS_FLUID_EPOCH_ADSTORE_MS (2020-01-01); its last timestamp is kept in the store so ids never repeat
- * across runs. Errors: ADS_ERANGE (generator >= 16384), as above. */
+ * epoch ADS_FLUID_EPOCH_ADSTORE_MS; its last timestamp is kept in the store
+ * so ids never repeat across runs. Errors: ADS_ERANGE (generator >= 16384). */
 int ads_txn_new_fluids(ads_txn *txn, uint32_t generator, uint64_t *out, size_t n,
                        ads_error *err);
 
-/* n new k-ordered id fields from the store's k-ordered generator (shared by
- * local and global ids; node = ads_db_kid_node). Errors as above. */
+/* n new k-ordered id fields from the store's k-ordered generator (node =
+ * ads_db_kid_node). Errors as above. */
 int ads_txn_new_kids(ads_txn *txn, ads_kid_fields *out, size_t n, ads_error *err);
 
 /* Read the OUID generator state as committed (or as written by txn). */
 int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err);
+
+/*
+ * The next value of a named sequence (shared/spec/identifiers.md section 3):
+ * "random" (a UUID), "ordered" (a current OUID), "type:NAME" (the sequence
+ * behind type NAME's generated keys), or the Name of a Sequence record, whose
+ * Method (ordered, random, increment: default) and ValueType (id: default,
+ * string, integer) say what it gives. *out is an identifier, a string (made
+ * in arena a) or an integer. Needs a write transaction.
+ * Errors: ADS_ENOTFOUND (no such sequence), ADS_EINVAL (a Sequence record
+ * with a bad Method or ValueType, integer asked of a non-increment sequence:
+ * the message names the sequence), ADS_EREADONLY, ADS_ERANGE.
+ */
+int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *out,
+                       ads_arena *a, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Bulk loading                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ads_bulk ads_bulk;
+
+typedef struct ads_bulk_batch {
+    uint64_t first;   /* number of the batch's first record in this load (from 0) */
+    size_t count;     /* records in the batch */
+    double ts_lo, ts_hi; /* backfill: the batch's time range */
+} ads_bulk_batch;
+
+typedef struct ads_bulk_options {
+    size_t batch;  /* records per transaction; 0: 10000 */
+    bool backfill; /* every record gives _Timestamp; generated OUIDs come from the
+                      backfill clock sequence, one batch = one backfill range */
+    /* Called inside each batch's transaction, after its records are stored and
+     * before commit (an import records its progress here, so progress and
+     * records commit together). May be NULL. A non-zero return aborts the batch. */
+    int (*on_batch)(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err);
+    void *ctx;
+} ads_bulk_options;
+
+/* Begin a bulk load into db. Errors: ADS_EINVAL, ADS_ENOMEM, ADS_EREADONLY. */
+int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err);
+
+/*
+ * Add a record (copied: rec may be freed at once). When the batch is full it
+ * is stored and committed in one transaction (with map growth and retry).
+ * A record that cannot be encoded is refused at once (nothing queued). An
+ * error while storing a batch aborts the whole batch: nothing of it is
+ * committed, and the error says which record of the batch (its number in the
+ * load) failed. Errors: as ads_txn_store.
+ */
+int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err);
+
+/* Store and commit what is queued. */
+int ads_bulk_flush(ads_bulk *b, ads_error *err);
+
+/* Records committed so far, and records queued but not committed. */
+uint64_t ads_bulk_committed(const ads_bulk *b);
+size_t ads_bulk_pending(const ads_bulk *b);
+
+/* Drop what is queued (nothing of it is stored). */
+void ads_bulk_discard(ads_bulk *b);
+
+/* After ads_bulk_add or ads_bulk_flush failed on a record: its number in the
+ * load (from 0); UINT64_MAX if the failure was not about one record. The
+ * failed batch stays queued: discard it, or drop just that record with
+ * ads_bulk_drop_failed and flush again (an import's --keep-going). */
+uint64_t ads_bulk_failed(const ads_bulk *b);
+int ads_bulk_drop_failed(ads_bulk *b, ads_error *err);
+
+/* Flush what is queued, sync the store to disk, and free b (also on error).
+ * NULL is allowed. */
+int ads_bulk_end(ads_bulk *b, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Hooks                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A committed change, as after-commit notifications report it. */
+typedef enum ads_change_kind { ADS_CHANGE_STORED, ADS_CHANGE_DELETED, ADS_CHANGE_PURGED } ads_change_kind;
+
+typedef struct ads_change {
+    const char *type;    /* the type's name */
+    ads_change_kind kind;
+    ads_value key;       /* the key attribute values, as a list */
+    double ts;           /* _Timestamp of the new row (0 for purges) */
+    int64_t systime_us;
+    bool latest;         /* the new row became latest */
+} ads_change;
+
+/*
+ * The three hook points of a type (shared/spec/datastore.md section 6). All
+ * are optional. Hooks run in the thread that writes.
+ *
+ * prestore: before a record of the type is stored (ads_txn_store, bulk
+ * loads): it may return a replacement record in *out (made in arena a), for
+ * example with defaults filled in, leave *out NULL to keep rec, or reject the
+ * record by returning a negative code with a message in err.
+ *
+ * trigger: inside the transaction, for every new row of the type (store,
+ * put_row, delete): old is the row it follows (NULL for a new record) and
+ * new_row the row about to be written. It may return a replacement record in
+ * *out (stored as is, no merge; same type and key), or veto the write by
+ * returning a negative code, which aborts the operation.
+ *
+ * notify: after a transaction that changed records of the type commits, with
+ * the changes in batches of at most 1024 (key values valid during the call).
+ */
+typedef struct ads_hooks {
+    int (*prestore)(void *ctx, ads_txn *txn, const ads_record *rec, const ads_record **out,
+                    ads_arena *a, ads_error *err);
+    int (*trigger)(void *ctx, ads_txn *txn, ads_row *old, ads_row *new_row,
+                   const ads_record **out, ads_arena *a, ads_error *err);
+    void (*notify)(void *ctx, const ads_change *changes, size_t n);
+    void *ctx;
+} ads_hooks;
+
+/* Set (or with NULL clear) the hooks of type name (which need not be declared
+ * yet). Not to be called while transactions run. ADS_EINVAL, ADS_ENOMEM. */
+int ads_db_set_hooks(ads_db *db, const char *type, const ads_hooks *hooks, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Application metadata                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Small values an application keeps in the store beside the records, changed
+ * transactionally (the import command keeps its per-file progress here).
+ * Keys are strings of 1..200 bytes, values up to 64 KiB.
+ * ads_txn_meta_get: 1 and *value (valid until txn ends or writes), 0 if
+ * absent. ads_txn_meta_put with value NULL deletes the key.
+ */
+int ads_txn_meta_get(ads_txn *txn, const char *key, ads_str *value, ads_error *err);
+int ads_txn_meta_put(ads_txn *txn, const char *key, const void *value, size_t len,
+                     ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Checking and statistics                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef struct ads_verify_result {
+    uint64_t records, rows, problems;
+} ads_verify_result;
+
+/*
+ * Check the whole store in one read transaction: every row's checksum and
+ * structure, exactly one latest row per record (dated no earlier than its
+ * history), every key agreeing with the key attributes of its rows, every
+ * record of a declared type, record counts agreeing with the rows, and
+ * sequences and generator state ahead of every identifier issued. report is
+ * called with a message for each problem found (it may be NULL).
+ * Returns 0 and fills *out (problems 0 means the store is sound), or an
+ * error that stopped the check (ADS_ESTORAGE, ADS_ENOMEM).
+ */
+int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
+                  ads_verify_result *out, ads_error *err);
+
+typedef struct ads_db_info {
+    size_t map_size;      /* bytes reserved for the map */
+    size_t used_bytes;    /* bytes of the map in use (pages up to the last used) */
+    size_t page_size;
+    uint64_t entries;     /* LMDB entries in all tables */
+    unsigned max_readers, readers;
+} ads_db_info;
+
+/* Map and page figures of the store. ADS_ESTORAGE. */
+int ads_db_info_get(ads_db *db, ads_db_info *out, ads_error *err);
 
 #ifdef __cplusplus
 }

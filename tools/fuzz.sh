@@ -8,7 +8,9 @@
 #   ADS_FUZZ_JOBS     build parallelism (default 1)
 #   ADS_FUZZ_MAX_LEN  -max_len for every target (default: 256 for the small
 #                     parsers, 4096 for the document formats)
-#   ADS_FUZZ_ARGS     more libFuzzer flags, e.g. "-jobs=1 -rss_limit_mb=4096"
+#   ADS_FUZZ_ARGS     more libFuzzer flags, e.g. "-rss_limit_mb=4096"
+#   ADS_FUZZ_CORPUS_MAX  a corpus left with more files than this (default
+#                     1500) is re-merged into a fresh folder, edges only
 # A dictionary tests/fuzz/<target>.dict, if present, is passed as -dict=.
 # The whole libFuzzer output is kept in build-fuzz/fuzz-<target>.log.
 set -euo pipefail
@@ -34,4 +36,19 @@ for t in "${targets[@]}"; do
       -max_len="$max_len" "${dict[@]}" -print_final_stats=1 ${ADS_FUZZ_ARGS:-} \
       "../../build-fuzz/new-$t" "../../$corpus" 2>&1 | tee "../../build-fuzz/fuzz-$t.log" | tail -12)
   build-fuzz/tests/fuzz/fuzz_$t -merge=1 "$corpus" "build-fuzz/new-$t" 2>&1 | tail -1
+  # Too many files: minimise into a fresh folder, by edges only (hit
+  # counters off: the same coverage from far fewer inputs), keeping the
+  # crash-* inputs under their own names.
+  if [ "$(find "$corpus" -type f | wc -l)" -gt "${ADS_FUZZ_CORPUS_MAX:-1500}" ]; then
+    fresh=build-fuzz/fresh-$t
+    rm -rf "$fresh" && mkdir -p "$fresh"
+    build-fuzz/tests/fuzz/fuzz_$t -merge=1 -use_counters=0 "$fresh" "$corpus" 2>&1 | tail -1
+    for f in "$corpus"/crash-*; do
+      [ -e "$f" ] || continue
+      rm -f "$fresh/$(sha1sum "$f" | cut -d' ' -f1)"
+      cp "$f" "$fresh/"
+    done
+    rm -rf "$corpus" && mv "$fresh" "$corpus"
+    echo "re-merged: $(find "$corpus" -type f | wc -l) files in $corpus"
+  fi
 done

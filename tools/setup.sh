@@ -8,6 +8,7 @@ packages=(
   build-essential cmake pkg-config
   liblmdb-dev lmdb-utils     # storage engine, and mdb_dump/mdb_load for the benchmark
   libmsgpack-dev             # msgpack-c: row, value and dump encoding
+  libxxhash-dev              # xxHash (XXH3): row and dump checksums, long-key hashes
   libcmocka-dev              # unit tests
   libpcre2-dev               # ClassAd regexp() functions
   libedit-dev                # line editing in `adstore shell`

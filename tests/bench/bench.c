@@ -11,6 +11,7 @@
  *   adstore-bench [--quick] [--reps N] [--only PREFIX]
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,19 +23,15 @@
 #include <msgpack.h>
 
 #include "classad/classad.h"
+#include "tests/bench/bench.h"
 #include "classad/msgpack.h"
 #include "idgen/idgen.h"
 
-typedef struct config {
-    bool quick;
-    int reps;
-    const char *only;
-} config;
 
 /* Something the compiler cannot prove unused. */
 static volatile uint64_t sink;
 
-static double now_s(void)
+double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -47,7 +44,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+double bench_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -530,34 +527,18 @@ static int run_row(const row *r, const config *cfg)
     double mine[32], base[32];
     uint64_t ops = cfg->quick ? r->ops / 20 : r->ops;
     for (int i = 0; i < cfg->reps; i++) {
-        double t0 = now_s();
+        double t0 = bench_now();
         if (r->mine(ops))
             return -1;
-        double t1 = now_s();
+        double t1 = bench_now();
         if (r->base(ops))
             return -1;
-        double t2 = now_s();
+        double t2 = bench_now();
         mine[i] = t1 - t0;
         base[i] = t2 - t1;
     }
-    double m = median(mine, cfg->reps), b = median(base, cfg->reps);
-    double rate = (double)ops / m, brate = (double)ops / b, ratio = rate / brate;
-    const char *verdict = "-";
-    if (r->target_rate > 0 || r->target_ratio > 0) {
-        bool ok = (r->target_rate <= 0 || rate >= r->target_rate) &&
-                  (r->target_ratio <= 0 || ratio >= r->target_ratio);
-        verdict = ok ? "met" : "MISSED";
-    }
-    char target[64] = "";
-    if (r->target_rate > 0)
-        snprintf(target, sizeof target, ">= %.0fM/s", r->target_rate / 1e6);
-    if (r->target_ratio > 0)
-        snprintf(target + strlen(target), sizeof target - strlen(target), "%s>= %.2fx",
-                 target[0] ? ", " : "", r->target_ratio);
-    printf("| %-3s | %-22s | %10" PRIu64 " | %8.4f | %8.2fM | %-22s | %8.4f | %8.2fM | %6.2fx | "
-           "%-12s | %-6s |\n",
-           r->id, r->what, ops, m, rate / 1e6, r->baseline, b, brate / 1e6, ratio,
-           target[0] ? target : "-", verdict);
+    double m = bench_median(mine, cfg->reps), b = bench_median(base, cfg->reps);
+    bench_row(r->id, r->what, ops, m, r->baseline, b, r->target_rate, r->target_ratio);
     fflush(stdout);
     return 0;
 }
@@ -581,18 +562,64 @@ static const row rows[] = {
      5000000, 5e6, 0},
 };
 
+void bench_row(const char *id, const char *what, uint64_t ops, double m, const char *baseline,
+               double b, double target_rate, double target_ratio)
+{
+    double rate = (double)ops / m, brate = (double)ops / b, ratio = rate / brate;
+    const char *verdict = "-";
+    if (target_rate > 0 || target_ratio > 0) {
+        bool ok = (target_rate <= 0 || rate >= target_rate) &&
+                  (target_ratio <= 0 || ratio >= target_ratio);
+        verdict = ok ? "met" : "MISSED";
+    }
+    char target[64] = "";
+    if (target_rate > 0)
+        snprintf(target, sizeof target, ">= %.1fM/s", target_rate / 1e6);
+    if (target_ratio > 0)
+        snprintf(target + strlen(target), sizeof target - strlen(target), "%s>= %.2fx",
+                 target[0] ? ", " : "", target_ratio);
+    printf("| %-3s | %-24s | %10" PRIu64 " | %8.4f | %8.2fM | %-24s | %8.4f | %8.2fM | %6.2fx | "
+           "%-14s | %-6s |\n",
+           id, what, ops, m, rate / 1e6, baseline, b, brate / 1e6, ratio,
+           target[0] ? target : "-", verdict);
+    fflush(stdout);
+}
+
+static char notes[8192];
+
+void bench_note(const char *fmt, ...)
+{
+    va_list ap;
+    size_t n = strlen(notes);
+    va_start(ap, fmt);
+    vsnprintf(notes + n, sizeof notes - n, fmt, ap);
+    va_end(ap);
+    n = strlen(notes);
+    if (n + 1 < sizeof notes)
+        notes[n] = '\n', notes[n + 1] = 0;
+}
+
+bool bench_selected(const config *cfg, const char *id, const char *what)
+{
+    return !cfg->only || strncmp(id, cfg->only, strlen(cfg->only)) == 0 ||
+           strncmp(what, cfg->only, strlen(cfg->only)) == 0;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "Usage: adstore-bench [--quick] [--reps N] [--only PREFIX]\n"
+    fprintf(stderr, "Usage: adstore-bench [--quick] [--reps N] [--only PREFIX] [--dir DIR]\n"
                     "  --quick        small sizes (a smoke run in seconds)\n"
                     "  --reps N       repetitions per row, median reported (1..31, default 5)\n"
-                    "  --only PREFIX  only rows whose scenario id or name starts with PREFIX\n");
+                    "  --only PREFIX  only rows whose scenario id or name starts with PREFIX\n"
+                    "  --dir DIR      keep the scenario stores in DIR (default: a temporary\n"
+                    "                 directory, removed at the end)\n");
     return 2;
 }
 
 int main(int argc, char **argv)
 {
-    config cfg = {false, 5, NULL};
+    config cfg = {false, 5, NULL, NULL, false};
+    const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
             cfg.quick = true;
@@ -602,28 +629,46 @@ int main(int argc, char **argv)
                 return usage();
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             cfg.only = argv[++i];
+        } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+            dir = argv[++i];
+            cfg.keep = true;
         } else {
             return usage();
         }
     }
     if (cfg.quick && cfg.reps == 5)
         cfg.reps = 3;
+    char tmpl[] = "/tmp/adstore-bench-XXXXXX";
+    if (!dir && !(dir = mkdtemp(tmpl))) {
+        perror("adstore-bench: mkdtemp");
+        return 1;
+    }
+    cfg.dir = dir;
     printf("adstore-bench: %d repetitions, median seconds; %s sizes\n\n", cfg.reps,
            cfg.quick ? "quick" : "full");
-    printf("| id  | adstore                |        ops |  adstore |     rate | baseline       "
-           "        | baseline |     rate |  ratio | target       | status |\n");
-    printf("|-----|------------------------|------------|----------|----------|----------------"
-           "--------|----------|----------|--------|--------------|--------|\n");
+    printf("| id  | adstore                  |        ops |  adstore |     rate | baseline       "
+           "          | baseline |     rate |  ratio | target         | status |\n");
+    printf("|-----|--------------------------|------------|----------|----------|----------------"
+           "----------|----------|----------|--------|----------------|--------|\n");
     int failed = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const row *r = &rows[i];
-        if (cfg.only && strncmp(r->id, cfg.only, strlen(cfg.only)) != 0 &&
-            strncmp(r->what, cfg.only, strlen(cfg.only)) != 0)
+        if (!bench_selected(&cfg, r->id, r->what))
             continue;
         if (run_row(r, &cfg)) {
             fprintf(stderr, "adstore-bench: %s %s failed\n", r->id, r->what);
             failed = 1;
         }
+    }
+    if (bench_engine(&cfg))
+        failed = 1;
+    if (notes[0])
+        printf("\n%s", notes);
+    if (dir == tmpl) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpl);
+        if (system(cmd) != 0)
+            fprintf(stderr, "adstore-bench: could not remove %s\n", tmpl);
     }
     return failed;
 }

@@ -1,0 +1,311 @@
+/*
+ * engine/bulk.c: bulk loading. Records are encoded as they are added and
+ * queued as MessagePack rows; a full batch is stored in one write
+ * transaction (through ads_db_write, so a full map is grown and the batch
+ * run again), and the caller's on_batch callback runs inside that same
+ * transaction, so progress records and records commit together. Nothing of
+ * a failing batch is committed.
+ *
+ * Backfill: every record must carry _Timestamp. The batch's time range is
+ * the range of its records' seconds; it opens one backfill range of the
+ * OUID generator (shared/spec/identifiers.md section 2), and every ordered
+ * key the batch generates is a backfill id dated at its record's second.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "engine/engine_int.h"
+
+int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
+                       ads_write_info *info, ads_error *err);
+
+#define BATCH_DEFAULT 10000
+
+struct ads_bulk {
+    ads_db *db;
+    ads_bulk_options opt;
+    ads_buf rows;
+    size_t *offs; /* n + 1 offsets into rows */
+    double *ts;   /* backfill: each record's _Timestamp */
+    uint64_t *nums; /* each queued record's number in the load */
+    size_t n, cap;
+    uint64_t committed, added;
+    uint64_t failed;
+};
+
+int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err)
+{
+    if (!out || !db)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (db->flags & ADS_DB_READONLY)
+        return ads_error_set(err, ADS_EREADONLY, "the store is open read-only");
+    ads_bulk *b = calloc(1, sizeof *b);
+    if (!b)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->db = db;
+    if (opt)
+        b->opt = *opt;
+    if (!b->opt.batch)
+        b->opt.batch = BATCH_DEFAULT;
+    b->failed = UINT64_MAX;
+    b->offs = malloc(sizeof *b->offs);
+    if (!b->offs) {
+        free(b);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    b->offs[0] = 0;
+    *out = b;
+    return 0;
+}
+
+uint64_t ads_bulk_committed(const ads_bulk *b)
+{
+    return b->committed;
+}
+
+size_t ads_bulk_pending(const ads_bulk *b)
+{
+    return b->n;
+}
+
+uint64_t ads_bulk_failed(const ads_bulk *b)
+{
+    return b->failed;
+}
+
+void ads_bulk_discard(ads_bulk *b)
+{
+    ads_buf_clear(&b->rows);
+    b->n = 0;
+    b->offs[0] = 0;
+}
+
+int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
+{
+    size_t i = 0;
+    while (i < b->n && b->nums[i] != b->failed)
+        i++;
+    if (b->failed == UINT64_MAX || i == b->n)
+        return ads_error_set(err, ADS_EINVAL, "no failed record is queued");
+    size_t from = b->offs[i], to = b->offs[i + 1], len = to - from;
+    memmove(b->rows.p + from, b->rows.p + to, b->rows.len - to);
+    b->rows.len -= len;
+    for (size_t j = i; j < b->n; j++) {
+        b->offs[j] = b->offs[j + 1] - len;
+        if (j + 1 < b->n) {
+            b->nums[j] = b->nums[j + 1];
+            if (b->ts)
+                b->ts[j] = b->ts[j + 1];
+        }
+    }
+    b->n--;
+    b->failed = UINT64_MAX;
+    return 0;
+}
+
+/* The AdType of a queued row. */
+static int row_adtype(ads_str *out, const unsigned char *data, size_t len, ads_arena *a,
+                      ads_error *err)
+{
+    ads_msgpack_view mv;
+    ads_value v;
+    const ads_expr *e = NULL;
+    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    if (rc)
+        return rc;
+    rc = ads_msgpack_view_lookup(&mv, "AdType", 6, &v, &e, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 0)
+        return ads_error_set(err, ADS_EINVAL, "a record needs AdType, the name of its type");
+    if (e || v.type != ADS_STRING)
+        return ads_error_set(err, ADS_EINVAL, "AdType must be a string naming the type");
+    *out = v.u.s;
+    return 0;
+}
+
+typedef struct batch_run {
+    ads_bulk *b;
+    size_t failed_at; /* index in the batch, or SIZE_MAX */
+} batch_run;
+
+static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    batch_run *run = ctx;
+    ads_bulk *b = run->b;
+    ads_arena *a = ads_arena_new();
+    int rc = 0;
+    run->failed_at = SIZE_MAX;
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_bulk_batch info = {b->n ? b->nums[0] : b->added, b->n, 0, 0};
+    if (b->opt.backfill && b->n) {
+        double lo = b->ts[0], hi = b->ts[0];
+        for (size_t i = 1; i < b->n; i++) {
+            lo = b->ts[i] < lo ? b->ts[i] : lo;
+            hi = b->ts[i] > hi ? b->ts[i] : hi;
+        }
+        info.ts_lo = lo;
+        info.ts_hi = hi;
+        ads_idgen_state st;
+        double flo = floor(lo), fhi = floor(hi);
+        if (!(flo >= 0 && fhi <= (double)ADS_OUID_TIME_MAX)) {
+            rc = ads_error_set(err, ADS_ERANGE,
+                               "backfill: _Timestamp outside 1970 .. 2^36 s cannot date an id");
+            goto cleanup;
+        }
+        if ((rc = ads_txn_idgen_state(txn, &st, err)) ||
+            (rc = ads_backfill_begin(&txn->backfill, &txn->idgen, (uint64_t)flo, (uint64_t)fhi,
+                                     err)))
+            goto cleanup;
+        txn->idgen_dirty = true;
+    }
+    const ads_type *t = NULL;
+    char last[256];
+    size_t last_len = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
+        size_t len = b->offs[i + 1] - b->offs[i];
+        ads_str name = {"", 0};
+        ads_arena_reset(a);
+        if ((rc = row_adtype(&name, data, len, a, err))) {
+            run->failed_at = i;
+            goto cleanup;
+        }
+        if (!t || name.len != last_len || strncasecmp(name.p, last, name.len) != 0) {
+            if ((rc = ads_types__by_name(&t, txn, name.p, name.len, err))) {
+                run->failed_at = i;
+                goto cleanup;
+            }
+            last_len = name.len < sizeof last ? name.len : 0;
+            memcpy(last, name.p, last_len);
+        }
+        ads_buf enc = ADS_BUF_INIT;
+        if (t->has_hooks && t->hooks.prestore) {
+            const ads_record *rec, *rep = NULL;
+            if ((rc = ads_msgpack_decode_record(&rec, a, data, len, 0, err)) ||
+                (rc = t->hooks.prestore(t->hooks.ctx, txn, rec, &rep, a, err))) {
+                if (rc > 0)
+                    rc = ads_error_set(err, ADS_EINVAL, "type %s: the record was refused",
+                                       t->name);
+                run->failed_at = i;
+                goto cleanup;
+            }
+            if (rep) {
+                if ((rc = ads_msgpack_encode_record(&enc, rep, err))) {
+                    run->failed_at = i;
+                    goto cleanup;
+                }
+                data = (const unsigned char *)enc.p;
+                len = enc.len;
+            }
+        }
+        rc = ads_store__encoded(txn, t, data, len, NULL, err);
+        ads_buf_free(&enc);
+        if (rc) {
+            run->failed_at = i;
+            goto cleanup;
+        }
+    }
+    if (b->opt.on_batch && (rc = b->opt.on_batch(b->opt.ctx, txn, &info, err)))
+        goto cleanup;
+cleanup:
+    ads_backfill_end(txn->backfill);
+    txn->backfill = NULL;
+    ads_arena_free(a);
+    return rc;
+}
+
+int ads_bulk_flush(ads_bulk *b, ads_error *err)
+{
+    if (!b)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (b->n == 0)
+        return 0;
+    batch_run run = {b, SIZE_MAX};
+    int rc = ads_db_write(b->db, batch_fn, &run, err);
+    if (rc) {
+        if (run.failed_at != SIZE_MAX) {
+            b->failed = b->nums[run.failed_at];
+            if (err) {
+                char msg[ADS_ERROR_MESSAGE_MAX];
+                snprintf(msg, sizeof msg, "%s", err->message);
+                ads_error_set(err, rc, "record %llu: %s", (unsigned long long)b->failed + 1, msg);
+            }
+        }
+        return rc;
+    }
+    b->committed += b->n;
+    ads_bulk_discard(b);
+    return 0;
+}
+
+int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
+{
+    if (!b || !rec)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    b->failed = UINT64_MAX;
+    uint64_t number = b->added;
+    double ts = 0;
+    if (b->opt.backfill) {
+        const ads_expr *x = ads_record_lookup(rec, ads_attr__timestamp, 10);
+        const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
+        if (!v || v->type != ADS_ABSTIME || v->u.abs.secs != v->u.abs.secs) {
+            b->failed = number;
+            return ads_error_set(err, ADS_EINVAL,
+                                 "record %llu: a backfill needs _Timestamp, an AbsTime, on every "
+                                 "record",
+                                 (unsigned long long)number + 1);
+        }
+        ts = v->u.abs.secs;
+    }
+    if (b->n == b->cap) {
+        size_t cap = b->cap ? 2 * b->cap : 1024;
+        size_t *offs = realloc(b->offs, (cap + 1) * sizeof *offs);
+        if (!offs)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->offs = offs;
+        uint64_t *nums = realloc(b->nums, cap * sizeof *nums);
+        if (!nums)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->nums = nums;
+        if (b->opt.backfill) {
+            double *t = realloc(b->ts, cap * sizeof *t);
+            if (!t)
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            b->ts = t;
+        }
+        b->cap = cap;
+    }
+    int rc = ads_msgpack_encode_record(&b->rows, rec, err);
+    if (rc) {
+        b->failed = number;
+        return rc;
+    }
+    if (b->opt.backfill)
+        b->ts[b->n] = ts;
+    b->nums[b->n] = number;
+    b->added++;
+    b->offs[++b->n] = b->rows.len;
+    if (b->n >= b->opt.batch)
+        return ads_bulk_flush(b, err);
+    return 0;
+}
+
+int ads_bulk_end(ads_bulk *b, ads_error *err)
+{
+    if (!b)
+        return 0;
+    int rc = ads_bulk_flush(b, err);
+    if (!rc)
+        rc = ads_db_sync(b->db, err);
+    ads_buf_free(&b->rows);
+    free(b->offs);
+    free(b->ts);
+    free(b->nums);
+    free(b);
+    return rc;
+}

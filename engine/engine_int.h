@@ -1,0 +1,349 @@
+/*
+ * engine/engine_int.h: what the files of the engine share and no other
+ * module may include: the store and transaction structures, the on-disk
+ * layout (tables, key encoding, row envelope), the type cache, and the
+ * helpers the files call across.
+ *
+ * On disk (docs/storage.md has the why):
+ *   meta     small records: format, node, generator state, counters, type ids
+ *   latest   record key -> the record's latest row
+ *   history  record key ++ sortable(_Timestamp) ++ be64(__SystemTimestamp)
+ *            -> an earlier row (every row that is not latest)
+ * A record key is be32(type id) ++ the key attribute values, each in an
+ * order-preserving encoding normalised as `===` compares (key.c). A row is a
+ * 32-byte envelope (checksum, flags, the timeline attributes) followed by the
+ * record's canonical MessagePack row (classad/msgpack.h).
+ */
+#ifndef ADS_ENGINE_INT_H
+#define ADS_ENGINE_INT_H
+
+#include <lmdb.h>
+#include <pthread.h>
+
+#include "base/buf.h"
+#include "engine/engine.h"
+
+/* ---- tables and meta keys ---- */
+
+#define ADS_META_FORMAT "format"
+#define ADS_META_NODE "node"
+#define ADS_META_IDGEN "idgen"
+#define ADS_META_LUID "luid"
+#define ADS_META_SYSTS "systs"           /* i64: last __SystemTimestamp issued (us) */
+#define ADS_META_TYPES_TOKEN "gen/types" /* u64: changes whenever a Type record does */
+#define ADS_META_ATTRS_TOKEN "gen/attrs" /* u64: changes when Attribute records vanish */
+#define ADS_META_TYPEID_NEXT "typeid.next"
+#define ADS_META_TYPEID_PREFIX "typeid/"   /* folded type name -> be32 id */
+#define ADS_META_TYPENAME_PREFIX "typename/" /* be32 id -> folded type name */
+#define ADS_META_COUNT_PREFIX "count/"     /* be32 id -> records, deleted, history (3 x u64) */
+#define ADS_META_SEQ_PREFIX "seq/"         /* folded sequence name -> u64 counter */
+#define ADS_META_APP_PREFIX "app/"         /* application metadata */
+
+/* Built-in type ids; declared types are numbered from ADS_TYPEID_FIRST. */
+enum { ADS_TYPEID_TYPE = 1, ADS_TYPEID_ATTRIBUTE = 2, ADS_TYPEID_SEQUENCE = 3 };
+#define ADS_TYPEID_FIRST 16u
+
+/* ---- record keys (key.c) ---- */
+
+/* Encoded keys up to this many bytes are stored as they are; longer ones as
+ * their first ADS_KEY_PREFIX bytes, a 128-bit hash of the whole, and a
+ * collision counter (the whole key is then kept in the row envelope). With
+ * the 16 bytes of a history suffix, every stored key fits LMDB's 511. */
+#define ADS_KEY_INLINE_MAX 400
+#define ADS_KEY_PREFIX 380
+#define ADS_KEY_LONG_LEN (ADS_KEY_PREFIX + 16 + 1)
+#define ADS_KEY_MAX_LEN (1u << 20) /* a record key of more than 1 MiB is refused */
+
+/* Key value tags, in the order values of different kinds sort. */
+enum {
+    KEY_END = 0x00,
+    KEY_NUMBER = 0x10,
+    KEY_STRING = 0x20,
+    KEY_ABSTIME = 0x30,
+    KEY_RELTIME = 0x31,
+    KEY_IDENT = 0x40,
+    KEY_BLOB = 0x50,
+    KEY_LIST = 0x60,
+    KEY_RECORD = 0x70
+};
+
+/* Append the encoding of v (a key attribute's value) to b. Errors:
+ * ADS_EINVAL (undefined, error or NaN cannot be keys: the message says
+ * which, and names `what`), ADS_ELIMIT (nesting), ADS_ENOMEM. */
+int ads_key__value(ads_buf *b, const ads_value *v, const char *what, ads_error *err);
+
+/* Append be32(id). */
+void ads_key__typeid(ads_buf *b, uint32_t id);
+uint32_t ads_key__get_typeid(const unsigned char *key);
+
+/* 8 bytes that sort as the double d does (-0.0 as 0.0; NaN not allowed). */
+void ads_key__sortable_double(unsigned char out[8], double d);
+double ads_key__double_of_sortable(const unsigned char in[8]);
+
+/* Store a full record key: either as is, or in the long form with
+ * collision counter c. out must hold ADS_KEY_INLINE_MAX bytes. Returns the
+ * stored length. */
+size_t ads_key__stored(unsigned char *out, const unsigned char *full, size_t len, unsigned c);
+
+/* The value of one encoded key value at p (ending before end): decoded into
+ * arena a (strings come back folded: keys keep only what `===` compares).
+ * Returns bytes consumed or a negative code. */
+long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigned char *end,
+                           ads_arena *a, int depth);
+
+/* ---- row envelope (row.c) ---- */
+
+#define ADS_ROW_HEADER 32
+#define ADS_ROW_VERSION 1
+enum { ROW_DELETED = 1, ROW_LONGKEY = 2 };
+
+/* The parts of a stored row. */
+typedef struct row_env {
+    unsigned flags;
+    double ts;
+    int32_t offset;
+    int64_t systs;
+    const unsigned char *full_key; /* ROW_LONGKEY: the whole record key */
+    size_t full_key_len;
+    const unsigned char *data;     /* the MessagePack row */
+    size_t len;
+} row_env;
+
+/* Append a stored row: envelope then data; the checksum binds it to the
+ * stored key skey. */
+void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
+                    double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
+                    size_t full_key_len, const unsigned char *data, size_t len);
+
+/* Check and split a stored row (value v under stored key skey). ADS_ECORRUPT
+ * with a message naming `where` (e.g. "latest row of type Machine"). */
+int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
+                   const unsigned char *v, size_t vlen, const char *where, ads_error *err);
+
+/* Fill an ads_row from a parsed envelope. */
+void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
+                   const row_env *e, bool latest, ads_arena *a);
+
+/* Rewrite the checksum of a stored row in place after its key changed
+ * (history rows reuse a latest row's bytes under a new key). */
+void ads_row__reseal(unsigned char *v, size_t vlen, const unsigned char *skey, size_t skey_len);
+
+/* Entries of a canonical MessagePack row: raw bytes of name and value. */
+typedef struct row_entry {
+    const unsigned char *name; /* the name's bytes */
+    size_t name_len;
+    const unsigned char *raw;  /* the whole entry: name header, name, value */
+    size_t raw_len;
+    const unsigned char *value; /* the value's bytes (inside raw) */
+    size_t value_len;
+} row_entry;
+
+/* The entries of the row at data (len bytes), in stored order, into *out
+ * (allocated in arena a). ADS_ECORRUPT, ADS_ENOMEM. */
+int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size_t len,
+                     ads_arena *a, ads_error *err);
+
+/* Build a canonical row from entries sorted by folded name and distinct. */
+int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err);
+
+/* Case-insensitive compare of names as rows sort them. */
+int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen);
+
+/* ---- types (types.c) ---- */
+
+struct ads_type {
+    uint32_t id;
+    char *name;        /* as declared */
+    char *folded;      /* lower case */
+    size_t nkeys;
+    ads_str *keys;
+    bool keyless, autogen, builtin;
+    ads_id_kind method;
+    double retention;
+    ads_hooks hooks;   /* copied from the store's hook table when built */
+    bool has_hooks;
+};
+
+/* A generation of type information: everything known under one value of
+ * the types token. Shared by the transactions that see that token; pinned by
+ * each while in use. */
+typedef struct type_gen type_gen;
+
+/* Attribute names known to have Attribute records. */
+typedef struct attr_set attr_set;
+
+typedef struct hook_entry {
+    char *folded;
+    ads_hooks hooks;
+} hook_entry;
+
+struct ads_db {
+    MDB_env *env;
+    MDB_dbi meta, latest, history;
+    uint64_t node;
+    int flags;
+    ads_clock clock;
+    pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
+    pthread_mutex_t lock;    /* the caches below */
+    type_gen *gens;          /* list of type generations */
+    attr_set *attrs;         /* known attribute names (one token's worth) */
+    hook_entry *hooks;
+    size_t nhooks;
+};
+
+/* A pending counter change of one type within a transaction. */
+typedef struct count_delta {
+    uint32_t id;
+    int64_t records, deleted, history;
+} count_delta;
+
+/* A cached piece of generator state in meta (a counter, FLUID or k-ordered
+ * generator state), read at first use and written back at commit, or at
+ * abort so that values handed out are never handed out again. */
+#define ADS_META_CACHE_MAX 32
+typedef struct seq_cache {
+    char *key;
+    unsigned char val[ADS_META_CACHE_MAX];
+    size_t len; /* 0: absent */
+    bool dirty;
+} seq_cache;
+
+struct ads_txn {
+    ads_db *db;
+    MDB_txn *txn;    /* where reads and writes go: for a write, a child of parent */
+    MDB_txn *parent; /* write transactions: holds what survives an abort */
+    bool readonly;
+    bool broken;   /* an LMDB write failed (map full): only abort is left */
+    int broken_rc;
+    ads_arena *arena; /* lives as long as the transaction */
+    ads_buf kbuf, vbuf, tmp; /* scratch buffers for keys and rows */
+
+    /* lazily read, written back at commit */
+    bool idgen_loaded, idgen_dirty;
+    ads_idgen_state idgen;
+    bool systs_loaded, systs_dirty;
+    int64_t systs;
+    bool types_loaded;
+    uint64_t types_token;
+    type_gen *gen;      /* pinned generation for types_token */
+    bool attrs_loaded;
+    uint64_t attrs_token;
+    bool attrs_token_dirty;
+
+    count_delta *counts;
+    size_t ncounts, capcounts;
+    seq_cache *seqs;
+    size_t nseqs, capseqs;
+    void *attrs_seen; /* attribute names handled in this transaction (types.c) */
+
+    /* changes for after-commit notification (only for types with notify) */
+    ads_change *changes;
+    size_t nchanges, capchanges;
+    ads_arena *change_arena;
+
+    /* the backfill batch in effect (bulk loads), or NULL */
+    ads_backfill *backfill;
+};
+
+/* ---- shared helpers ---- */
+
+/* Map an LMDB return code to an ads error (MDB_MAP_FULL -> ADS_EMAPFULL and
+ * the transaction marked broken). */
+int ads_db__lmdb(ads_txn *txn, ads_error *err, int rc, const char *what);
+
+/* mdb_put / mdb_del through the transaction with error mapping. */
+int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
+                size_t vlen, unsigned flags, ads_error *err);
+int ads_db__del(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, ads_error *err);
+
+/* Read a meta value: 1 (with *v) or 0 if absent, or an error. */
+int ads_db__meta_get(ads_txn *txn, const char *key, size_t klen, MDB_val *v, ads_error *err);
+int ads_db__meta_put(ads_txn *txn, const char *key, size_t klen, const void *v, size_t vlen,
+                     ads_error *err);
+
+/* A write transaction is needed: ADS_EREADONLY naming what. */
+int ads_db__need_write(ads_txn *txn, const char *what, ads_error *err);
+
+/* The next __SystemTimestamp: max(now, last + 1) in microseconds. */
+int ads_db__next_systs(ads_txn *txn, int64_t *out, ads_error *err);
+
+/* Now, from the store's clock, in seconds. */
+double ads_db__now(ads_txn *txn);
+
+/* Lower-case ASCII copy of s into the transaction arena (NUL-terminated). */
+char *ads_db__fold(ads_txn *txn, const char *s, size_t len);
+
+/* Types: the type by name / by id under the transaction's token. */
+int ads_types__by_name(const ads_type **out, ads_txn *txn, const char *name, size_t len,
+                       ads_error *err);
+int ads_types__by_id(const ads_type **out, ads_txn *txn, uint32_t id, ads_error *err);
+/* The built-in type records. */
+const ads_type *ads_types__builtin(uint32_t id);
+/* A Type record is about to be written for type name (new content in data):
+ * validate it, assign an id if new, and move the transaction to a new types
+ * token. old: the current latest Type row's data or NULL. */
+int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool deleted,
+                       ads_error *err);
+/* Before a Type record is purged: refuse if the type holds records. */
+int ads_types__may_remove(ads_txn *txn, const unsigned char *key, size_t key_len, ads_error *err);
+/* Release the transaction's pin on its generation. */
+void ads_types__unpin(ads_txn *txn);
+/* Free every cached generation (store close). */
+void ads_types__free_all(ads_db *db);
+
+/* Record and row counters of a type, changed by deltas. */
+int ads_types__count(ads_txn *txn, uint32_t id, int64_t records, int64_t deleted,
+                     int64_t history, ads_error *err);
+/* Write the pending counters (commit). */
+int ads_types__flush_counts(ads_txn *txn, ads_error *err);
+
+/* Attribute bookkeeping: make sure every attribute name of the row data of
+ * type t has an Attribute record. */
+int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
+                    ads_error *err);
+/* After commit: remember the names this transaction added. */
+void ads_attrs__commit(ads_txn *txn);
+/* Attribute records went away: forget what is known. */
+int ads_attrs__invalidate(ads_txn *txn, ads_error *err);
+void ads_attrs__free(ads_db *db);
+/* Free the transaction's set of handled names. */
+void ads_attrs__txn_free(ads_txn *txn);
+
+/* Write the cached generator and counter state (commit, and abort). */
+int ads_seq__flush(ads_txn *txn, ads_error *err);
+/* True if the transaction handed out values from a generator. */
+bool ads_seq__dirty(const ads_txn *txn);
+/* A cached meta value of exactly len bytes (<= ADS_META_CACHE_MAX): *out
+ * points at the cache entry (len 0 if absent); mark dirty after changing. */
+int ads_seq__cached(seq_cache **out, ads_txn *txn, const char *key, size_t len, ads_error *err);
+/* The next increment value of a meta counter (cached per transaction). */
+int ads_seq__next_counter(ads_txn *txn, const char *key, uint64_t *out, ads_error *err);
+/* The next generated key value for type t (its AutoGenerateKeyMethod). */
+int ads_seq__type_value(ads_txn *txn, const ads_type *t, double ts, ads_value *out,
+                        ads_error *err);
+
+/* The latest row under a full record key: 1 found (fills env, skey), 0 not.
+ * stored receives the stored key (ADS_KEY_INLINE_MAX bytes) and *slen its
+ * length (for a new record: the key to store it under). */
+int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
+                    size_t *slen, MDB_val *val, ads_error *err);
+
+/* Hooks: note a change for after-commit notification. */
+int ads_hooks__note(ads_txn *txn, const ads_type *t, ads_change_kind kind,
+                    const unsigned char *data, size_t len, double ts, int64_t systs,
+                    bool latest, ads_error *err);
+/* Deliver and free the noted changes (after commit). */
+void ads_hooks__deliver(ads_txn *txn);
+/* Copy the hooks registered for t's name into t. */
+void ads_hooks__attach(ads_db *db, ads_type *t);
+
+/* The four timeline attribute names. */
+extern const char ads_attr__timestamp[];   /* "_Timestamp" */
+extern const char ads_attr__systime[];     /* "__SystemTimestamp" */
+extern const char ads_attr__latest[];      /* "__Latest" */
+extern const char ads_attr__deleted[];     /* "_Deleted" */
+
+/* Which timeline attribute name is (1..4 in the order above), or 0. */
+int ads_row__timeline_attr(const char *name, size_t len);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * engine/key.c: record keys. A record key is be32(type id) followed by the
+ * key attribute values, each encoded so that
+ *   - two values that `===` calls equal encode to the same bytes ("ABC" and
+ *     "abc"; 123, 123.0 and, as `===` says, true and 1);
+ *   - byte order is a sensible value order (numbers by value, strings by
+ *     their folded bytes, lists element by element, shorter first), so a
+ *     type's records sit together in key order and a range of keys is one
+ *     LMDB range;
+ *   - each value is self-delimiting, so no key is a prefix of another key
+ *     of the same type.
+ * Keys longer than ADS_KEY_INLINE_MAX are stored in a long form: their first
+ * ADS_KEY_PREFIX bytes, a 128-bit XXH3 hash of the whole key and a collision
+ * counter; the row envelope then keeps the whole key, compared on lookup.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "engine/engine_int.h"
+
+static unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + 32) : c;
+}
+
+void ads_key__typeid(ads_buf *b, uint32_t id)
+{
+    unsigned char p[4] = {(unsigned char)(id >> 24), (unsigned char)(id >> 16),
+                          (unsigned char)(id >> 8), (unsigned char)id};
+    ads_buf_add(b, p, 4);
+}
+
+uint32_t ads_key__get_typeid(const unsigned char *key)
+{
+    return (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 | (uint32_t)key[2] << 8 | key[3];
+}
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void ads_key__sortable_double(unsigned char out[8], double d)
+{
+    uint64_t u;
+    if (d == 0)
+        d = 0.0; /* -0.0 sorts and compares as 0.0 */
+    memcpy(&u, &d, 8);
+    u = (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+    put_be64(out, u);
+}
+
+double ads_key__double_of_sortable(const unsigned char in[8])
+{
+    uint64_t u = get_be64(in);
+    u = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* Bytes with 0x00 escaped as 00 FF, ended by 00 00: order-preserving and
+ * self-delimiting. Strings are folded to lower case first. */
+static void escaped(ads_buf *b, const char *p, size_t n, bool folded)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (folded)
+            c = fold(c);
+        if (c == 0) {
+            ads_buf_addc(b, 0);
+            ads_buf_addc(b, (char)0xff);
+        } else {
+            ads_buf_addc(b, (char)c);
+        }
+    }
+    ads_buf_addc(b, 0);
+    ads_buf_addc(b, 0);
+}
+
+/*
+ * A number: the sortable bits of its double value, then (for integers a
+ * double cannot hold exactly) the difference between the integer and that
+ * double as a sortable 64-bit integer, so 2^53 and 2^53 + 1 stay apart while
+ * 123 and 123.0 meet. `===` compares an integer with a real as doubles; keys
+ * follow it exactly for integers within +-2^53 (docs/storage.md).
+ */
+static void number(ads_buf *b, double d, __int128 exact, bool is_int)
+{
+    unsigned char p[17];
+    p[0] = KEY_NUMBER;
+    ads_key__sortable_double(p + 1, d);
+    int64_t residual = 0;
+    if (is_int) {
+        /* d is exact below 2^63 in magnitude; at 2^63 take the difference in 128 bits */
+        __int128 rounded = (__int128)d;
+        residual = (int64_t)(exact - rounded);
+    }
+    put_be64(p + 9, (uint64_t)residual ^ (UINT64_C(1) << 63));
+    ads_buf_add(b, p, sizeof p);
+}
+
+typedef struct name_ref {
+    ads_str name;
+    const ads_value *value;
+} name_ref;
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+    const name_ref *x = a, *y = b;
+    return ads_row__name_cmp((const unsigned char *)x->name.p, x->name.len,
+                             (const unsigned char *)y->name.p, y->name.len);
+}
+
+static int encode(ads_buf *b, const ads_value *v, const char *what, int depth, ads_error *err);
+
+static int encode_record(ads_buf *b, const ads_record *r, const char *what, int depth,
+                         ads_error *err)
+{
+    size_t n = ads_record_size(r);
+    name_ref small[16], *refs = small;
+    ads_value vsmall[16], *vals = vsmall;
+    ads_arena *tmp = NULL;
+    int rc = 0;
+    if (n > 16) {
+        refs = malloc(n * sizeof *refs);
+        vals = malloc(n * sizeof *vals);
+        if (!refs || !vals) {
+            rc = ads_error_set(err, ADS_ENOMEM, "encoding a key: out of memory");
+            goto cleanup;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ads_value *lit = ads_expr_literal_value(ads_record_expr(r, i));
+        if (!lit) {
+            if (!tmp && !(tmp = ads_arena_new())) {
+                rc = ads_error_set(err, ADS_ENOMEM, "encoding a key: out of memory");
+                goto cleanup;
+            }
+            ads_view view = ads_record_view(r, NULL);
+            if (ads_expr_eval(&vals[i], ads_record_expr(r, i), &view, tmp)) {
+                rc = ads_error_set(err, ADS_ENOMEM, "encoding a key: out of memory");
+                goto cleanup;
+            }
+            lit = &vals[i];
+        }
+        refs[i].name = ads_record_name(r, i);
+        refs[i].value = lit;
+    }
+    qsort(refs, n, sizeof *refs, name_ref_cmp);
+    ads_buf_addc(b, KEY_RECORD);
+    for (size_t i = 0; i < n && !rc; i++) {
+        escaped(b, refs[i].name.p, refs[i].name.len, true);
+        rc = encode(b, refs[i].value, what, depth + 1, err);
+    }
+    ads_buf_addc(b, KEY_END);
+cleanup:
+    if (refs != small)
+        free(refs);
+    if (vals != vsmall)
+        free(vals);
+    ads_arena_free(tmp);
+    return rc;
+}
+
+static int encode(ads_buf *b, const ads_value *v, const char *what, int depth, ads_error *err)
+{
+    if (depth > ADS_MAX_DEPTH)
+        return ads_error_set(err, ADS_ELIMIT, "key attribute %s is nested more than %d deep",
+                             what, ADS_MAX_DEPTH);
+    unsigned char p[17];
+    switch (v->type) {
+    case ADS_UNDEFINED:
+        return ads_error_set(err, ADS_EINVAL, "key attribute %s is undefined", what);
+    case ADS_ERROR:
+        return ads_error_set(err, ADS_EINVAL, "key attribute %s is error", what);
+    case ADS_BOOLEAN:
+        number(b, v->u.b ? 1.0 : 0.0, v->u.b, true);
+        return 0;
+    case ADS_INTEGER:
+        number(b, (double)v->u.i, v->u.i, true);
+        return 0;
+    case ADS_REAL:
+        if (isnan(v->u.r))
+            return ads_error_set(err, ADS_EINVAL, "key attribute %s is NaN, which equals nothing",
+                                 what);
+        number(b, v->u.r, 0, false);
+        return 0;
+    case ADS_STRING:
+        ads_buf_addc(b, KEY_STRING);
+        escaped(b, v->u.s.p, v->u.s.len, true);
+        return 0;
+    case ADS_ABSTIME:
+    case ADS_RELTIME: {
+        double d = v->type == ADS_ABSTIME ? v->u.abs.secs : v->u.rel;
+        if (isnan(d))
+            return ads_error_set(err, ADS_EINVAL, "key attribute %s is a NaN time", what);
+        p[0] = v->type == ADS_ABSTIME ? KEY_ABSTIME : KEY_RELTIME;
+        ads_key__sortable_double(p + 1, d);
+        ads_buf_add(b, p, 9);
+        return 0;
+    }
+    case ADS_IDENT:
+        p[0] = KEY_IDENT;
+        put_be64(p + 1, v->u.id.hi);
+        put_be64(p + 9, v->u.id.lo);
+        ads_buf_add(b, p, 17);
+        return 0;
+    case ADS_BLOB:
+        ads_buf_addc(b, KEY_BLOB);
+        escaped(b, v->u.blob->bytes.p, v->u.blob->bytes.len, false);
+        if (v->u.blob->meta)
+            return encode_record(b, v->u.blob->meta, what, depth, err);
+        ads_buf_addc(b, KEY_END);
+        return 0;
+    case ADS_LIST: {
+        ads_buf_addc(b, KEY_LIST);
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            int rc = encode(b, &v->u.list.items[i], what, depth + 1, err);
+            if (rc)
+                return rc;
+        }
+        ads_buf_addc(b, KEY_END);
+        return 0;
+    }
+    case ADS_RECORD:
+        return encode_record(b, v->u.rec, what, depth, err);
+    }
+    return ads_error_set(err, ADS_EINVAL, "key attribute %s has an unknown type", what);
+}
+
+int ads_key__value(ads_buf *b, const ads_value *v, const char *what, ads_error *err)
+{
+    size_t start = b->len;
+    int rc = encode(b, v, what, 0, err);
+    if (!rc && b->failed)
+        rc = ads_error_set(err, ADS_ENOMEM, "encoding a key: out of memory");
+    if (rc)
+        b->len = start;
+    return rc;
+}
+
+size_t ads_key__stored(unsigned char *out, const unsigned char *full, size_t len, unsigned c)
+{
+    if (len <= ADS_KEY_INLINE_MAX) {
+        memcpy(out, full, len);
+        return len;
+    }
+    XXH128_hash_t h = XXH3_128bits(full, len);
+    memcpy(out, full, ADS_KEY_PREFIX);
+    put_be64(out + ADS_KEY_PREFIX, h.high64);
+    put_be64(out + ADS_KEY_PREFIX + 8, h.low64);
+    out[ADS_KEY_PREFIX + 16] = (unsigned char)c;
+    return ADS_KEY_LONG_LEN;
+}
+
+/* ---- decoding (for messages, notifications and verify) ---- */
+
+static long unescape(ads_str *out, const unsigned char *p, const unsigned char *end,
+                     ads_arena *a)
+{
+    size_t n = 0;
+    const unsigned char *q = p;
+    while (q < end) {
+        if (*q == 0) {
+            if (q + 1 >= end)
+                return ADS_ECORRUPT;
+            if (q[1] == 0)
+                break;
+            if (q[1] != 0xff)
+                return ADS_ECORRUPT;
+            q += 2;
+        } else {
+            q++;
+        }
+        n++;
+    }
+    if (q >= end)
+        return ADS_ECORRUPT;
+    char *s = ads_arena_alloc(a, n + 1);
+    if (!s)
+        return ADS_ENOMEM;
+    size_t j = 0;
+    for (const unsigned char *r = p; r < q; j++) {
+        if (*r == 0) {
+            s[j] = 0;
+            r += 2;
+        } else {
+            s[j] = (char)*r++;
+        }
+    }
+    s[n] = 0;
+    out->p = s;
+    out->len = n;
+    return (long)(q + 2 - p);
+}
+
+long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigned char *end,
+                           ads_arena *a, int depth)
+{
+    if (p >= end || depth > ADS_MAX_DEPTH)
+        return ADS_ECORRUPT;
+    const unsigned char *q = p + 1;
+    switch (*p) {
+    case KEY_NUMBER: {
+        if (end - q < 16)
+            return ADS_ECORRUPT;
+        double d = ads_key__double_of_sortable(q);
+        int64_t residual = (int64_t)(get_be64(q + 8) ^ (UINT64_C(1) << 63));
+        if (residual == 0 && d == floor(d) && fabs(d) < 9007199254740992.0)
+            *out = ads_int((int64_t)d);
+        else if (residual != 0)
+            *out = ads_int((int64_t)((__int128)d + residual));
+        else
+            *out = ads_real(d);
+        return 17;
+    }
+    case KEY_STRING: {
+        ads_str s;
+        long n = unescape(&s, q, end, a);
+        if (n < 0)
+            return n;
+        *out = ads_string(s.p, s.len);
+        return 1 + n;
+    }
+    case KEY_ABSTIME:
+    case KEY_RELTIME:
+        if (end - q < 8)
+            return ADS_ECORRUPT;
+        *out = *p == KEY_ABSTIME ? ads_abstime(ads_key__double_of_sortable(q), 0)
+                                 : ads_reltime(ads_key__double_of_sortable(q));
+        return 9;
+    case KEY_IDENT:
+        if (end - q < 16)
+            return ADS_ECORRUPT;
+        *out = ads_ident((ads_id){get_be64(q), get_be64(q + 8)});
+        return 17;
+    case KEY_LIST: {
+        size_t cap = 4, n = 0;
+        ads_value *items = ads_arena_alloc(a, cap * sizeof *items);
+        if (!items)
+            return ADS_ENOMEM;
+        while (q < end && *q != KEY_END) {
+            if (n == cap) {
+                ads_value *more = ads_arena_alloc(a, 2 * cap * sizeof *items);
+                if (!more)
+                    return ADS_ENOMEM;
+                memcpy(more, items, n * sizeof *items);
+                items = more;
+                cap *= 2;
+            }
+            long m = ads_key__decode_value(&items[n++], q, end, a, depth + 1);
+            if (m < 0)
+                return m;
+            q += m;
+        }
+        if (q >= end)
+            return ADS_ECORRUPT;
+        *out = ads_list(items, n);
+        return (long)(q + 1 - p);
+    }
+    case KEY_BLOB:
+    case KEY_RECORD: {
+        /* Shown by their text only in messages; decode as a string of the
+         * escaped payload for blobs, and as a record of values. */
+        ads_record_builder *bld = NULL;
+        if (*p == KEY_BLOB) {
+            ads_str s;
+            long n = unescape(&s, q, end, a);
+            if (n < 0)
+                return n;
+            q += n;
+            ads_blob *blob = ads_arena_alloc(a, sizeof *blob);
+            if (!blob)
+                return ADS_ENOMEM;
+            blob->bytes = s;
+            blob->meta = NULL;
+            if (q < end && *q == KEY_RECORD) {
+                ads_value m;
+                long k = ads_key__decode_value(&m, q, end, a, depth + 1);
+                if (k < 0)
+                    return k;
+                blob->meta = m.u.rec;
+                q += k;
+            } else if (q < end && *q == KEY_END) {
+                q++;
+            } else {
+                return ADS_ECORRUPT;
+            }
+            out->type = ADS_BLOB;
+            out->u.blob = blob;
+            return (long)(q - p);
+        }
+        if (ads_record_builder_new(&bld, a, NULL))
+            return ADS_ENOMEM;
+        while (q < end && *q != KEY_END) {
+            ads_str name;
+            ads_value v;
+            long n = unescape(&name, q, end, a);
+            if (n < 0)
+                return n;
+            q += n;
+            long m = ads_key__decode_value(&v, q, end, a, depth + 1);
+            if (m < 0)
+                return m;
+            q += m;
+            if (name.len == 0 || ads_record_builder_add_value(bld, name.p, name.len, &v, NULL))
+                return ADS_ECORRUPT;
+        }
+        if (q >= end)
+            return ADS_ECORRUPT;
+        *out = ads_recordv(ads_record_builder_finish(bld));
+        return (long)(q + 1 - p);
+    }
+    default:
+        return ADS_ECORRUPT;
+    }
+}

@@ -1,0 +1,385 @@
+/*
+ * engine/row.c: stored rows. A row is a 32-byte envelope and the record's
+ * canonical MessagePack row:
+ *
+ *   0..3    checksum: low 32 bits of XXH3-64 over bytes 4.. of the value,
+ *           seeded with XXH3-64 of the stored key (a row moved under
+ *           another key fails its check)
+ *   4       envelope version (1)
+ *   5       flags: 1 deleted, 2 long key (the whole record key follows)
+ *   6..7    zero
+ *   8..15   _Timestamp: IEEE double seconds since the epoch, little-endian
+ *   16..19  _Timestamp's zone offset, seconds east of UTC, int32 LE
+ *   20..23  zero
+ *   24..31  __SystemTimestamp: int64 microseconds since the epoch, LE
+ *   [long key: u32 LE length, then the whole record key]
+ *   then    the MessagePack row (classad/msgpack.h)
+ *
+ * The timeline attributes live in the envelope, not in the MessagePack row:
+ * a scan can test them without decoding, and the row view below adds them
+ * back, so evaluation and decoding see _Timestamp, __SystemTimestamp,
+ * __Latest and _Deleted as ordinary attributes.
+ */
+#include <msgpack.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "engine/engine_int.h"
+
+const char ads_attr__timestamp[] = "_Timestamp";
+const char ads_attr__systime[] = "__SystemTimestamp";
+const char ads_attr__latest[] = "__Latest";
+const char ads_attr__deleted[] = "_Deleted";
+
+static unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = fold(a[i]), y = fold(b[i]);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return alen < blen ? -1 : alen > blen;
+}
+
+static bool name_is(const char *name, size_t len, const char *lit, size_t litlen)
+{
+    if (len != litlen)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (fold((unsigned char)name[i]) != fold((unsigned char)lit[i]))
+            return false;
+    return true;
+}
+
+int ads_row__timeline_attr(const char *name, size_t len)
+{
+    if (len < 8 || name[0] != '_')
+        return 0;
+    if (name_is(name, len, ads_attr__timestamp, sizeof ads_attr__timestamp - 1))
+        return 1;
+    if (name_is(name, len, ads_attr__systime, sizeof ads_attr__systime - 1))
+        return 2;
+    if (name_is(name, len, ads_attr__latest, sizeof ads_attr__latest - 1))
+        return 3;
+    if (name_is(name, len, ads_attr__deleted, sizeof ads_attr__deleted - 1))
+        return 4;
+    return 0;
+}
+
+/* ---- the envelope ---- */
+
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint32_t checksum(const unsigned char *v, size_t vlen, const unsigned char *skey,
+                         size_t skey_len)
+{
+    XXH64_hash_t seed = XXH3_64bits(skey, skey_len);
+    return (uint32_t)XXH3_64bits_withSeed(v + 4, vlen - 4, seed);
+}
+
+void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
+                    double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
+                    size_t full_key_len, const unsigned char *data, size_t len)
+{
+    unsigned char h[ADS_ROW_HEADER] = {0};
+    uint64_t tsbits;
+    memcpy(&tsbits, &ts, 8);
+    h[4] = ADS_ROW_VERSION;
+    h[5] = (unsigned char)(flags | (full_key ? ROW_LONGKEY : 0));
+    put_le(h + 8, tsbits, 8);
+    put_le(h + 16, (uint32_t)offset, 4);
+    put_le(h + 24, (uint64_t)systs, 8);
+    size_t start = out->len;
+    ads_buf_add(out, h, sizeof h);
+    if (full_key) {
+        unsigned char l[4];
+        put_le(l, full_key_len, 4);
+        ads_buf_add(out, l, 4);
+        ads_buf_add(out, full_key, full_key_len);
+    }
+    ads_buf_add(out, data, len);
+    if (out->failed)
+        return;
+    unsigned char *v = (unsigned char *)out->p + start;
+    put_le(v, checksum(v, out->len - start, skey, skey_len), 4);
+}
+
+void ads_row__reseal(unsigned char *v, size_t vlen, const unsigned char *skey, size_t skey_len)
+{
+    put_le(v, checksum(v, vlen, skey, skey_len), 4);
+}
+
+int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
+                   const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+{
+    if (vlen < ADS_ROW_HEADER + 3)
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row of %zu bytes is too short", where,
+                             vlen);
+    if ((uint32_t)get_le(v, 4) != checksum(v, vlen, skey, skey_len))
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row checksum mismatch (the row is corrupt)",
+                             where);
+    if (v[4] != ADS_ROW_VERSION)
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row envelope version %u is unknown", where,
+                             v[4]);
+    if (v[5] & ~(ROW_DELETED | ROW_LONGKEY))
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row has unknown flags 0x%02x", where, v[5]);
+    uint64_t tsbits = get_le(v + 8, 8);
+    out->flags = v[5];
+    memcpy(&out->ts, &tsbits, 8);
+    out->offset = (int32_t)(uint32_t)get_le(v + 16, 4);
+    out->systs = (int64_t)get_le(v + 24, 8);
+    size_t at = ADS_ROW_HEADER;
+    out->full_key = NULL;
+    out->full_key_len = 0;
+    if (v[5] & ROW_LONGKEY) {
+        if (vlen - at < 4)
+            return ads_error_set(err, ADS_ECORRUPT, "%s: truncated long key", where);
+        size_t kl = get_le(v + at, 4);
+        at += 4;
+        if (kl > vlen - at || kl <= ADS_KEY_INLINE_MAX)
+            return ads_error_set(err, ADS_ECORRUPT, "%s: bad long key length %zu", where, kl);
+        out->full_key = v + at;
+        out->full_key_len = kl;
+        at += kl;
+    }
+    out->data = v + at;
+    out->len = vlen - at;
+    return 0;
+}
+
+void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
+                   const row_env *e, bool latest, ads_arena *a)
+{
+    row->type = t;
+    row->key = e->full_key ? e->full_key : skey;
+    row->key_len = e->full_key ? e->full_key_len : skey_len;
+    row->ts = e->ts;
+    row->ts_offset = e->offset;
+    row->systime_us = e->systs;
+    row->deleted = (e->flags & ROW_DELETED) != 0;
+    row->latest = latest;
+    row->data = e->data;
+    row->len = e->len;
+    row->priv.mv_ready = false;
+    row->priv.arena = a;
+}
+
+/* ---- the row view ---- */
+
+static ads_value timeline_value(const ads_row *row, int which)
+{
+    switch (which) {
+    case 1:
+        return ads_abstime(row->ts, row->ts_offset);
+    case 2:
+        return ads_abstime((double)row->systime_us / 1e6, 0);
+    case 3:
+        return ads_bool(row->latest);
+    default:
+        return ads_bool(row->deleted);
+    }
+}
+
+static int row_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                      ads_arena *arena, ads_value *value, const ads_expr **expr)
+{
+    (void)hash;
+    (void)arena;
+    ads_row *row = (ads_row *)self;
+    int which = ads_row__timeline_attr(name, len);
+    if (which) {
+        *value = timeline_value(row, which);
+        *expr = NULL;
+        return 1;
+    }
+    if (!row->priv.mv_ready) {
+        int rc = ads_msgpack_view_init(&row->priv.mv, row->data, row->len, row->priv.arena, NULL);
+        if (rc)
+            return rc;
+        row->priv.mv_ready = true;
+    }
+    return ads_msgpack_view_lookup(&row->priv.mv, name, len, value, expr, NULL);
+}
+
+static const ads_view_ops row_view_ops = {row_lookup};
+
+ads_view ads_row_view(ads_row *row, const ads_view *parent)
+{
+    ads_view v = {&row_view_ops, row, parent};
+    return v;
+}
+
+int ads_row_record(const ads_record **out, const ads_row *row, unsigned flags, ads_arena *a,
+                   ads_error *err)
+{
+    const ads_record *r;
+    int rc = ads_msgpack_decode_record(&r, a, row->data, row->len, ADS_MSGPACK_COPY, err);
+    if (rc)
+        return rc;
+    if (!(flags & ADS_ROW_TIMELINE)) {
+        *out = r;
+        return 0;
+    }
+    ads_record_builder *b;
+    if ((rc = ads_record_builder_new(&b, a, err)))
+        return rc;
+    for (size_t i = 0; i < ads_record_size(r) && !rc; i++) {
+        ads_str n = ads_record_name(r, i);
+        rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(r, i), err);
+    }
+    static const char *const names[] = {ads_attr__timestamp, ads_attr__systime, ads_attr__latest,
+                                        ads_attr__deleted};
+    for (int w = 1; w <= 4 && !rc; w++) {
+        ads_value v = timeline_value(row, w);
+        rc = ads_record_builder_add_value(b, names[w - 1], strlen(names[w - 1]), &v, err);
+    }
+    if (rc)
+        return rc;
+    *out = ads_record_builder_finish(b);
+    return 0;
+}
+
+int ads_row_key_values(ads_value *out, const ads_row *row, ads_arena *a, ads_error *err)
+{
+    const ads_type *t = row->type;
+    ads_value *items = ads_arena_alloc(a, (t->nkeys ? t->nkeys : 1) * sizeof *items);
+    if (!items)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, row->data, row->len, a, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < t->nkeys; i++) {
+        const ads_expr *e = NULL;
+        rc = ads_msgpack_view_lookup(&mv, t->keys[i].p, t->keys[i].len, &items[i], &e, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || e)
+            items[i] = ads_undefined();
+        else if (items[i].type == ADS_STRING &&
+                 (rc = ads_string_copy(&items[i], a, items[i].u.s.p, items[i].u.s.len)))
+            return ads_error_set(err, rc, "out of memory");
+    }
+    *out = ads_list(items, t->nkeys);
+    return 0;
+}
+
+/* ---- entries: rows taken apart and put together as bytes ---- */
+
+static size_t index_at(const ads_msgpack_view *mv, size_t i)
+{
+    const unsigned char *p = mv->index + i * mv->width;
+    switch (mv->width) {
+    case 1:
+        return p[0];
+    case 2:
+        return (size_t)p[0] << 8 | p[1];
+    default:
+        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    }
+}
+
+int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size_t len,
+                     ads_arena *a, ads_error *err)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    if (rc)
+        return rc;
+    row_entry *e = ads_arena_alloc(a, (mv.n ? mv.n : 1) * sizeof *e);
+    if (!e)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < mv.n; i++) {
+        ads_str name;
+        if ((rc = ads_msgpack_view_name(&name, &mv, i, err)))
+            return rc;
+        size_t at = index_at(&mv, i);
+        size_t end = i + 1 < mv.n ? index_at(&mv, i + 1) : mv.body_len;
+        const unsigned char *raw = mv.body + at;
+        const unsigned char *value = (const unsigned char *)name.p + name.len;
+        if (end <= at || end > mv.body_len || value >= mv.body + end)
+            return ads_error_set(err, ADS_ECORRUPT, "row index out of order at attribute %zu", i);
+        e[i].name = (const unsigned char *)name.p;
+        e[i].name_len = name.len;
+        e[i].raw = raw;
+        e[i].raw_len = end - at;
+        e[i].value = value;
+        e[i].value_len = (size_t)(mv.body + end - value);
+    }
+    *out = e;
+    *n = mv.n;
+    return 0;
+}
+
+static int buf_write(void *data, const char *p, size_t n)
+{
+    ads_buf *b = data;
+    ads_buf_add(b, p, n);
+    return b->failed ? -1 : 0;
+}
+
+int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err)
+{
+    msgpack_packer pk;
+    unsigned char maphead[5];
+    size_t mh = n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
+    if (n <= 15) {
+        maphead[0] = (unsigned char)(0x80 | n);
+    } else if (n <= 0xffff) {
+        maphead[0] = 0xde;
+        maphead[1] = (unsigned char)(n >> 8);
+        maphead[2] = (unsigned char)n;
+    } else {
+        maphead[0] = 0xdf;
+        for (int i = 0; i < 4; i++)
+            maphead[1 + i] = (unsigned char)(n >> (24 - 8 * i));
+    }
+    size_t last = mh, total = mh;
+    for (size_t i = 0; i < n; i++) {
+        last = total;
+        total += e[i].raw_len;
+    }
+    if (last > UINT32_MAX)
+        return ads_error_set(err, ADS_ELIMIT, "row of %zu bytes is too large", total);
+    unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    size_t start = out->len;
+    msgpack_packer_init(&pk, out, buf_write);
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_ext(&pk, 2 + n * width, ADS_MSGPACK_EXT_ROW);
+    unsigned char vw[2] = {ADS_MSGPACK_VERSION, (unsigned char)width};
+    ads_buf_add(out, vw, 2);
+    size_t off = mh;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char o[4];
+        for (unsigned j = 0; j < width; j++)
+            o[j] = (unsigned char)(off >> (8 * (width - 1 - j)));
+        ads_buf_add(out, o, width);
+        off += e[i].raw_len;
+    }
+    ads_buf_add(out, maphead, mh);
+    for (size_t i = 0; i < n; i++)
+        ads_buf_add(out, e[i].raw, e[i].raw_len);
+    if (out->failed) {
+        out->len = start;
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    return 0;
+}

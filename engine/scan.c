@@ -1,0 +1,335 @@
+/*
+ * engine/scan.c: reading rows: the latest row of one key, scans of the latest
+ * rows of a type (or of every type) with a constraint evaluated on the stored
+ * bytes, and history scans (every row of each record, oldest first).
+ *
+ * A scan walks `latest` from the type's 4-byte prefix. In a read transaction
+ * it steps with MDB_NEXT. In a write transaction the caller may rewrite,
+ * delete or purge the row it was just given, so the scan remembers the last
+ * key and seeks past it each time, whatever happened to the tree meanwhile.
+ * Each row gets a fresh view over its bytes; the scan's arena, reset per
+ * row, holds whatever evaluation decodes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+struct ads_scan {
+    ads_txn *txn;
+    const ads_type *type; /* NULL: every type */
+    const ads_expr *where;
+    unsigned flags;
+    MDB_cursor *lc, *hc;
+    ads_arena *arena;
+    ads_row row;
+    bool started, done;
+    bool single;          /* one record's history */
+    unsigned char last[ADS_KEY_INLINE_MAX]; /* the current record's stored key */
+    size_t last_len;
+    /* history mode: walking the history rows of the current record */
+    bool in_history;
+    unsigned char hlast[ADS_KEY_INLINE_MAX + 16];
+    size_t hlast_len;
+    const ads_type *cur; /* type of the current record (every-type scans) */
+};
+
+static bool truthy(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        return v->u.b;
+    case ADS_INTEGER:
+        return v->u.i != 0;
+    case ADS_REAL:
+        return v->u.r != 0;
+    default:
+        return false;
+    }
+}
+
+int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *keys, size_t n,
+                ads_arena *a, ads_error *err)
+{
+    if (!txn || !row || !t || (!keys && n) || !a)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (n != t->nkeys)
+        return ads_error_set(err, ADS_EINVAL, "type %s has %zu key attributes, not %zu", t->name,
+                             t->nkeys, n);
+    ads_buf full = ADS_BUF_INIT;
+    int rc = 0;
+    ads_key__typeid(&full, t->id);
+    for (size_t i = 0; i < n && !rc; i++) {
+        char what[240];
+        snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len, t->keys[i].p,
+                 t->name);
+        rc = ads_key__value(&full, &keys[i], what, err);
+    }
+    if (!rc && full.failed)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    unsigned char skey[ADS_KEY_INLINE_MAX];
+    size_t slen;
+    MDB_val v;
+    if (!rc)
+        rc = ads_store__find(txn, (const unsigned char *)full.p, full.len, skey, &slen, &v, err);
+    if (rc == 1) {
+        row_env env;
+        MDB_val k = {slen, skey};
+        /* point row->key at LMDB's copy of the key, which outlives this call */
+        MDB_cursor *c;
+        int mrc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+        if (!mrc)
+            mrc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
+        if (c)
+            mdb_cursor_close(c);
+        if (mrc) {
+            rc = ads_db__lmdb(txn, err, mrc, "reading a record");
+        } else if (!(rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
+                                         t->name, err))) {
+            ads_row__fill(row, t, k.mv_data, k.mv_size, &env, true, a);
+            rc = 1;
+        }
+    }
+    ads_buf_free(&full);
+    return rc;
+}
+
+int ads_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t, const ads_expr *where,
+                  unsigned flags, ads_error *err)
+{
+    if (!out || !txn)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_scan *s = calloc(1, sizeof *s);
+    if (!s || !(s->arena = ads_arena_new())) {
+        free(s);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    s->txn = txn;
+    s->type = t;
+    s->where = where;
+    s->flags = flags;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &s->lc);
+    if (!rc && (flags & ADS_SCAN_HISTORY))
+        rc = mdb_cursor_open(txn->txn, txn->db->history, &s->hc);
+    if (rc) {
+        ads_scan_close(s);
+        return ads_db__lmdb(txn, err, rc, "opening a scan");
+    }
+    if (t) {
+        s->last[0] = (unsigned char)(t->id >> 24);
+        s->last[1] = (unsigned char)(t->id >> 16);
+        s->last[2] = (unsigned char)(t->id >> 8);
+        s->last[3] = (unsigned char)t->id;
+        s->last_len = 4;
+    }
+    *out = s;
+    return 0;
+}
+
+int ads_history_open(ads_scan **out, ads_txn *txn, const ads_row *row, const ads_expr *where,
+                     unsigned flags, ads_error *err)
+{
+    if (!row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    int rc = ads_scan_open(out, txn, row->type, where, flags | ADS_SCAN_HISTORY, err);
+    if (rc)
+        return rc;
+    ads_scan *s = *out;
+    /* the stored key of the record */
+    MDB_val v;
+    rc = ads_store__find(txn, row->key, row->key_len, s->last, &s->last_len, &v, err);
+    if (rc <= 0) {
+        ads_scan_close(s);
+        return rc < 0 ? rc
+                      : ads_error_set(err, ADS_ENOTFOUND, "the record of type %s is gone",
+                                      row->type->name);
+    }
+    s->single = true;
+    s->started = true;
+    s->done = true; /* the record's latest row comes after its history */
+    s->in_history = true;
+    s->hlast_len = 0;
+    return 0;
+}
+
+void ads_scan_close(ads_scan *s)
+{
+    if (!s)
+        return;
+    if (s->lc)
+        mdb_cursor_close(s->lc);
+    if (s->hc)
+        mdb_cursor_close(s->hc);
+    ads_arena_free(s->arena);
+    free(s);
+}
+
+/* The type of a latest key (every-type scans cache the last one). */
+static int type_of_key(ads_scan *s, const unsigned char *key, const ads_type **out, ads_error *err)
+{
+    if (s->type) {
+        *out = s->type;
+        return 0;
+    }
+    uint32_t id = ads_key__get_typeid(key);
+    if (s->cur && s->cur->id == id) {
+        *out = s->cur;
+        return 0;
+    }
+    int rc = ads_types__by_id(&s->cur, s->txn, id, err);
+    if (rc == ADS_ENOTFOUND)
+        return ads_error_set(err, ADS_ECORRUPT, "rows of type id %u have no Type record",
+                             (unsigned)id);
+    if (!rc)
+        *out = s->cur;
+    return rc;
+}
+
+/* Move to the next record in `latest`: 1 with k, v; 0 at the end. */
+static int next_record(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
+{
+    int rc;
+    if (s->single) {
+        if (s->done)
+            return 0;
+        s->done = true;
+        k->mv_data = s->last;
+        k->mv_size = s->last_len;
+        rc = mdb_cursor_get(s->lc, k, v, MDB_SET_KEY);
+    } else if (!s->started || !s->txn->readonly) {
+        /* seek to the first key after the last one (or at the type prefix) */
+        k->mv_data = s->last;
+        k->mv_size = s->last_len;
+        rc = s->last_len ? mdb_cursor_get(s->lc, k, v, MDB_SET_RANGE)
+                         : mdb_cursor_get(s->lc, k, v, MDB_FIRST);
+        if (rc == 0 && s->started && k->mv_size == s->last_len &&
+            memcmp(k->mv_data, s->last, s->last_len) == 0)
+            rc = mdb_cursor_get(s->lc, k, v, MDB_NEXT);
+        s->started = true;
+    } else {
+        rc = mdb_cursor_get(s->lc, k, v, MDB_NEXT);
+    }
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(s->txn, err, rc, "scanning");
+    if (s->type && (k->mv_size < 4 || memcmp(k->mv_data, s->last, 4) != 0))
+        return 0;
+    if (k->mv_size > ADS_KEY_INLINE_MAX)
+        return ads_error_set(err, ADS_ECORRUPT, "a latest key of %zu bytes", k->mv_size);
+    memcpy(s->last, k->mv_data, k->mv_size);
+    s->last_len = k->mv_size;
+    return 1;
+}
+
+/* The next history row of the current record: 1 with k, v; 0 when done. */
+static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
+{
+    int rc;
+    if (s->hlast_len == 0) {
+        k->mv_data = s->last;
+        k->mv_size = s->last_len;
+        rc = mdb_cursor_get(s->hc, k, v, MDB_SET_RANGE);
+    } else if (s->txn->readonly) {
+        rc = mdb_cursor_get(s->hc, k, v, MDB_NEXT);
+    } else {
+        k->mv_data = s->hlast;
+        k->mv_size = s->hlast_len;
+        rc = mdb_cursor_get(s->hc, k, v, MDB_SET_RANGE);
+        if (rc == 0 && k->mv_size == s->hlast_len &&
+            memcmp(k->mv_data, s->hlast, s->hlast_len) == 0)
+            rc = mdb_cursor_get(s->hc, k, v, MDB_NEXT);
+    }
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(s->txn, err, rc, "scanning history");
+    if (k->mv_size != s->last_len + 16 || memcmp(k->mv_data, s->last, s->last_len) != 0)
+        return 0;
+    memcpy(s->hlast, k->mv_data, k->mv_size);
+    s->hlast_len = k->mv_size;
+    return 1;
+}
+
+/* Fill s->row from a stored row and apply the filters: 1 keep, 0 skip. */
+static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool latest,
+                 ads_error *err)
+{
+    row_env env;
+    char where[300];
+    snprintf(where, sizeof where, "%s row of type %s", latest ? "latest" : "history", t->name);
+    int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
+    if (rc)
+        return rc;
+    if ((env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED))
+        return 0;
+    ads_arena_reset(s->arena);
+    size_t klen = latest ? k->mv_size : k->mv_size - 16;
+    ads_row__fill(&s->row, t, k->mv_data, klen, &env, latest, s->arena);
+    if (!s->where)
+        return 1;
+    ads_value val;
+    ads_view view = ads_row_view(&s->row, NULL);
+    if (ads_expr_eval(&val, s->where, &view, s->arena))
+        return ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory");
+    return truthy(&val) ? 1 : 0;
+}
+
+int ads_scan_next(ads_scan *s, ads_row **row, ads_error *err)
+{
+    MDB_val k, v;
+    int rc;
+    if (!s || !row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    for (;;) {
+        if (s->in_history) {
+            rc = next_history(s, &k, &v, err);
+            if (rc < 0)
+                return rc;
+            if (rc == 1) {
+                const ads_type *t;
+                if ((rc = type_of_key(s, k.mv_data, &t, err)))
+                    return rc;
+                rc = offer(s, t, &k, &v, false, err);
+                if (rc < 0)
+                    return rc;
+                if (rc == 1) {
+                    *row = &s->row;
+                    return 1;
+                }
+                continue;
+            }
+            /* history done: now the record's latest row */
+            s->in_history = false;
+            k.mv_data = s->last;
+            k.mv_size = s->last_len;
+            rc = mdb_cursor_get(s->lc, &k, &v, MDB_SET_KEY);
+            if (rc == MDB_NOTFOUND)
+                continue;
+            if (rc)
+                return ads_db__lmdb(s->txn, err, rc, "scanning");
+        } else {
+            rc = next_record(s, &k, &v, err);
+            if (rc <= 0)
+                return rc;
+            if (s->flags & ADS_SCAN_HISTORY) {
+                s->in_history = true;
+                s->hlast_len = 0;
+                continue;
+            }
+        }
+        const ads_type *t;
+        if ((rc = type_of_key(s, k.mv_data, &t, err)))
+            return rc;
+        rc = offer(s, t, &k, &v, true, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            *row = &s->row;
+            return 1;
+        }
+        if (s->single && !s->in_history)
+            return 0;
+    }
+}

@@ -1,0 +1,370 @@
+/*
+ * engine/timeline.c: rows over a time range, in time order across records,
+ * for timeline queries.
+ *
+ * Each record's rows are contiguous in `history` (keyed by record, then
+ * time) with its latest row in `latest`. For [t1, t2) the iterator seeks,
+ * per record, to the row in effect at t1 (one LMDB seek), then reads that
+ * record's later rows forward a few at a time into a small buffer; a binary
+ * heap over the records' next rows yields them in (_Timestamp,
+ * __SystemTimestamp) order. Only rows in the range and one row per record
+ * before it are read; memory is a small buffer per record. Pointers into
+ * LMDB stay valid for a read transaction's life, so buffers hold pointers,
+ * not copies.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+#define TL_BUF 8
+
+typedef struct tl_item {
+    MDB_val k, v;
+    row_env env;
+    bool latest;
+} tl_item;
+
+typedef struct tl_rec {
+    const ads_type *type;
+    MDB_val lk, lv;      /* the latest row */
+    row_env lenv;
+    MDB_val hlast;       /* last history key read (LMDB's memory) */
+    bool history_done;   /* no more history rows to read */
+    bool latest_done;    /* the latest row has been queued or is out of range */
+    tl_item buf[TL_BUF];
+    int nbuf, pos;
+} tl_rec;
+
+struct ads_timeline {
+    ads_txn *txn;
+    double t1, t2;
+    tl_rec *recs;
+    size_t nrecs;
+    size_t *heap; /* record indexes ordered by their next row */
+    size_t nheap;
+    MDB_cursor *hc;
+    ads_arena *arena;
+    ads_row row;
+    size_t key_off;
+};
+
+static int item_cmp(const tl_item *a, const tl_item *b)
+{
+    if (a->env.ts != b->env.ts)
+        return a->env.ts < b->env.ts ? -1 : 1;
+    if (a->env.systs != b->env.systs)
+        return a->env.systs < b->env.systs ? -1 : 1;
+    return 0;
+}
+
+static int heap_less(const ads_timeline *tl, size_t a, size_t b)
+{
+    const tl_rec *ra = &tl->recs[a], *rb = &tl->recs[b];
+    int c = item_cmp(&ra->buf[ra->pos], &rb->buf[rb->pos]);
+    return c ? c < 0 : a < b;
+}
+
+static void heap_push(ads_timeline *tl, size_t r)
+{
+    size_t i = tl->nheap++;
+    tl->heap[i] = r;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(tl, tl->heap[i], tl->heap[p]))
+            break;
+        size_t t = tl->heap[i];
+        tl->heap[i] = tl->heap[p];
+        tl->heap[p] = t;
+        i = p;
+    }
+}
+
+static void heap_down(ads_timeline *tl, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < tl->nheap && heap_less(tl, tl->heap[l], tl->heap[m]))
+            m = l;
+        if (r < tl->nheap && heap_less(tl, tl->heap[r], tl->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        size_t t = tl->heap[i];
+        tl->heap[i] = tl->heap[m];
+        tl->heap[m] = t;
+        i = m;
+    }
+}
+
+static int parse_item(ads_timeline *tl, tl_rec *r, tl_item *it, bool latest, ads_error *err)
+{
+    it->latest = latest;
+    return ads_row__parse(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data, it->v.mv_size,
+                          latest ? "latest row" : "history row", err);
+    (void)tl;
+    (void)r;
+}
+
+/* Refill r's buffer with its next rows before t2. */
+static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
+{
+    r->nbuf = r->pos = 0;
+    size_t klen = r->lk.mv_size;
+    while (!r->history_done && r->nbuf < TL_BUF) {
+        MDB_val k = r->hlast, v;
+        int rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
+        if (rc == 0 && k.mv_size == r->hlast.mv_size &&
+            memcmp(k.mv_data, r->hlast.mv_data, k.mv_size) == 0)
+            rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+        while (rc == 0 && r->nbuf < TL_BUF) {
+            if (k.mv_size != klen + 16 || memcmp(k.mv_data, r->lk.mv_data, klen) != 0) {
+                r->history_done = true;
+                break;
+            }
+            tl_item *it = &r->buf[r->nbuf];
+            it->k = k;
+            it->v = v;
+            if ((rc = parse_item(tl, r, it, false, err)))
+                return rc;
+            r->hlast = k;
+            if (it->env.ts >= tl->t2) {
+                r->history_done = true;
+                r->latest_done = true;
+                break;
+            }
+            r->nbuf++;
+            if (r->nbuf < TL_BUF)
+                rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+        }
+        if (rc == MDB_NOTFOUND)
+            r->history_done = true;
+        else if (rc)
+            return ads_db__lmdb(tl->txn, err, rc, "reading history");
+        if (r->nbuf == TL_BUF)
+            return 0;
+    }
+    if (r->history_done && !r->latest_done && r->nbuf < TL_BUF) {
+        r->latest_done = true;
+        if (r->lenv.ts < tl->t2) {
+            tl_item *it = &r->buf[r->nbuf++];
+            it->k = r->lk;
+            it->v = r->lv;
+            it->env = r->lenv;
+            it->latest = true;
+        }
+    }
+    return 0;
+}
+
+/* Set a record up: its row in effect at t1, and its first buffer. */
+static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
+{
+    int rc = ads_row__parse(&r->lenv, r->lk.mv_data, r->lk.mv_size, r->lv.mv_data, r->lv.mv_size,
+                            "latest row", err);
+    if (rc)
+        return rc;
+    r->nbuf = r->pos = 0;
+    if (r->lenv.ts <= tl->t1) {
+        /* the latest row is in effect at t1: nothing else of the record counts */
+        r->history_done = r->latest_done = true;
+        if (r->lenv.ts < tl->t2) {
+            tl_item *it = &r->buf[r->nbuf++];
+            it->k = r->lk;
+            it->v = r->lv;
+            it->env = r->lenv;
+            it->latest = true;
+        }
+        return 0;
+    }
+    /* seek the history row in effect at t1 */
+    size_t klen = r->lk.mv_size;
+    unsigned char seek[ADS_KEY_INLINE_MAX + 16];
+    memcpy(seek, r->lk.mv_data, klen);
+    ads_key__sortable_double(seek + klen, tl->t1);
+    memset(seek + klen + 8, 0xff, 8);
+    MDB_val k = {klen + 16, seek}, v;
+    rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
+    if (rc == 0)
+        rc = mdb_cursor_get(tl->hc, &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(tl->hc, &k, &v, MDB_LAST);
+    if (rc && rc != MDB_NOTFOUND)
+        return ads_db__lmdb(tl->txn, err, rc, "reading history");
+    if (rc == 0 && k.mv_size == klen + 16 && memcmp(k.mv_data, r->lk.mv_data, klen) == 0) {
+        /* the row in effect at t1, then the rest from after it */
+        tl_item *it = &r->buf[r->nbuf];
+        it->k = k;
+        it->v = v;
+        if ((rc = parse_item(tl, r, it, false, err)))
+            return rc;
+        r->nbuf++;
+        r->hlast = k;
+    } else {
+        /* the record begins after t1: read from its first history row */
+        r->hlast.mv_data = r->lk.mv_data;
+        r->hlast.mv_size = klen;
+    }
+    int have = r->nbuf;
+    tl_item first = r->buf[0];
+    if ((rc = refill(tl, r, err)))
+        return rc;
+    if (have) {
+        /* put the in-effect row back in front */
+        if (r->nbuf == TL_BUF) {
+            /* drop the last buffered row and read it again later */
+            r->nbuf--;
+            r->hlast = r->buf[r->nbuf - 1].k;
+            if (r->buf[r->nbuf].latest)
+                r->latest_done = false;
+            else
+                r->history_done = false;
+        }
+        memmove(&r->buf[1], &r->buf[0], (size_t)r->nbuf * sizeof r->buf[0]);
+        r->buf[0] = first;
+        r->nbuf++;
+    }
+    return 0;
+}
+
+int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, double t1, double t2,
+                      ads_error *err)
+{
+    if (!out || !txn)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (!txn->readonly)
+        return ads_error_set(err, ADS_EINVAL, "timeline iteration needs a read transaction");
+    if (!(t1 < t2))
+        return ads_error_set(err, ADS_EINVAL, "an empty time range");
+    ads_timeline *tl = calloc(1, sizeof *tl);
+    if (!tl || !(tl->arena = ads_arena_new())) {
+        free(tl);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    tl->txn = txn;
+    tl->t1 = t1;
+    tl->t2 = t2;
+    MDB_cursor *lc = NULL;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &lc);
+    if (!rc)
+        rc = mdb_cursor_open(txn->txn, txn->db->history, &tl->hc);
+    if (rc) {
+        rc = ads_db__lmdb(txn, err, rc, "opening a timeline");
+        goto fail;
+    }
+    unsigned char prefix[4];
+    MDB_val k, v;
+    if (t) {
+        prefix[0] = (unsigned char)(t->id >> 24);
+        prefix[1] = (unsigned char)(t->id >> 16);
+        prefix[2] = (unsigned char)(t->id >> 8);
+        prefix[3] = (unsigned char)t->id;
+        k.mv_data = prefix;
+        k.mv_size = 4;
+        rc = mdb_cursor_get(lc, &k, &v, MDB_SET_RANGE);
+    } else {
+        rc = mdb_cursor_get(lc, &k, &v, MDB_FIRST);
+    }
+    size_t cap = 0;
+    const ads_type *cur = NULL;
+    while (rc == 0) {
+        if (t && (k.mv_size < 4 || memcmp(k.mv_data, prefix, 4) != 0))
+            break;
+        uint32_t id = ads_key__get_typeid(k.mv_data);
+        if (!cur || cur->id != id) {
+            if (t) {
+                cur = t;
+            } else if ((rc = ads_types__by_id(&cur, txn, id, err))) {
+                goto fail;
+            }
+        }
+        if (tl->nrecs == cap) {
+            cap = cap ? 2 * cap : 64;
+            tl_rec *more = realloc(tl->recs, cap * sizeof *more);
+            if (!more) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                goto fail;
+            }
+            tl->recs = more;
+        }
+        tl_rec *r = &tl->recs[tl->nrecs];
+        memset(r, 0, sizeof *r);
+        r->type = cur;
+        r->lk = k;
+        r->lv = v;
+        if ((rc = start_record(tl, r, err)))
+            goto fail;
+        if (r->nbuf > 0)
+            tl->nrecs++;
+        rc = mdb_cursor_get(lc, &k, &v, MDB_NEXT);
+    }
+    if (rc && rc != MDB_NOTFOUND) {
+        rc = ads_db__lmdb(txn, err, rc, "opening a timeline");
+        goto fail;
+    }
+    mdb_cursor_close(lc);
+    lc = NULL;
+    tl->heap = malloc((tl->nrecs ? tl->nrecs : 1) * sizeof *tl->heap);
+    if (!tl->heap) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < tl->nrecs; i++)
+        heap_push(tl, i);
+    *out = tl;
+    return 0;
+fail:
+    if (lc)
+        mdb_cursor_close(lc);
+    ads_timeline_close(tl);
+    return rc;
+}
+
+int ads_timeline_next(ads_timeline *tl, ads_row **row, size_t *record, ads_error *err)
+{
+    if (!tl || !row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (tl->nheap == 0)
+        return 0;
+    size_t ri = tl->heap[0];
+    tl_rec *r = &tl->recs[ri];
+    tl_item *it = &r->buf[r->pos];
+    ads_arena_reset(tl->arena);
+    size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
+    ads_row__fill(&tl->row, r->type, it->k.mv_data, klen, &it->env, it->latest, tl->arena);
+    *row = &tl->row;
+    if (record)
+        *record = ri;
+    /* advance the record */
+    r->pos++;
+    if (r->pos >= r->nbuf) {
+        int rc = refill(tl, r, err);
+        if (rc)
+            return rc;
+    }
+    if (r->pos < r->nbuf) {
+        heap_down(tl, 0);
+    } else {
+        tl->heap[0] = tl->heap[--tl->nheap];
+        if (tl->nheap)
+            heap_down(tl, 0);
+    }
+    return 1;
+}
+
+size_t ads_timeline_records(const ads_timeline *tl)
+{
+    return tl->nrecs;
+}
+
+void ads_timeline_close(ads_timeline *tl)
+{
+    if (!tl)
+        return;
+    if (tl->hc)
+        mdb_cursor_close(tl->hc);
+    free(tl->recs);
+    free(tl->heap);
+    ads_arena_free(tl->arena);
+    free(tl);
+}

@@ -1,0 +1,385 @@
+/*
+ * engine/verify.c: checking a whole store (shared/spec/datastore.md section
+ * 5). One read transaction walks `latest` and `history` and reports, for
+ * each problem, what is wrong and where (type and key):
+ *   - a row failing its checksum, envelope or MessagePack checks;
+ *   - a row of a type id with no Type record;
+ *   - a key that does not match the key attributes of its row;
+ *   - a history row with no latest row, or dated after its latest row;
+ *   - record, deleted and history counts that disagree with the rows;
+ *   - a generated key (increment counter, or an ordered id of this node)
+ *     beyond what the store's generators have issued.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+typedef struct tcount {
+    uint32_t id;
+    uint64_t records, deleted, history;
+    uint64_t max_luid; /* largest increment key seen */
+} tcount;
+
+typedef struct vstate {
+    ads_txn *txn;
+    void (*report)(void *ctx, const char *problem);
+    void *ctx;
+    ads_verify_result *res;
+    tcount *counts;
+    size_t ncounts, cap;
+    ads_arena *a;
+    ads_idgen_state idgen;
+    bool have_idgen;
+} vstate;
+
+static void problem(vstate *vs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void problem(vstate *vs, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    vs->res->problems++;
+    if (vs->report)
+        vs->report(vs->ctx, msg);
+}
+
+static tcount *count_of(vstate *vs, uint32_t id)
+{
+    for (size_t i = 0; i < vs->ncounts; i++)
+        if (vs->counts[i].id == id)
+            return &vs->counts[i];
+    if (vs->ncounts == vs->cap) {
+        size_t cap = vs->cap ? 2 * vs->cap : 16;
+        tcount *more = realloc(vs->counts, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        vs->counts = more;
+        vs->cap = cap;
+    }
+    tcount *c = &vs->counts[vs->ncounts++];
+    memset(c, 0, sizeof *c);
+    c->id = id;
+    return c;
+}
+
+/* The key of a stored key as text, for messages. */
+static void key_text(char *out, size_t cap, const unsigned char *key, size_t len, ads_arena *a)
+{
+    ads_buf b = ADS_BUF_INIT;
+    const unsigned char *p = key + 4, *end = key + len;
+    ads_buf_addc(&b, '{');
+    while (p < end) {
+        ads_value v;
+        long n = ads_key__decode_value(&v, p, end, a, 0);
+        if (n <= 0) {
+            ads_buf_adds(&b, p == key + 4 ? " (undecodable)" : ", (undecodable)");
+            break;
+        }
+        ads_buf_adds(&b, p == key + 4 ? " " : ", ");
+        ads_value_unparse(&b, &v);
+        p += n;
+    }
+    ads_buf_adds(&b, " }");
+    snprintf(out, cap, "%s", b.failed ? "{ ? }" : ads_buf_cstr(&b));
+    ads_buf_free(&b);
+}
+
+static const char *type_name(vstate *vs, uint32_t id, char *buf, size_t cap)
+{
+    const ads_type *t;
+    ads_error quiet;
+    if (ads_types__by_id(&t, vs->txn, id, &quiet) == 0)
+        return t->name;
+    snprintf(buf, cap, "type id %u", (unsigned)id);
+    return buf;
+}
+
+/* The full key computed from a row's key attributes. */
+static int row_key(ads_buf *out, const ads_type *t, const unsigned char *data, size_t len,
+                   ads_arena *a, ads_error *err)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    if (rc)
+        return rc;
+    ads_key__typeid(out, t->id);
+    for (size_t i = 0; i < t->nkeys; i++) {
+        ads_value v;
+        const ads_expr *e = NULL;
+        rc = ads_msgpack_view_lookup(&mv, t->keys[i].p, t->keys[i].len, &v, &e, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0 || e)
+            return ads_error_set(err, ADS_EINVAL, "key attribute %.*s is missing or not a value",
+                                 (int)t->keys[i].len, t->keys[i].p);
+        if ((rc = ads_key__value(out, &v, t->keys[i].p, err)))
+            return rc;
+    }
+    return 0;
+}
+
+static void check_generated(vstate *vs, const ads_type *t, tcount *c, const unsigned char *data,
+                            size_t len, const char *where)
+{
+    if (!t->autogen)
+        return;
+    ads_msgpack_view mv;
+    ads_value v;
+    const ads_expr *e = NULL;
+    if (ads_msgpack_view_init(&mv, data, len, vs->a, NULL) ||
+        ads_msgpack_view_lookup(&mv, t->keys[0].p, t->keys[0].len, &v, &e, NULL) != 1 || e ||
+        v.type != ADS_IDENT)
+        return;
+    ads_id id = v.u.id;
+    if (ads_id_kind_of(id) == ADS_ID_INCREMENT && t->method == ADS_ID_INCREMENT) {
+        if (id.lo > c->max_luid)
+            c->max_luid = id.lo;
+    } else if (ads_id_kind_of(id) == ADS_ID_ORDERED && vs->have_idgen) {
+        ads_ouid_fields f;
+        ads_ouid_unpack(&f, id);
+        if (f.node != vs->idgen.node || f.backfill || !(f.clockseq & 1))
+            return;
+        const ads_clock_track *tr = &vs->idgen.current;
+        if ((f.clockseq >> 1) == tr->k && (!tr->used || f.time > tr->hi))
+            problem(vs, "%s: generated id dated %llu is ahead of the generator (last second %llu)",
+                    where, (unsigned long long)f.time, (unsigned long long)tr->hi);
+    }
+}
+
+static int walk_latest(vstate *vs, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
+    MDB_val k, v;
+    char where[700], kt[400], tn[64];
+    ads_buf full = ADS_BUF_INIT;
+    int mrc;
+    for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
+         mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        ads_arena_reset(vs->a);
+        vs->res->records++;
+        vs->res->rows++;
+        if (k.mv_size < 5) {
+            problem(vs, "latest: a key of %zu bytes", k.mv_size);
+            continue;
+        }
+        uint32_t id = ads_key__get_typeid(k.mv_data);
+        row_env env;
+        ads_error e;
+        const char *tname = type_name(vs, id, tn, sizeof tn);
+        if (ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "row", &e)) {
+            key_text(kt, sizeof kt, k.mv_data, k.mv_size, vs->a);
+            problem(vs, "type %s, key %s: latest %s", tname, kt, e.message);
+            continue;
+        }
+        const unsigned char *fk = env.full_key ? env.full_key : k.mv_data;
+        size_t fl = env.full_key ? env.full_key_len : k.mv_size;
+        key_text(kt, sizeof kt, fk, fl, vs->a);
+        snprintf(where, sizeof where, "type %s, key %s", tname, kt);
+        if (ads_msgpack_check(env.data, env.len, &e)) {
+            problem(vs, "%s: latest row: %s", where, e.message);
+            continue;
+        }
+        const ads_type *t;
+        if (ads_types__by_id(&t, txn, id, &e)) {
+            problem(vs, "%s: the row's type has no Type record", where);
+            continue;
+        }
+        ads_buf_clear(&full);
+        if (row_key(&full, t, env.data, env.len, vs->a, &e)) {
+            problem(vs, "%s: %s", where, e.message);
+        } else if (full.len != fl || memcmp(full.p, fk, fl) != 0) {
+            problem(vs, "%s: the key does not match the row's key attributes", where);
+        } else if (env.full_key) {
+            unsigned char stored[ADS_KEY_INLINE_MAX];
+            size_t sl = ads_key__stored(stored, fk, fl, 0);
+            if (sl != k.mv_size || memcmp(stored, k.mv_data, ADS_KEY_PREFIX + 16) != 0)
+                problem(vs, "%s: the long key's hash does not match", where);
+        }
+        tcount *tc = count_of(vs, id);
+        if (!tc) {
+            ads_buf_free(&full);
+            mdb_cursor_close(c);
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
+        tc->records++;
+        tc->deleted += (env.flags & ROW_DELETED) != 0;
+        check_generated(vs, t, tc, env.data, env.len, where);
+    }
+    ads_buf_free(&full);
+    mdb_cursor_close(c);
+    if (mrc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, mrc, "verifying");
+    return 0;
+}
+
+static int walk_history(vstate *vs, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
+    MDB_val k, v;
+    char kt[400], tn[64];
+    int mrc;
+    for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
+         mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        ads_arena_reset(vs->a);
+        vs->res->rows++;
+        if (k.mv_size < 5 + 16) {
+            problem(vs, "history: a key of %zu bytes", k.mv_size);
+            continue;
+        }
+        size_t rl = k.mv_size - 16;
+        uint32_t id = ads_key__get_typeid(k.mv_data);
+        const char *tname = type_name(vs, id, tn, sizeof tn);
+        key_text(kt, sizeof kt, k.mv_data, rl, vs->a);
+        row_env env;
+        ads_error e;
+        if (ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "history row", &e)) {
+            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+            continue;
+        }
+        if (env.full_key)
+            key_text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
+        if (ads_msgpack_check(env.data, env.len, &e)) {
+            problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
+            continue;
+        }
+        unsigned char sortable[8];
+        ads_key__sortable_double(sortable, env.ts);
+        uint64_t sys = 0;
+        for (int i = 0; i < 8; i++)
+            sys = sys << 8 | ((const unsigned char *)k.mv_data)[rl + 8 + i];
+        if (memcmp(sortable, (const unsigned char *)k.mv_data + rl, 8) != 0 ||
+            sys != (uint64_t)env.systs)
+            problem(vs, "type %s, key %s: a history row filed under the wrong time", tname, kt);
+        MDB_val lk = {rl, k.mv_data}, lv;
+        int g = mdb_get(txn->txn, txn->db->latest, &lk, &lv);
+        if (g == MDB_NOTFOUND) {
+            problem(vs, "type %s, key %s: history rows without a latest row", tname, kt);
+        } else if (g) {
+            mdb_cursor_close(c);
+            return ads_db__lmdb(txn, err, g, "verifying");
+        } else {
+            row_env le;
+            if (ads_row__parse(&le, lk.mv_data, lk.mv_size, lv.mv_data, lv.mv_size, "row", &e) ==
+                    0 &&
+                (le.ts < env.ts || (le.ts == env.ts && le.systs < env.systs)))
+                problem(vs, "type %s, key %s: a history row is newer than the latest row", tname,
+                        kt);
+        }
+        tcount *tc = count_of(vs, id);
+        if (!tc) {
+            mdb_cursor_close(c);
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
+        tc->history++;
+    }
+    mdb_cursor_close(c);
+    if (mrc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, mrc, "verifying");
+    return 0;
+}
+
+/* Counts and sequences against the rows. */
+static int check_counts(vstate *vs, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    char tn[64];
+    /* every counter in meta must match, and every type seen must have one */
+    for (size_t i = 0; i < vs->ncounts; i++) {
+        tcount *c = &vs->counts[i];
+        ads_type probe = {.id = c->id};
+        ads_type_counts m;
+        int rc = ads_txn_type_counts(txn, &probe, &m, err);
+        if (rc)
+            return rc;
+        const char *name = type_name(vs, c->id, tn, sizeof tn);
+        if (m.records != c->records || m.deleted != c->deleted || m.history != c->history)
+            problem(vs,
+                    "type %s: counts say %llu records (%llu deleted), %llu history rows; the rows "
+                    "say %llu (%llu), %llu",
+                    name, (unsigned long long)m.records, (unsigned long long)m.deleted,
+                    (unsigned long long)m.history, (unsigned long long)c->records,
+                    (unsigned long long)c->deleted, (unsigned long long)c->history);
+        if (c->max_luid) {
+            const ads_type *t;
+            if (ads_types__by_id(&t, txn, c->id, NULL) == 0) {
+                char key[512];
+                snprintf(key, sizeof key, "%stype:%s", ADS_META_SEQ_PREFIX, t->folded);
+                MDB_val v;
+                uint64_t have = 0;
+                if (ads_db__meta_get(txn, key, strlen(key), &v, NULL) == 1 && v.mv_size == 8)
+                    memcpy(&have, v.mv_data, 8);
+                if (have < c->max_luid)
+                    problem(vs,
+                            "type %s: its sequence is at %llu but a record has generated key "
+                            "#%llu",
+                            t->name, (unsigned long long)have, (unsigned long long)c->max_luid);
+            }
+        }
+    }
+    /* counters of types with no rows */
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn->txn, txn->db->meta, &cur);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
+    size_t pl = strlen(ADS_META_COUNT_PREFIX);
+    MDB_val k = {pl, (void *)ADS_META_COUNT_PREFIX}, v;
+    int mrc;
+    for (mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+         mrc == 0 && k.mv_size == pl + 4 && memcmp(k.mv_data, ADS_META_COUNT_PREFIX, pl) == 0;
+         mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        uint32_t id = ads_key__get_typeid((const unsigned char *)k.mv_data + pl);
+        bool seen = false;
+        for (size_t i = 0; i < vs->ncounts && !seen; i++)
+            seen = vs->counts[i].id == id;
+        if (!seen)
+            problem(vs, "type %s: counts say it has rows, but it has none",
+                    type_name(vs, id, tn, sizeof tn));
+    }
+    mdb_cursor_close(cur);
+    return 0;
+}
+
+int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
+                  ads_verify_result *out, ads_error *err)
+{
+    if (!db || !out)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    memset(out, 0, sizeof *out);
+    vstate vs = {0};
+    vs.report = report;
+    vs.ctx = ctx;
+    vs.res = out;
+    int rc = ads_txn_begin(&vs.txn, db, ADS_TXN_READONLY, err);
+    if (rc)
+        return rc;
+    if (!(vs.a = ads_arena_new())) {
+        ads_txn_abort(vs.txn);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    ads_error e;
+    if (ads_txn_idgen_state(vs.txn, &vs.idgen, &e) == 0)
+        vs.have_idgen = true;
+    else
+        problem(&vs, "identifier state: %s", e.message);
+    if (!(rc = walk_latest(&vs, err)) && !(rc = walk_history(&vs, err)))
+        rc = check_counts(&vs, err);
+    free(vs.counts);
+    ads_arena_free(vs.a);
+    ads_txn_abort(vs.txn);
+    return rc;
+}

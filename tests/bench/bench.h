@@ -1,0 +1,41 @@
+/*
+ * tests/bench/bench.h: what the files of adstore-bench share: the run's
+ * configuration, timing helpers, and the one table format every scenario
+ * prints (shared/spec/performance.md).
+ */
+#ifndef ADS_BENCH_H
+#define ADS_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct config {
+    bool quick;
+    int reps;
+    const char *only;
+    const char *dir; /* where scenario stores live (a temporary directory) */
+    bool keep;       /* leave the stores there (--dir) */
+} config;
+
+/* Monotonic seconds. */
+double bench_now(void);
+/* Median of v[0..n) (sorts v). */
+double bench_median(double *v, int n);
+/* True if the scenario id or name is selected by --only. */
+bool bench_selected(const config *cfg, const char *id, const char *what);
+
+/*
+ * One table row: adstore did `ops` operations in `mine` seconds, the
+ * baseline in `base` seconds. target_rate (ops/s, 0: none) and target_ratio
+ * (adstore rate / baseline rate, 0: none) decide "met" or "MISSED".
+ */
+void bench_row(const char *id, const char *what, uint64_t ops, double mine, const char *baseline,
+               double base, double target_rate, double target_ratio);
+
+/* A line of text under the table (memory figures, notes). */
+void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The storage scenarios P1..P5 and the memory figures (bench_engine.c). */
+int bench_engine(const config *cfg);
+
+#endif

@@ -1,0 +1,867 @@
+/*
+ * tests/classad/test_builtins.c: classad/builtins.c, the function registry
+ * and the core built-ins: the type tests, the conversions (int real string
+ * bool id absTime relTime), blob, size, and the functions that need the
+ * evaluator (ifThenElse eval unparse debug), through parse and evaluate,
+ * with every error value a user can reach and the arity of each. The math,
+ * string, list and regexp functions (builtins_string.c) and the time
+ * functions (builtins_time.c) have their own test programs.
+ * The process runs with TZ=UTC.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "classad/classad.h"
+#include "classad/classad_int.h"
+
+static ads_arena *arena;
+
+static int setup(void **state)
+{
+    (void)state;
+    arena = ads_arena_new();
+    return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ads_arena_free(arena);
+    return 0;
+}
+
+static ads_value eval_view(const ads_view *view, const char *expr)
+{
+    const ads_expr *e;
+    ads_error err;
+    ads_value v;
+    if (ads_expr_parse(&e, arena, expr, strlen(expr), &err))
+        fail_msg("'%s': %s", expr, err.message);
+    assert_int_equal(ads_expr_eval(&v, e, view, arena), 0);
+    return v;
+}
+
+/* Evaluate expr in the record ctx ("[]" for none). */
+static ads_value eval_in(const char *ctx, const char *expr)
+{
+    const ads_record *r;
+    ads_error err;
+    if (ads_record_parse(&r, arena, ctx, strlen(ctx), &err))
+        fail_msg("context '%s': %s", ctx, err.message);
+    ads_view view = ads_record_view(r, NULL);
+    return eval_view(&view, expr);
+}
+
+static const char *show(const ads_value *v)
+{
+    static char text[512];
+    ads_buf b = ADS_BUF_INIT;
+    ads_value_unparse(&b, v);
+    snprintf(text, sizeof text, "%s", ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return text;
+}
+
+/* expr, in ctx, has the value whose adstore spelling is want (which pins
+ * the type: 2 is an integer, 2.0 a real). */
+static void expect_in(const char *ctx, const char *expr, const char *want)
+{
+    ads_value v = eval_in(ctx, expr);
+    const char *got = show(&v);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s in %s: expected %s, got %s", expr, ctx, want, got);
+}
+
+typedef struct row {
+    const char *expr, *want;
+} row;
+
+static void expect_rows(const char *ctx, const row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_in(ctx, rows[i].expr, rows[i].want);
+}
+
+#define EXPECT_ALL(rows) expect_rows("[]", rows, sizeof(rows) / sizeof(rows)[0])
+
+/* ------------------------------------------------------------------------ */
+/* The registry                                                             */
+/* ------------------------------------------------------------------------ */
+
+static void builtins__find_ignores_case_and_searches_every_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *asked, *found;
+    } rows[] = {
+        {"isundefined", "isUndefined"},
+        {"ISCLASSAD", "isClassAd"},
+        {"ABSTIME", "absTime"},
+        {"STRCAT", "strcat"},
+        {"ceil", "ceil"},
+        {"Ceiling", "ceiling"},
+        {"getyear", "getYear"},
+        {"ifthenelse", "ifThenElse"},
+        {"STRINGLIST_REGEXPMEMBER", "stringList_regexpMember"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const ads_builtin *fn = ads_builtin__find(rows[i].asked, strlen(rows[i].asked));
+        if (!fn)
+            fail_msg("%s not found", rows[i].asked);
+        assert_string_equal(fn->name, rows[i].found);
+    }
+    static const char *const unknown[] = {
+        "", "nosuch", "isUndefine", "isUndefinedX", "is_undefined", "unresolvedX", "strcat "};
+    for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
+        if (ads_builtin__find(unknown[i], strlen(unknown[i])))
+            fail_msg("'%s' found", unknown[i]);
+    /* the length bounds the name */
+    assert_non_null(ads_builtin__find("intX", 3));
+    assert_string_equal(ads_builtin__find("intX", 3)->name, "int");
+}
+
+static void builtins__every_name_finds_its_own_entry(void **state)
+{
+    (void)state;
+    /* no two tables define the same name (one would hide the other) */
+    const struct {
+        const ads_builtin *fns;
+        size_t n;
+    } tables[] = {
+        {ads_builtins__core, ads_builtins__core_count},
+        {ads_builtins__string, ads_builtins__string_count},
+        {ads_builtins__time, ads_builtins__time_count},
+    };
+    for (size_t t = 0; t < 3; t++) {
+        assert_true(tables[t].n > 0);
+        for (size_t i = 0; i < tables[t].n; i++) {
+            const ads_builtin *b = &tables[t].fns[i];
+            char upper[64];
+            size_t len = strlen(b->name);
+            assert_true(len < sizeof upper);
+            for (size_t k = 0; k <= len; k++)
+                upper[k] =
+                    (b->name[k] >= 'a' && b->name[k] <= 'z') ? (char)(b->name[k] - 32) : b->name[k];
+            if (ads_builtin__find(upper, len) != b)
+                fail_msg("%s does not find its own entry", b->name);
+            assert_true(b->min_args >= 0);
+            assert_true(b->max_args < 0 || b->max_args >= b->min_args);
+        }
+    }
+}
+
+static void builtins__wrong_arity_and_unknown_functions_are_error(void **state)
+{
+    (void)state;
+    /* each function with the fewest and most arguments it takes, then one
+     * fewer and one more: the first two are values, the others error */
+    static const struct {
+        const char *name, *args[4];
+        int min, max;
+    } fns[] = {
+        {"isUndefined", {"1", "1"}, 1, 1},
+        {"isError", {"1", "1"}, 1, 1},
+        {"isString", {"1", "1"}, 1, 1},
+        {"isInteger", {"1", "1"}, 1, 1},
+        {"isReal", {"1", "1"}, 1, 1},
+        {"isBoolean", {"1", "1"}, 1, 1},
+        {"isList", {"1", "1"}, 1, 1},
+        {"isClassAd", {"1", "1"}, 1, 1},
+        {"isAbsTime", {"1", "1"}, 1, 1},
+        {"isRelTime", {"1", "1"}, 1, 1},
+        {"isIdentifier", {"1", "1"}, 1, 1},
+        {"isBlob", {"1", "1"}, 1, 1},
+        {"int", {"1", "1"}, 1, 1},
+        {"real", {"1", "1"}, 1, 1},
+        {"string", {"1", "1"}, 1, 1},
+        {"bool", {"1", "1"}, 1, 1},
+        {"id", {"\"1\"", "\"1\""}, 1, 1},
+        {"absTime", {"1", "60", "60"}, 0, 2},
+        {"relTime", {"1", "1"}, 1, 1},
+        {"ifThenElse", {"1", "1", "1", "1"}, 3, 3},
+        {"eval", {"1", "1"}, 1, 1},
+        {"unparse", {"a", "a"}, 1, 1},
+        {"size", {"\"ab\"", "\"ab\""}, 1, 1},
+        {"debug", {"1", "1"}, 1, 1},
+        {"blob", {"\"\"", "[ ]", "[ ]"}, 1, 2},
+    };
+    /* every function of the core table is here */
+    assert_int_equal(sizeof fns / sizeof fns[0], ads_builtins__core_count);
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        const ads_builtin *fn = ads_builtin__find(fns[i].name, strlen(fns[i].name));
+        assert_non_null(fn);
+        assert_int_equal(fn->min_args, fns[i].min);
+        assert_int_equal(fn->max_args, fns[i].max);
+        for (int n = fns[i].min - 1; n <= fns[i].max + 1; n++) {
+            if (n < 0)
+                continue;
+            char text[128];
+            size_t o = (size_t)snprintf(text, sizeof text, "%s(", fns[i].name);
+            for (int k = 0; k < n; k++)
+                o += (size_t)snprintf(text + o, sizeof text - o, "%s%s", k ? ", " : "",
+                                      fns[i].args[k]);
+            snprintf(text + o, sizeof text - o, ")");
+            ads_value v = eval_in("[a = 1]", text);
+            bool fits = n >= fns[i].min && n <= fns[i].max;
+            if (fits == (v.type == ADS_ERROR))
+                fail_msg("%s is %s", text, show(&v));
+        }
+    }
+    static const row rows[] = {
+        {"nosuch()", "error"},
+        {"nosuch(1, 2)", "error"},
+        {"NoSuch(undefined)", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Type tests                                                               */
+/* ------------------------------------------------------------------------ */
+
+static void type_tests__true_only_for_their_own_type(void **state)
+{
+    (void)state;
+    static const char *const fns[] = {
+        "isUndefined", "isError",   "isBoolean", "isInteger", "isReal",       "isString",
+        "isList",      "isClassAd", "isAbsTime", "isRelTime", "isIdentifier", "isBlob",
+    };
+    /* one value of each type, in the order of fns */
+    static const char *const values[] = {
+        "undefined", "error",     "true",
+        "1",         "1.5",       "\"s\"",
+        "{ 1 }",     "[ a = 1 ]", "`2011-12-13T12:00:00Z`",
+        "`1m`",      "#1495",     "blob(\"AQID\")",
+    };
+    for (size_t f = 0; f < 12; f++) {
+        for (size_t v = 0; v < 12; v++) {
+            char text[128];
+            snprintf(text, sizeof text, "%s(%s)", fns[f], values[v]);
+            ads_value got = eval_in("[]", text);
+            if (got.type != ADS_BOOLEAN || got.u.b != (f == v))
+                fail_msg("%s is %s", text, show(&got));
+        }
+    }
+    static const row rows[] = {
+        {"isError(1 / 0)", "true"},      {"isInteger(1 / 0)", "false"},
+        {"isUndefined(nosuch)", "true"}, {"isString(nosuch)", "false"},
+        {"isInteger(true)", "false"},    {"isReal(1)", "false"},
+        {"isList({ })", "true"},         {"isClassAd([ ])", "true"},
+        {"isString(\"\")", "true"},      {"isReal(real(\"NaN\"))", "true"},
+        {"ISSTRING(\"x\")", "true"},
+    };
+    EXPECT_ALL(rows);
+    expect_in("[l = { 1 }; r = [ x = 1 ]; s = \"x\"]", "isList(l) && isClassAd(r) && isString(s)",
+              "true");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Conversions                                                              */
+/* ------------------------------------------------------------------------ */
+
+static void int__truncates_toward_zero_and_reads_leading_numbers(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"int(7)", "7"},
+        {"int(-9223372036854775808)", "-9223372036854775808"},
+        {"int(true)", "1"},
+        {"int(false)", "0"},
+        {"int(3.7)", "3"},
+        {"int(-3.7)", "-3"},
+        {"int(0.0)", "0"},
+        {"int(-9223372036854775808.0)", "-9223372036854775808"},
+        {"int(9223372036854774784.0)", "9223372036854774784"},
+        {"int(\"42\")", "42"},
+        {"int(\"  42abc\")", "42"},
+        {"int(\"-7.9\")", "-7"},
+        {"int(`1m30.5s`)", "90"},
+        {"int(`-1.5s`)", "-1"},
+        {"int(`2011-12-13T12:00:00Z`)", "1323777600"},
+        {"int(`2011-12-13T12:00:00-05:00`)", "1323795600"},
+        {"int(undefined)", "undefined"},
+        {"int(error)", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void int__error_for_non_numbers_and_out_of_range(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"int(\"\")", "error"},
+        {"int(\"abc\")", "error"},
+        {"int(\"  \")", "error"},
+        {"int(\"inf\")", "error"},
+        {"int(\"nan\")", "error"},
+        {"int(real(\"NaN\"))", "error"},
+        {"int(real(\"INF\"))", "error"},
+        {"int(real(\"-INF\"))", "error"},
+        {"int(9223372036854775808.0)", "error"},
+        {"int(-9223372036854777856.0)", "error"},
+        {"int(1e300)", "error"},
+        {"int(\"1e300\")", "error"},
+        {"int(relTime(1e300))", "error"},
+        {"int({ 1 })", "error"},
+        {"int([ a = 1 ])", "error"},
+        {"int(#1)", "error"},
+        {"int(blob(\"AQID\"))", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void real__converts_numbers_times_and_text(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"real(1.5)", "1.5"},
+        {"real(2)", "2.0"},
+        {"real(-9223372036854775808)", "-9.223372036854776e+18"},
+        {"real(true)", "1.0"},
+        {"real(false)", "0.0"},
+        {"real(`1m30.5s`)", "90.5"},
+        {"real(`1970-01-01T00:01:00+01:00`)", "-3540.0"},
+        {"real(\"1.5\")", "1.5"},
+        {"real(\" 2\")", "2.0"},
+        {"real(\"2.5xyz\")", "2.5"},
+        {"real(\"-1e3\")", "-1000.0"},
+        {"real(\"NaN\")", "real(\"NaN\")"},
+        {"real(\"INF\")", "real(\"INF\")"},
+        {"real(\"-INF\")", "real(\"-INF\")"},
+        {"real(undefined)", "undefined"},
+        {"real(error)", "error"},
+        /* errors */
+        {"real(\"\")", "error"},
+        {"real(\"x1\")", "error"},
+        {"real({ 1 })", "error"},
+        {"real([ ])", "error"},
+        {"real(#1)", "error"},
+        {"real(blob(\"\"))", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void string__writes_values_in_htcondor_spelling(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"string(\"abc\")", "\"abc\""},
+        {"string(undefined)", "undefined"},
+        {"string(error)", "error"},
+        {"string(42)", "\"42\""},
+        {"string(-2)", "\"-2\""},
+        {"string(true)", "\"true\""},
+        {"string(false)", "\"false\""},
+        {"string(1.5)", "\"1.500000000000000E+00\""},
+        {"string(0.0)", "\"0.0\""},
+        {"string(1e100)", "\"1.000000000000000E+100\""},
+        {"string(real(\"NaN\"))", "\"real(\\\"NaN\\\")\""},
+        {"string({ 1, 1 + 1 })", "\"{ 1,1 + 1 }\""},
+        {"string({ })", "\"{  }\""},
+        {"string([ a = 1; b = \"x\" ])", "\"[ a = 1; b = \\\"x\\\" ]\""},
+        {"string(`2011-12-13T12:00:00Z`)", "\"2011-12-13T12:00:00-00:00\""},
+        {"string(`2011-12-13T12:00:00+05:30`)", "\"2011-12-13T12:00:00+05:30\""},
+        {"string(`1m30s`)", "\"01:30\""},
+        {"string(`1d2h`)", "\"1+02:00:00\""},
+        {"string(`-5s`)", "\"-05\""},
+        {"string(#1495)", "\"1495\""},
+        {"string(id(\"1495\")) == \"1495\"", "true"},
+        {"string(blob(\"AQID\"))", "\"blob(\\\"AQID\\\")\""},
+    };
+    EXPECT_ALL(rows);
+    /* a list shows the text it was written as */
+    expect_in("[a = 2; l = { a, a + 1 }]", "string(l)", "\"{ a,a + 1 }\"");
+}
+
+static void bool__reads_numbers_and_true_false_text(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"bool(true)", "true"},
+        {"bool(false)", "false"},
+        {"bool(0)", "false"},
+        {"bool(5)", "true"},
+        {"bool(-1)", "true"},
+        {"bool(0.0)", "false"},
+        {"bool(-0.0)", "false"},
+        {"bool(0.1)", "true"},
+        {"bool(\"true\")", "true"},
+        {"bool(\"TRUE\")", "true"},
+        {"bool(\"False\")", "false"},
+        {"bool(undefined)", "undefined"},
+        {"bool(error)", "error"},
+        /* errors */
+        {"bool(\"yes\")", "error"},
+        {"bool(\"1\")", "error"},
+        {"bool(\" true\")", "error"},
+        {"bool(\"\")", "error"},
+        {"bool(`1s`)", "error"},
+        {"bool(`2011-12-13T12:00:00Z`)", "error"},
+        {"bool({ true })", "error"},
+        {"bool([ ])", "error"},
+        {"bool(#1)", "error"},
+        {"bool(blob(\"\"))", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void id__reads_identifiers_from_text(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"id(\"#1495\")", "#1495"},
+        {"id(\"1495\")", "#1495"},
+        {"id(#1495)", "#1495"},
+        {"id(\"1495\") == #1495", "true"},
+        {"id(undefined)", "undefined"},
+        {"id(error)", "error"},
+        /* errors */
+        {"id(\"\")", "error"},
+        {"id(\"#\")", "error"},
+        {"id(\"xyz!\")", "error"},
+        {"id(\"##1495\")", "error"},
+        {"id(1495)", "error"},
+        {"id(1.5)", "error"},
+        {"id(true)", "error"},
+        {"id({ \"1495\" })", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void abstime__from_text_seconds_and_offsets(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"absTime(\"2011-12-13T12:00:00-05:00\")", "`2011-12-13T12:00:00-05:00`"},
+        {"absTime(\"2011-12-13T12:00:00\")", "`2011-12-13T12:00:00Z`"},
+        {"absTime(`2011-12-13T12:00:00Z`)", "`2011-12-13T12:00:00Z`"},
+        {"absTime(0)", "`1970-01-01T00:00:00Z`"},
+        {"absTime(1323777600)", "`2011-12-13T12:00:00Z`"},
+        {"absTime(1.7)", "`1970-01-01T00:00:01Z`"},
+        {"absTime(-1.5)", "`1969-12-31T23:59:58Z`"},
+        {"absTime(`1m30.5s`)", "`1970-01-01T00:01:30Z`"},
+        /* with a zone offset: seconds or a RelTime, within a day */
+        {"absTime(0, 3600)", "`1970-01-01T01:00:00+01:00`"},
+        {"absTime(0, -18000)", "`1969-12-31T19:00:00-05:00`"},
+        {"absTime(0, `1h`)", "`1970-01-01T01:00:00+01:00`"},
+        {"absTime(0, `1h0.9s`)", "`1970-01-01T01:00:00+01:00`"},
+        {"absTime(0, 19800)", "`1970-01-01T05:30:00+05:30`"},
+        {"absTime(0, 86340)", "`1970-01-01T23:59:00+23:59`"},
+        {"absTime(0, -86340)", "`1969-12-31T00:01:00-23:59`"},
+        {"absTime(0, `-23h59m`)", "`1969-12-31T00:01:00-23:59`"},
+        {"absTime(0, 0)", "`1970-01-01T00:00:00Z`"},
+        /* an AbsTime keeps its instant and takes the new zone */
+        {"absTime(`2011-12-13T12:00:00Z`, 3600)", "`2011-12-13T13:00:00+01:00`"},
+        {"absTime(1, 3600) == absTime(1)", "true"},
+        {"absTime(undefined)", "undefined"},
+        {"absTime(error)", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void abstime__now_without_arguments(void **state)
+{
+    (void)state;
+    time_t before = time(NULL);
+    ads_value v = eval_in("[]", "absTime()");
+    time_t after = time(NULL);
+    assert_int_equal(v.type, ADS_ABSTIME);
+    assert_int_equal(v.u.abs.offset, 0); /* the local zone: UTC here */
+    assert_true(v.u.abs.secs >= (double)before && v.u.abs.secs <= (double)after);
+    assert_true(v.u.abs.secs == (double)(int64_t)v.u.abs.secs);
+}
+
+static void abstime__errors_and_undefined_arguments(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"absTime(\"bad\")", "error"},
+        {"absTime(\"\")", "error"},
+        {"absTime(\"2011-13-01T00:00:00Z\")", "error"},
+        {"absTime(true)", "error"},
+        {"absTime({ 0 })", "error"},
+        {"absTime([ ])", "error"},
+        {"absTime(#1)", "error"},
+        /* offsets: not a number of seconds or a RelTime, or beyond a day */
+        {"absTime(0, \"3600\")", "error"},
+        {"absTime(0, 1.5)", "error"},
+        {"absTime(0, true)", "error"},
+        {"absTime(0, 86400)", "error"},
+        {"absTime(0, -86400)", "error"},
+        {"absTime(0, `1d`)", "error"},
+        {"absTime(0, 86401)", "error"},
+        {"absTime(0, -86401)", "error"},
+        {"absTime(0, 4294967296)", "error"},
+        {"absTime(0, `1d1s`)", "error"},
+        {"absTime(0, `-1d1s`)", "error"},
+        {"absTime(0, `100000000d`)", "error"},
+        {"absTime(0, relTime(real(\"NaN\")))", "error"},
+        /* an offset the text forms cannot write (only whole minutes) */
+        {"absTime(0, 30)", "error"},
+        {"absTime(0, -90)", "error"},
+        {"absTime(0, `1h30.9s`)", "error"},
+        {"absTime(`2011-12-13T12:00:00Z`, 3601)", "error"},
+        {"absTime(0, relTime(real(\"INF\")))", "error"},
+        {"absTime(true, 0)", "error"},
+        {"absTime(\"bad\", 0)", "error"},
+        /* error first, then undefined, from either argument */
+        {"absTime(error, undefined)", "error"},
+        {"absTime(undefined, error)", "error"},
+        {"absTime(error, 0)", "error"},
+        {"absTime(0, error)", "error"},
+        {"absTime(undefined, 0)", "undefined"},
+        {"absTime(0, undefined)", "undefined"},
+        {"absTime(undefined, \"x\")", "undefined"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void abstime__every_offset_it_takes_reads_back_from_text(void **state)
+{
+    (void)state;
+    /* what absTime(t, offset) makes, unparsed, parses back as the same
+     * instant in the same zone */
+    for (int off = -86340; off <= 86340; off += 60) {
+        char text[96];
+        snprintf(text, sizeof text, "absTime(1323777600, %d)", off);
+        ads_value v = eval_in("[]", text);
+        assert_int_equal(v.type, ADS_ABSTIME);
+        assert_int_equal(v.u.abs.offset, off);
+        ads_value back = eval_in("[]", show(&v));
+        if (!ads_value_same(&v, &back))
+            fail_msg("%s is %s, which reads back as %s", text, show(&v), show(&back));
+    }
+}
+
+static void reltime__from_seconds_and_text(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"relTime(90)", "`1m30s`"},
+        {"relTime(-90)", "`-1m30s`"},
+        {"relTime(1.5)", "`1.5s`"},
+        {"relTime(0)", "`0s`"},
+        {"relTime(`1m`)", "`1m`"},
+        {"relTime(\"1d2h\")", "`1d2h`"},
+        {"relTime(\"01:30\")", "`1m30s`"},
+        {"relTime(undefined)", "undefined"},
+        {"relTime(error)", "error"},
+        /* errors */
+        {"relTime(\"x\")", "error"},
+        {"relTime(\"\")", "error"},
+        {"relTime(\"1s2m\")", "error"},
+        {"relTime(true)", "error"},
+        {"relTime(`2011-12-13T12:00:00Z`)", "error"},
+        {"relTime({ 1 })", "error"},
+        {"relTime([ ])", "error"},
+        {"relTime(#1)", "error"},
+    };
+    EXPECT_ALL(rows);
+    /* a string not known at parse time is converted when evaluated */
+    expect_in("[s = \"1h\"]", "relTime(s)", "`1h`");
+    expect_in("[s = \"2011-12-13T12:00:00Z\"]", "absTime(s)", "`2011-12-13T12:00:00Z`");
+}
+
+/* ------------------------------------------------------------------------ */
+/* size and blob                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void size__of_strings_lists_records_and_blobs(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"size(\"abc\")", "3"},
+        {"size(\"\")", "0"},
+        {"size(\"\\303\\251\")", "2"}, /* bytes, not characters */
+        {"size({ 1, { 2, 3 } })", "2"},
+        {"size({ })", "0"},
+        {"size([ a = 1; b = 2 ])", "2"},
+        {"size([ ])", "0"},
+        {"size(blob(\"AQID\"))", "3"},
+        {"size(blob(\"\"))", "0"},
+        {"size(undefined)", "undefined"},
+        {"size(error)", "error"},
+        {"size(1)", "error"},
+        {"size(1.5)", "error"},
+        {"size(true)", "error"},
+        {"size(`1s`)", "error"},
+        {"size(`2011-12-13T12:00:00Z`)", "error"},
+        {"size(#1)", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void blob__decodes_base64_with_optional_metadata(void **state)
+{
+    (void)state;
+    ads_value v = eval_in("[]", "blob(\"AQID\")");
+    assert_int_equal(v.type, ADS_BLOB);
+    assert_int_equal(v.u.blob->bytes.len, 3);
+    assert_memory_equal(v.u.blob->bytes.p, "\x01\x02\x03", 3);
+    assert_null(v.u.blob->meta);
+    v = eval_in("[]", "blob(\"aGVsbG8=\", [ MimeType = \"text/plain\" ])");
+    assert_int_equal(v.type, ADS_BLOB);
+    assert_int_equal(v.u.blob->bytes.len, 5);
+    assert_memory_equal(v.u.blob->bytes.p, "hello", 5);
+    assert_non_null(v.u.blob->meta);
+    assert_int_equal(ads_record_size(v.u.blob->meta), 1);
+    static const row rows[] = {
+        {"blob(\"AQI=\")", "blob(\"AQI=\")"},
+        {"blob(\"AQI\")", "blob(\"AQI=\")"}, /* padding optional */
+        {"blob(\"AQ==\")", "blob(\"AQ==\")"},
+        {"blob(\"AQ\")", "blob(\"AQ==\")"},
+        {"blob(\"\")", "blob(\"\")"},
+        {"blob(\"+/+/\")", "blob(\"+/+/\")"},
+        {"blob(\"AQID\", [ ])", "blob(\"AQID\", [ ])"},
+        {"size(blob(\"////\"))", "3"},
+        /* the metadata record is evaluated */
+        {"blob(\"AQID\", [ a = 1 + 1 ])", "blob(\"AQID\", [ a = 2 ])"},
+    };
+    EXPECT_ALL(rows);
+    expect_in("[m = [ t = \"x\" ]; s = \"AQID\"]", "blob(s, m)", "blob(\"AQID\", [ t = \"x\" ])");
+}
+
+static void blob__error_for_bad_base64_and_bad_arguments(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"blob(\"A\")", "error"}, /* one character over a whole group */
+        {"blob(\"AQIDB\")", "error"},
+        {"blob(\"AQ===\")", "error"}, /* three padding characters */
+        {"blob(\"====\")", "error"},
+        {"blob(\"AQJ=\")", "error"}, /* padding bits not zero */
+        {"blob(\"AR==\")", "error"},
+        {"blob(\"A*ID\")", "error"}, /* not a base64 character */
+        {"blob(\"AQ=D\")", "error"},
+        {"blob(\"AQ ID\")", "error"},
+        {"blob(\"AQID\\n\")", "error"},
+        {"blob(\"-_-_\")", "error"}, /* the URL alphabet is not base64 */
+        {"blob(1)", "error"},
+        {"blob({ \"AQID\" })", "error"},
+        {"blob(\"AQID\", 1)", "error"},
+        {"blob(\"AQID\", { })", "error"},
+        {"blob(\"AQID\", \"x\")", "error"},
+        /* error first, then undefined */
+        {"blob(error)", "error"},
+        {"blob(\"AQID\", error)", "error"},
+        {"blob(undefined, error)", "error"},
+        {"blob(error, undefined)", "error"},
+        {"blob(undefined, 1)", "error"},
+        {"blob(undefined)", "undefined"},
+        {"blob(\"AQID\", undefined)", "undefined"},
+        {"blob(undefined, [ ])", "undefined"},
+        {"blob(\"A\", undefined)", "undefined"},
+    };
+    EXPECT_ALL(rows);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The functions that need the evaluator                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A view over [a = 1; b = 2] that records which names were looked up. */
+typedef struct counting {
+    int a, b;
+} counting;
+
+static int counting_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                           ads_arena *a, ads_value *value, const ads_expr **expr)
+{
+    counting *c = (counting *)self;
+    (void)hash, (void)a;
+    *expr = NULL;
+    if (len == 1 && (name[0] == 'a' || name[0] == 'b')) {
+        if (name[0] == 'a')
+            c->a++;
+        else
+            c->b++;
+        *value = ads_int(name[0] == 'a' ? 1 : 2);
+        return 1;
+    }
+    return 0;
+}
+
+static void if_then_else__evaluates_only_the_branch_chosen(void **state)
+{
+    (void)state;
+    static const ads_view_ops ops = {counting_lookup};
+    static const struct {
+        const char *expr, *want;
+        int a, b;
+    } rows[] = {
+        {"ifThenElse(true, a, b)", "1", 1, 0},
+        {"ifThenElse(false, a, b)", "2", 0, 1},
+        {"ifThenElse(7, a, b)", "1", 1, 0},
+        {"ifThenElse(0, a, b)", "2", 0, 1},
+        {"ifThenElse(0.5, a, b)", "1", 1, 0},
+        {"ifThenElse(0.0, a, b)", "2", 0, 1},
+        {"ifThenElse(-0.0, a, b)", "2", 0, 1},
+        {"ifThenElse(undefined, a, b)", "undefined", 0, 0},
+        {"ifThenElse(error, a, b)", "error", 0, 0},
+        {"ifThenElse(\"true\", a, b)", "error", 0, 0},
+        {"ifThenElse({ 1 }, a, b)", "error", 0, 0},
+        {"ifThenElse(`1s`, a, b)", "error", 0, 0},
+        {"ifThenElse(a == 1, \"one\", b)", "\"one\"", 1, 0},
+        {"ifThenElse(nosuch, a, b)", "undefined", 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        counting c = {0, 0};
+        ads_view v = {&ops, &c, NULL};
+        ads_value got = eval_view(&v, rows[i].expr);
+        if (strcmp(show(&got), rows[i].want) != 0)
+            fail_msg("%s: expected %s, got %s", rows[i].expr, rows[i].want, show(&got));
+        if (c.a != rows[i].a || c.b != rows[i].b)
+            fail_msg("%s looked a up %d times and b %d times", rows[i].expr, c.a, c.b);
+    }
+    /* the branch not taken may be anything */
+    expect_in("[]", "ifThenElse(true, 1, 1 / 0)", "1");
+    expect_in("[x = x + 1]", "ifThenElse(false, x, \"no loop\")", "\"no loop\"");
+}
+
+static void eval__parses_and_evaluates_text_in_the_current_scope(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"eval(\"1 + 2\")", "3"},
+        {"eval(\"a + 1\")", "3"},
+        {"eval(\"strcat(\\\"x\\\", a)\")", "\"x2\""},
+        {"eval(\"  a /* comment */ \")", "2"},
+        {"eval(5)", "5"},
+        {"eval(1.5)", "1.5"},
+        {"eval(undefined)", "undefined"},
+        {"eval(error)", "error"},
+        {"eval({ \"a\" })", "{ \"a\" }"},
+        {"eval(\"nosuch\")", "undefined"},
+        {"eval(\"\\\"a\\\"\")", "\"a\""},
+        /* text that does not parse is error */
+        {"eval(\"1 +\")", "error"},
+        {"eval(\"\")", "error"},
+        {"eval(\"1 2\")", "error"},
+        {"eval(\"(\")", "error"},
+    };
+    expect_rows("[a = 2]", rows, sizeof rows / sizeof rows[0]);
+    expect_in("[a = 2; r = [a = 5; v = eval(\"a\")]]", "r.v", "5");
+    expect_in("[a = 2; r = [a = 5; v = eval(\".a\")]]", "r.v", "2");
+    expect_in("[s = \"a * 2\"; a = 21]", "eval(s)", "42");
+}
+
+static void eval__self_reference_is_error_not_a_crash(void **state)
+{
+    (void)state;
+    expect_in("[a = eval(\"a\")]", "a", "error");
+    expect_in("[a = eval(\"b\"); b = eval(\"a\")]", "a", "error");
+    /* text that evaluates itself again and again stops at the depth limit */
+    expect_in("[s = \"eval(s)\"]", "eval(s)", "error");
+    expect_in("[s = \"eval(s) + 1\"]", "eval(s)", "error");
+}
+
+static void unparse__gives_the_text_of_an_attribute(void **state)
+{
+    (void)state;
+    const char *ctx = "[x = a + 3; a = 2; r = 2.0; l = { 1, a }; t = `1m30s`; "
+                      "s = \"q\\\"\"; 'odd name' = 1]";
+    static const row rows[] = {
+        {"unparse(x)", "\"a + 3\""},
+        {"unparse(X)", "\"a + 3\""},
+        {"unparse(a)", "\"2\""},
+        {"unparse(r)", "\"2.0\""},
+        {"unparse(l)", "\"{ 1, a }\""},
+        {"unparse(t)", "\"`1m30s`\""},
+        {"unparse(s)", "\"\\\"q\\\\\\\"\\\"\""},
+        {"unparse((x))", "\"a + 3\""},
+        {"unparse('odd name')", "\"1\""},
+        {"unparse(nosuch)", "\"\""},
+        /* anything but an attribute reference is error */
+        {"unparse(1)", "error"},
+        {"unparse(\"x\")", "error"},
+        {"unparse(self.x)", "error"},
+        {"unparse(x + 1)", "error"},
+        {"unparse(f(x))", "error"},
+        {"unparse({ x })", "error"},
+    };
+    expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void unparse__looks_outward_and_from_the_root(void **state)
+{
+    (void)state;
+    const char *ctx = "[y = b + 1; x = \"top\"; r = [x = 2; u = unparse(y); v = unparse(x); "
+                      "w = unparse(.x); n = unparse(.nosuch)]]";
+    expect_in(ctx, "r.u", "\"b + 1\"");
+    expect_in(ctx, "r.v", "\"2\"");
+    expect_in(ctx, "r.w", "\"\\\"top\\\"\"");
+    expect_in(ctx, "r.n", "\"\"");
+}
+
+/* A view whose every lookup reports corruption. */
+static int broken_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                         ads_arena *a, ads_value *value, const ads_expr **expr)
+{
+    (void)self, (void)name, (void)len, (void)hash, (void)a, (void)value, (void)expr;
+    return ADS_ECORRUPT;
+}
+
+static void unparse__error_when_the_record_cannot_be_read(void **state)
+{
+    (void)state;
+    static const ads_view_ops ops = {broken_lookup};
+    ads_view v = {&ops, NULL, NULL};
+    ads_value got = eval_view(&v, "unparse(x)");
+    assert_int_equal(got.type, ADS_ERROR);
+    got = eval_view(&v, "isError(unparse(x))");
+    assert_int_equal(got.type, ADS_BOOLEAN);
+    assert_true(got.u.b);
+}
+
+static void debug__is_its_argument(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"debug(a + 1)", "3"},     {"debug(\"x\")", "\"x\""}, {"debug(undefined)", "undefined"},
+        {"debug(error)", "error"}, {"debug({ a })", "{ 2 }"},
+    };
+    expect_rows("[a = 2]", rows, sizeof rows / sizeof rows[0]);
+}
+
+int main(void)
+{
+    setenv("TZ", "UTC", 1);
+    tzset();
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(builtins__find_ignores_case_and_searches_every_table),
+        T(builtins__every_name_finds_its_own_entry),
+        T(builtins__wrong_arity_and_unknown_functions_are_error),
+        T(type_tests__true_only_for_their_own_type),
+        T(int__truncates_toward_zero_and_reads_leading_numbers),
+        T(int__error_for_non_numbers_and_out_of_range),
+        T(real__converts_numbers_times_and_text),
+        T(string__writes_values_in_htcondor_spelling),
+        T(bool__reads_numbers_and_true_false_text),
+        T(id__reads_identifiers_from_text),
+        T(abstime__from_text_seconds_and_offsets),
+        T(abstime__now_without_arguments),
+        T(abstime__errors_and_undefined_arguments),
+        T(abstime__every_offset_it_takes_reads_back_from_text),
+        T(reltime__from_seconds_and_text),
+        T(size__of_strings_lists_records_and_blobs),
+        T(blob__decodes_base64_with_optional_metadata),
+        T(blob__error_for_bad_base64_and_bad_arguments),
+        T(if_then_else__evaluates_only_the_branch_chosen),
+        T(eval__parses_and_evaluates_text_in_the_current_scope),
+        T(eval__self_reference_is_error_not_a_crash),
+        T(unparse__gives_the_text_of_an_attribute),
+        T(unparse__looks_outward_and_from_the_root),
+        T(unparse__error_when_the_record_cannot_be_read),
+        T(debug__is_its_argument),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,284 @@
+/*
+ * tests/engine/helpers.c: see helpers.h.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/cli/run.h"
+#include "tests/engine/helpers.h"
+
+static int64_t fake_now(void *ctx)
+{
+    return ((tstore *)ctx)->ns;
+}
+
+static void fake_sleep(void *ctx, int64_t ns)
+{
+    ((tstore *)ctx)->ns += ns;
+}
+
+static void set_clock(tstore *t)
+{
+    ads_clock c = {fake_now, fake_sleep, t};
+    ads_db_set_clock(t->db, &c);
+}
+
+ads_db *ts_open(tstore *t, double secs)
+{
+    memset(t, 0, sizeof *t);
+    t->dir = make_temp_dir();
+    assert_non_null(t->dir);
+    snprintf(t->path, sizeof t->path, "%s/db", t->dir);
+    ads_error err;
+    if (ads_db_open(&t->db, t->path, ADS_DB_CREATE, &err))
+        fail_msg("open: %s", err.message);
+    t->ns = (int64_t)(secs * 1e9);
+    set_clock(t);
+    return t->db;
+}
+
+void ts_reopen_close(tstore *t)
+{
+    ads_db_close(t->db);
+    t->db = NULL;
+}
+
+ads_db *ts_reopen(tstore *t)
+{
+    ads_error err;
+    if (ads_db_open(&t->db, t->path, 0, &err))
+        fail_msg("reopen: %s", err.message);
+    set_clock(t);
+    return t->db;
+}
+
+void ts_close(tstore *t)
+{
+    ads_db_close(t->db);
+    remove_tree(t->dir);
+    free(t->dir);
+    memset(t, 0, sizeof *t);
+}
+
+void ts_time(tstore *t, double secs)
+{
+    t->ns = (int64_t)(secs * 1e9);
+}
+
+int ts_store(ads_db *db, ads_error *err, const char *text)
+{
+    ads_arena *a = ads_arena_new();
+    ads_txn *txn;
+    const ads_value *items = NULL;
+    size_t n = 1;
+    ads_value v;
+    const ads_record *one = NULL;
+    int rc;
+    while (*text == ' ')
+        text++;
+    if (*text == '[') {
+        /* one record, stored as written (expressions kept) */
+        rc = ads_record_parse(&one, a, text, strlen(text), err);
+    } else {
+        /* a list of records, evaluated */
+        const ads_expr *e;
+        rc = ads_expr_parse(&e, a, text, strlen(text), err);
+        if (!rc) {
+            ads_expr_eval(&v, e, NULL, a);
+            if (v.type != ADS_LIST)
+                rc = ads_error_set(err, ADS_EINVAL, "not a list of records");
+            items = v.u.list.items;
+            n = v.u.list.n;
+        }
+    }
+    if (rc || (rc = ads_txn_begin(&txn, db, 0, err))) {
+        ads_arena_free(a);
+        return rc;
+    }
+    for (size_t i = 0; i < n && !rc; i++) {
+        const ads_record *r = one;
+        if (!one) {
+            if (items[i].type != ADS_RECORD) {
+                rc = ads_error_set(err, ADS_EINVAL, "not a record");
+                break;
+            }
+            r = items[i].u.rec;
+        }
+        rc = ads_txn_store(txn, r, NULL, err);
+    }
+    if (rc)
+        ads_txn_abort(txn);
+    else
+        rc = ads_txn_commit(txn, err);
+    ads_arena_free(a);
+    return rc;
+}
+
+void ts_declare(ads_db *db, const char *type, const char *keys, const char *extra)
+{
+    char text[1024], list[512] = "";
+    size_t n = 0;
+    for (const char *p = keys; *p;) {
+        const char *q = strchr(p, ',');
+        size_t len = q ? (size_t)(q - p) : strlen(p);
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s\"%.*s\"", n ? ", " : "", (int)len, p);
+        p += len + (q != NULL);
+    }
+    snprintf(text, sizeof text, "[ AdType = \"Type\"; ForType = \"%s\"; KeyAttributes = { %s }; %s ]",
+             type, list, extra ? extra : "");
+    ads_error err;
+    if (ts_store(db, &err, text))
+        fail_msg("declare %s: %s", type, err.message);
+}
+
+static int get_row(ads_txn *txn, ads_row *row, const char *type, const char *key, ads_arena *a)
+{
+    const ads_type *t;
+    ads_error err;
+    if (ads_txn_type(&t, txn, type, strlen(type), &err))
+        fail_msg("type %s: %s", type, err.message);
+    const ads_expr *e;
+    ads_value v;
+    if (ads_expr_parse(&e, a, key, strlen(key), &err))
+        fail_msg("key %s: %s", key, err.message);
+    ads_expr_eval(&v, e, NULL, a);
+    assert_int_equal(v.type, ADS_LIST);
+    int rc = ads_txn_get(txn, row, t, v.u.list.items, v.u.list.n, a, &err);
+    if (rc < 0)
+        fail_msg("get: %s", err.message);
+    return rc;
+}
+
+/* Row text: attributes, then the timeline attributes but __SystemTimestamp. */
+static void row_text(ads_buf *b, const ads_row *row, ads_arena *a)
+{
+    const ads_record *r;
+    ads_error err;
+    if (ads_row_record(&r, row, ADS_ROW_TIMELINE, a, &err))
+        fail_msg("decode: %s", err.message);
+    ads_record_builder *bld;
+    assert_int_equal(ads_record_builder_new(&bld, a, NULL), 0);
+    for (size_t i = 0; i < ads_record_size(r); i++) {
+        ads_str n = ads_record_name(r, i);
+        if (n.len == 17 && strncmp(n.p, "__SystemTimestamp", 17) == 0)
+            continue;
+        assert_int_equal(ads_record_builder_add(bld, n.p, n.len, ads_record_expr(r, i), NULL), 0);
+    }
+    ads_record_unparse(b, ads_record_builder_finish(bld));
+}
+
+char *ts_latest(ads_db *db, const char *type, const char *key)
+{
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    ads_row row;
+    char *out = NULL;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    if (get_row(txn, &row, type, key, a) == 1) {
+        ads_buf b = ADS_BUF_INIT;
+        row_text(&b, &row, a);
+        out = strdup(ads_buf_cstr(&b));
+        ads_buf_free(&b);
+    }
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    return out;
+}
+
+char *ts_attr(ads_db *db, const char *type, const char *key, const char *attr)
+{
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    ads_row row;
+    char *out;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    if (get_row(txn, &row, type, key, a) == 1) {
+        ads_view view = ads_row_view(&row, NULL);
+        const ads_expr *e;
+        ads_value v;
+        assert_int_equal(ads_expr_parse(&e, a, attr, strlen(attr), NULL), 0);
+        ads_expr_eval(&v, e, &view, a);
+        ads_buf b = ADS_BUF_INIT;
+        ads_value_unparse(&b, &v);
+        out = strdup(ads_buf_cstr(&b));
+        ads_buf_free(&b);
+    } else {
+        out = strdup("absent");
+    }
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    return out;
+}
+
+char *ts_history(ads_db *db, const char *type, const char *key)
+{
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    ads_row row, *r;
+    ads_buf b = ADS_BUF_INIT;
+    ads_error err;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    if (get_row(txn, &row, type, key, a) == 1) {
+        ads_scan *s;
+        if (ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, &err))
+            fail_msg("history: %s", err.message);
+        int rc;
+        while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+            if (b.len)
+                ads_buf_addc(&b, '\n');
+            row_text(&b, r, a);
+        }
+        if (rc < 0)
+            fail_msg("history: %s", err.message);
+        ads_scan_close(s);
+    }
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
+size_t ts_count(ads_db *db, const char *type, bool deleted)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_scan *s;
+    ads_row *r;
+    ads_error err;
+    size_t n = 0;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    if (ads_txn_type(&t, txn, type, strlen(type), &err))
+        fail_msg("type: %s", err.message);
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, deleted ? ADS_SCAN_DELETED : 0, &err), 0);
+    int rc;
+    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+        n++;
+    if (rc < 0)
+        fail_msg("scan: %s", err.message);
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    return n;
+}
+
+static void print_problem(void *ctx, const char *p)
+{
+    (void)ctx;
+    printf("verify: %s\n", p);
+}
+
+uint64_t ts_verify(ads_db *db)
+{
+    ads_verify_result res;
+    ads_error err;
+    if (ads_db_verify(db, print_problem, NULL, &res, &err))
+        fail_msg("verify: %s", err.message);
+    return res.problems;
+}

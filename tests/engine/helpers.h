@@ -1,0 +1,51 @@
+/*
+ * tests/engine/helpers.h: small stores for engine tests: a temporary store
+ * on a fake clock, records stored from their ClassAd text, rows read back as
+ * text.
+ */
+#ifndef ADS_TESTS_ENGINE_HELPERS_H
+#define ADS_TESTS_ENGINE_HELPERS_H
+
+#include <stdint.h>
+
+#include "engine/engine.h"
+
+typedef struct tstore {
+    char *dir;
+    char path[1100];
+    ads_db *db;
+    int64_t ns; /* the fake clock */
+} tstore;
+
+/* A new empty store in a temporary directory, its clock at `secs`. */
+ads_db *ts_open(tstore *t, double secs);
+/* Open the same store again (after ts_reopen_close). */
+ads_db *ts_reopen(tstore *t);
+void ts_reopen_close(tstore *t);
+/* Close and remove the store. */
+void ts_close(tstore *t);
+/* Move the fake clock to secs. */
+void ts_time(tstore *t, double secs);
+
+/* Store each of the records (ClassAd text) in one transaction. 0 or the
+ * code; err gets the message. */
+int ts_store(ads_db *db, ads_error *err, const char *text);
+/* Declare a type: ts_store of [AdType="Type"; ForType=...; KeyAttributes=...]
+ * from "Name" or "A,B" ("" for keyless); extra is appended inside the record
+ * (e.g. "AutoGenerateKey = true;"). Asserts success. */
+void ts_declare(ads_db *db, const char *type, const char *keys, const char *extra);
+
+/* The latest row of type/key (key: a ClassAd list text like { "a" }) as
+ * `[ ... ]` text with the timeline attributes, malloc'd; NULL if none. */
+char *ts_latest(ads_db *db, const char *type, const char *key);
+/* One attribute of the latest row, unparsed (malloc'd; "absent" if none). */
+char *ts_attr(ads_db *db, const char *type, const char *key, const char *attr);
+/* Every row of the record, oldest first, as lines of `[ ... ]` text joined by
+ * '\n' (timeline attributes __SystemTimestamp left out), malloc'd. */
+char *ts_history(ads_db *db, const char *type, const char *key);
+/* Number of latest rows of type (deleted ones too when all). */
+size_t ts_count(ads_db *db, const char *type, bool deleted);
+/* Verify the store; returns the number of problems (messages printed). */
+uint64_t ts_verify(ads_db *db);
+
+#endif

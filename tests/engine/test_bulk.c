@@ -1,0 +1,498 @@
+/*
+ * tests/engine/test_bulk.c: bulk loads (batches committed whole, progress
+ * written in the batch's transaction, a bad record failing its whole batch
+ * and nothing else), backfill (ids dated in the past from the backfill clock
+ * sequence, no duplicates when a period is loaded twice or periods
+ * overlap), a tiny map growing through a large load, the hook points, and
+ * named sequences.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/cli/run.h"
+#include "tests/engine/helpers.h"
+
+#define T0 1700000000.0
+
+static tstore ts;
+static ads_db *db;
+
+static int setup(void **state)
+{
+    (void)state;
+    db = ts_open(&ts, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    ts_declare(db, "Event", "", "AutoGenerateKey = true;");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_verify(db), 0);
+    ts_close(&ts);
+    return 0;
+}
+
+static const ads_record *rec(ads_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static const ads_record *rec(ads_arena *a, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    const ads_record *r;
+    ads_error err;
+    if (ads_record_parse(&r, a, text, strlen(text), &err))
+        fail_msg("%s: %s", text, err.message);
+    return r;
+}
+
+typedef struct progress {
+    int batches;
+    uint64_t last_first;
+    size_t last_count;
+} progress;
+
+static int on_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err)
+{
+    progress *p = ctx;
+    p->batches++;
+    p->last_first = b->first;
+    p->last_count = b->count;
+    char v[32];
+    int n = snprintf(v, sizeof v, "%llu", (unsigned long long)(b->first + b->count));
+    return ads_txn_meta_put(txn, "test/progress", v, (size_t)n, err);
+}
+
+static char *progress_value(void)
+{
+    ads_txn *txn;
+    ads_str v;
+    char *out = strdup("none");
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    if (ads_txn_meta_get(txn, "test/progress", &v, NULL) == 1) {
+        free(out);
+        out = strndup(v.p, v.len);
+    }
+    ads_txn_abort(txn);
+    return out;
+}
+
+static void bulk__batches_commit_whole_with_their_progress(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    progress p = {0, 0, 0};
+    ads_bulk_options opt = {1000, false, on_batch, &p};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    for (int i = 0; i < 2500; i++) {
+        if (ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"m%d\"; I = %d ]", i, i), &err))
+            fail_msg("add: %s", err.message);
+        ads_arena_reset(a);
+    }
+    assert_int_equal(ads_bulk_committed(b), 2000);
+    assert_int_equal(ads_bulk_pending(b), 500);
+    char *pv = progress_value();
+    assert_string_equal(pv, "2000");
+    free(pv);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(p.batches, 3);
+    assert_int_equal(p.last_first, 2000);
+    assert_int_equal(p.last_count, 500);
+    assert_int_equal(ts_count(db, "Machine", false), 2500);
+    pv = progress_value();
+    assert_string_equal(pv, "2500");
+    free(pv);
+    /* Attribute records were made once each: AdType, I, Name */
+    assert_int_equal(ts_count(db, "Attribute", false), 3);
+    ads_arena_free(a);
+}
+
+static void bulk__a_bad_record_fails_its_batch_only(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    progress p = {0, 0, 0};
+    ads_bulk_options opt = {100, false, on_batch, &p};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    int rc = 0, i;
+    for (i = 0; i < 250 && !rc; i++) {
+        if (i == 150)
+            rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; I = %d ]", i), &err);
+        else
+            rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"m%d\"; I = %d ]", i, i),
+                              &err);
+    }
+    /* the second batch (records 100..199) failed at record 150, numbered 151 */
+    assert_int_equal(rc, ADS_EINVAL);
+    assert_int_equal(i, 200);
+    assert_string_equal(err.message, "record 151: a record of type Machine needs key attribute Name");
+    assert_int_equal(ads_bulk_failed(b), 150);
+    assert_int_equal(ads_bulk_committed(b), 100);
+    assert_int_equal(ts_count(db, "Machine", false), 100);
+    char *pv = progress_value();
+    assert_string_equal(pv, "100");
+    free(pv);
+    /* --keep-going: drop the bad record, and the rest of the batch commits */
+    assert_int_equal(ads_bulk_drop_failed(b, &err), 0);
+    assert_int_equal(ads_bulk_drop_failed(b, &err), ADS_EINVAL);
+    assert_int_equal(ads_bulk_flush(b, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 199);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_arena_free(a);
+}
+
+/* Every Event id, checked to be a backfill OUID dated at its record's
+ * _Timestamp second; returns how many, and fails on a duplicate. */
+static size_t check_event_ids(void)
+{
+    ads_txn *txn;
+    ads_scan *s;
+    ads_row *r;
+    const ads_type *t;
+    ads_arena *a = ads_arena_new();
+    size_t n = 0, cap = 1024;
+    ads_id *ids = malloc(cap * sizeof *ids);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Event", 5, NULL), 0);
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
+    while (ads_scan_next(s, &r, NULL) == 1) {
+        ads_value k;
+        assert_int_equal(ads_row_key_values(&k, r, a, NULL), 0);
+        ads_id id = k.u.list.items[0].u.id;
+        ads_ouid_fields f;
+        ads_ouid_unpack(&f, id);
+        assert_true(f.backfill);
+        assert_int_equal(f.clockseq & 1, 0);
+        assert_int_equal((double)f.time, (double)(int64_t)r->ts);
+        for (size_t i = 0; i < n; i++)
+            if (ads_id_eq(ids[i], id))
+                fail_msg("duplicate id");
+        if (n == cap)
+            ids = realloc(ids, (cap *= 2) * sizeof *ids);
+        ids[n++] = id;
+    }
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    free(ids);
+    return n;
+}
+
+static void load_events(int from_minute, int to_minute, int per_minute)
+{
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {50, true, NULL, NULL};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    for (int m = from_minute; m < to_minute; m++)
+        for (int k = 0; k < per_minute; k++) {
+            double t = 1600000000.0 + 60.0 * m + k * 0.25;
+            char when[64];
+            ads_buf tb = ADS_BUF_INIT;
+            ads_value v = ads_abstime(t, 0);
+            ads_value_unparse(&tb, &v);
+            snprintf(when, sizeof when, "%s", ads_buf_cstr(&tb));
+            ads_buf_free(&tb);
+            if (ads_bulk_add(b, rec(a, "[ AdType = \"Event\"; M = %d; _Timestamp = %s ]", m, when),
+                             &err))
+                fail_msg("add: %s", err.message);
+            ads_arena_reset(a);
+        }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_arena_free(a);
+}
+
+static void backfill__ids_are_dated_in_the_past_and_never_repeat(void **state)
+{
+    (void)state;
+    load_events(0, 30, 8);  /* 240 events over 30 minutes, batches of 50 */
+    load_events(0, 30, 8);  /* the same period again */
+    load_events(15, 45, 8); /* an overlapping period */
+    assert_int_equal(check_event_ids(), 720);
+    /* a current id made now does not collide either, and is not a backfill id */
+    ads_txn *txn;
+    ads_value v;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_next_value(txn, "type:Event", 10, &v, a, NULL), 0);
+    ads_ouid_fields f;
+    ads_ouid_unpack(&f, v.u.id);
+    assert_false(f.backfill);
+    assert_int_equal(f.clockseq & 1, 1);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    /* a backfill load without _Timestamp is refused, saying which record */
+    ads_bulk_options opt = {50, true, NULL, NULL};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Event\"; M = 1 ]"), &err), ADS_EINVAL);
+    assert_string_equal(err.message,
+                        "record 1: a backfill needs _Timestamp, an AbsTime, on every record");
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_arena_free(a);
+}
+
+static void map__a_tiny_map_grows_through_a_large_load(void **state)
+{
+    (void)state;
+    ts_reopen_close(&ts);
+    ads_db_options o = {256 * 1024};
+    ads_error err;
+    if (ads_db_open_ex(&ts.db, ts.path, 0, &o, &err))
+        fail_msg("open: %s", err.message);
+    db = ts.db;
+    size_t before = ads_db_map_size(db);
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {5000, false, NULL, NULL};
+    ads_bulk *b;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    for (int i = 0; i < 20000; i++) {
+        if (ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"m%06d\"; Payload = \"%0200d\" ]",
+                                i, i),
+                         &err))
+            fail_msg("add %d: %s", i, err.message);
+        ads_arena_reset(a);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_true(ads_db_map_size(db) > before);
+    assert_int_equal(ts_count(db, "Machine", false), 20000);
+    /* and an explicit transaction too */
+    ads_txn *txn;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
+    assert_int_equal(ads_txn_store(txn, rec(a, "[ AdType = \"Machine\"; Name = \"x\" ]"), NULL, &err),
+                     0);
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    ads_arena_free(a);
+}
+
+/* ---- hooks ---- */
+
+typedef struct hook_log {
+    int notified, changes;
+    char last[200];
+} hook_log;
+
+static int prestore(void *ctx, ads_txn *txn, const ads_record *r, const ads_record **out,
+                    ads_arena *a, ads_error *err)
+{
+    (void)ctx;
+    (void)txn;
+    if (ads_record_lookup(r, "Forbidden", 9))
+        return ads_error_set(err, ADS_EINVAL, "Machine records may not say Forbidden");
+    if (!ads_record_lookup(r, "Owner", 5)) {
+        ads_record_builder *b;
+        ads_value nobody = ads_string("nobody", 6);
+        ads_record_builder_new(&b, a, NULL);
+        for (size_t i = 0; i < ads_record_size(r); i++) {
+            ads_str n = ads_record_name(r, i);
+            ads_record_builder_add(b, n.p, n.len, ads_record_expr(r, i), NULL);
+        }
+        ads_record_builder_add_value(b, "Owner", 5, &nobody, NULL);
+        *out = ads_record_builder_finish(b);
+    }
+    return 0;
+}
+
+static int trigger(void *ctx, ads_txn *txn, ads_row *old, ads_row *new_row,
+                   const ads_record **out, ads_arena *a, ads_error *err)
+{
+    (void)ctx;
+    (void)txn;
+    (void)out;
+    ads_view nv = ads_row_view(new_row, NULL);
+    const ads_expr *e;
+    ads_value v;
+    const char *rule = "Memory < 0";
+    ads_expr_parse(&e, a, rule, strlen(rule), NULL);
+    ads_expr_eval(&v, e, &nv, a);
+    if (v.type == ADS_BOOLEAN && v.u.b)
+        return ads_error_set(err, ADS_EINVAL, "Memory cannot go negative");
+    if (old) {
+        /* keep a count of changes in the row itself */
+        ads_view ov = ads_row_view(old, NULL);
+        const char *c = "Changes ?: 0";
+        ads_expr_parse(&e, a, c, strlen(c), NULL);
+        ads_expr_eval(&v, e, &ov, a);
+        const ads_record *full;
+        ads_row_record(&full, new_row, 0, a, NULL);
+        ads_record_builder *b;
+        ads_value n = ads_int(v.u.i + 1);
+        ads_record_builder_new(&b, a, NULL);
+        for (size_t i = 0; i < ads_record_size(full); i++) {
+            ads_str nm = ads_record_name(full, i);
+            ads_record_builder_add(b, nm.p, nm.len, ads_record_expr(full, i), NULL);
+        }
+        ads_record_builder_add_value(b, "Changes", 7, &n, NULL);
+        *out = ads_record_builder_finish(b);
+    }
+    return 0;
+}
+
+static void notify(void *ctx, const ads_change *changes, size_t n)
+{
+    hook_log *log = ctx;
+    log->notified++;
+    log->changes += (int)n;
+    ads_buf b = ADS_BUF_INIT;
+    ads_value_unparse(&b, &changes[n - 1].key);
+    snprintf(log->last, sizeof log->last, "%s %d %s", changes[n - 1].type, (int)changes[n - 1].kind,
+             ads_buf_cstr(&b));
+    ads_buf_free(&b);
+}
+
+static void hooks__prestore_trigger_and_notify(void **state)
+{
+    (void)state;
+    hook_log log = {0, 0, ""};
+    ads_hooks h = {prestore, trigger, notify, &log};
+    ads_error err;
+    assert_int_equal(ads_db_set_hooks(db, "machine", &h, &err), 0);
+    /* prestore fills a default */
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"a\"; Memory = 1 ]"), 0);
+    char *o = ts_attr(db, "Machine", "{ \"a\" }", "{ Owner, Changes }");
+    assert_string_equal(o, "{ \"nobody\", undefined }");
+    free(o);
+    assert_int_equal(log.notified, 1);
+    assert_string_equal(log.last, "Machine 0 { \"a\" }");
+    /* the trigger changes the row */
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"a\"; Memory = 2 ]"), 0);
+    o = ts_attr(db, "Machine", "{ \"a\" }", "{ Memory, Changes }");
+    assert_string_equal(o, "{ 2, 1 }");
+    free(o);
+    /* prestore rejects; trigger vetoes: nothing written, nothing notified */
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"b\"; Forbidden = 1 ]"),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "Machine records may not say Forbidden");
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"a\"; Memory = -5 ]"),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "Memory cannot go negative");
+    assert_int_equal(log.notified, 2);
+    o = ts_attr(db, "Machine", "{ \"a\" }", "Memory");
+    assert_string_equal(o, "2");
+    free(o);
+    /* a purge is notified too, after commit */
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("a", 1);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_purge(txn, &row, NULL), 0);
+    assert_int_equal(log.notified, 2);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    assert_int_equal(log.notified, 3);
+    assert_string_equal(log.last, "Machine 2 { \"a\" }");
+    ads_arena_free(a);
+    assert_int_equal(ads_db_set_hooks(db, "Machine", NULL, &err), 0);
+}
+
+/* ---- sequences ---- */
+
+static void sequences__named_typed_and_errors(void **state)
+{
+    (void)state;
+    ads_error err;
+    assert_int_equal(ts_store(db, &err, "{ [ AdType = \"Sequence\"; Name = \"tickets\"; ValueType = \"integer\" ],"
+                                        "  [ AdType = \"Sequence\"; Name = \"refs\"; Method = \"ordered\"; ValueType = \"string\" ],"
+                                        "  [ AdType = \"Sequence\"; Name = \"bad\"; Method = \"ordered\"; ValueType = \"integer\" ],"
+                                        "  [ AdType = \"Sequence\"; Name = \"odd\"; Method = \"diagonal\" ] }"),
+                     0);
+    ads_txn *txn;
+    ads_value v;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 1);
+    assert_int_equal(ads_txn_next_value(txn, "TICKETS", 7, &v, a, &err), 0);
+    assert_int_equal(v.u.i, 2);
+    assert_int_equal(ads_txn_next_value(txn, "refs", 4, &v, a, &err), 0);
+    assert_int_equal(v.type, ADS_STRING);
+    assert_true(v.u.s.len > 20 && v.u.s.p[0] != '#');
+    assert_int_equal(ads_txn_next_value(txn, "random", 6, &v, a, &err), 0);
+    assert_string_equal(ads_id_kind_name(ads_id_kind_of(v.u.id)), "random");
+    assert_int_equal(ads_txn_next_value(txn, "ordered", 7, &v, a, &err), 0);
+    assert_string_equal(ads_id_kind_name(ads_id_kind_of(v.u.id)), "ordered");
+    assert_int_equal(ads_txn_next_value(txn, "type:Event", 10, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(txn, "nope", 4, &v, a, &err), ADS_ENOTFOUND);
+    assert_string_equal(err.message, "no sequence named nope");
+    assert_int_equal(ads_txn_next_value(txn, "type:Machine", 12, &v, a, &err), ADS_ENOTFOUND);
+    assert_string_equal(err.message,
+                        "no sequence named type:Machine: type Machine does not generate keys");
+    assert_int_equal(ads_txn_next_value(txn, "bad", 3, &v, a, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "sequence bad: ValueType integer needs Method increment");
+    assert_int_equal(ads_txn_next_value(txn, "odd", 3, &v, a, &err), ADS_EINVAL);
+    assert_string_equal(err.message,
+                        "sequence odd: Method \"diagonal\" is not ordered, random or increment");
+    ads_txn_abort(txn);
+    /* values handed out by the aborted transaction are not handed out again */
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(v.u.i, 3);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    /* a read transaction cannot take values */
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), ADS_EREADONLY);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+}
+
+static void abort__leaves_nothing_and_ids_never_repeat(void **state)
+{
+    (void)state;
+    ads_txn *txn;
+    ads_id seen[200];
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    /* ordered ids in an aborted transaction, then in a committed one, same second */
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, seen, 100, NULL, &err), 0);
+    assert_int_equal(ads_txn_store(txn, rec(a, "[ AdType = \"Machine\"; Name = \"gone\" ]"), NULL,
+                                   &err),
+                     0);
+    assert_int_equal(ads_txn_store(txn, rec(a, "[ AdType = \"Event\"; What = 1 ]"), NULL, &err), 0);
+    ads_txn_abort(txn);
+    assert_int_equal(ts_count(db, "Machine", true), 0);
+    assert_int_equal(ts_count(db, "Event", true), 0);
+    assert_int_equal(ts_count(db, "Attribute", true), 0);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, seen + 100, 100, NULL, &err), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    for (int i = 0; i < 100; i++)
+        for (int j = 100; j < 200; j++)
+            assert_false(ads_id_eq(seen[i], seen[j]));
+    ads_arena_free(a);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(bulk__batches_commit_whole_with_their_progress),
+        T(bulk__a_bad_record_fails_its_batch_only),
+        T(backfill__ids_are_dated_in_the_past_and_never_repeat),
+        T(map__a_tiny_map_grows_through_a_large_load),
+        T(hooks__prestore_trigger_and_notify),
+        T(sequences__named_typed_and_errors),
+        T(abort__leaves_nothing_and_ids_never_repeat),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,450 @@
+/*
+ * tests/engine/test_store.c: the timeline rules of shared/spec/datastore.md
+ * sections 2 and 3 on small stores built here: types and keys, merge on
+ * store, history, backfilled rows in the past, delete / undelete / store
+ * after delete, purge, generated keys, Attribute records, and the errors a
+ * user meets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/engine/helpers.h"
+
+#define T0 1700000000.0 /* 2023-11-14T22:13:20Z */
+
+static tstore ts;
+static ads_db *db;
+
+static int setup(void **state)
+{
+    (void)state;
+    db = ts_open(&ts, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_verify(db), 0);
+    ts_close(&ts);
+    return 0;
+}
+
+static void eq_free(char *got, const char *want)
+{
+    if (!got || strcmp(got, want) != 0)
+        fail_msg("got  %s\nwant %s", got ? got : "(none)", want);
+    free(got);
+}
+
+static void store_ok(const char *text)
+{
+    ads_error err;
+    if (ts_store(db, &err, text))
+        fail_msg("store %s: %s", text, err.message);
+}
+
+static void store_fails(const char *text, int code, const char *message)
+{
+    ads_error err;
+    int rc = ts_store(db, &err, text);
+    if (rc != code || strcmp(err.message, message) != 0)
+        fail_msg("store %s: got %d '%s', want %d '%s'", text, rc, rc ? err.message : "", code,
+                 message);
+}
+
+static void store__a_record_reads_back_with_its_timeline_attributes(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 1024 ]");
+    eq_free(ts_latest(db, "Machine", "{ \"a\" }"),
+            "[ AdType = \"Machine\"; Memory = 1024; Name = \"a\"; _Timestamp = "
+            "`2023-11-14T22:13:20Z`; __Latest = true; _Deleted = false ]");
+    /* the Type record took the clock's microsecond: this row has the next one */
+    eq_free(ts_attr(db, "machine", "{ \"A\" }", "__SystemTimestamp"),
+            "`2023-11-14T22:13:20.000001Z`");
+    eq_free(ts_attr(db, "MACHINE", "{ \"a\" }", "Memory * 2"), "2048");
+}
+
+static void store__merges_attributes_and_undefined_removes(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 1024; Arch = \"X86_64\" ]");
+    ts_time(&ts, T0 + 60);
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 2048; Disk = 5; Arch = undefined ]");
+    eq_free(ts_latest(db, "Machine", "{ \"a\" }"),
+            "[ AdType = \"Machine\"; Disk = 5; Memory = 2048; Name = \"a\"; _Timestamp = "
+            "`2023-11-14T22:14:20Z`; __Latest = true; _Deleted = false ]");
+    eq_free(ts_history(db, "Machine", "{ \"a\" }"),
+            "[ AdType = \"Machine\"; Arch = \"X86_64\"; Memory = 1024; Name = \"a\"; _Timestamp = "
+            "`2023-11-14T22:13:20Z`; __Latest = false; _Deleted = false ]\n"
+            "[ AdType = \"Machine\"; Disk = 5; Memory = 2048; Name = \"a\"; _Timestamp = "
+            "`2023-11-14T22:14:20Z`; __Latest = true; _Deleted = false ]");
+}
+
+static void store__expressions_are_kept_unevaluated(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 1024; Double = Memory * 2 ]");
+    eq_free(ts_attr(db, "Machine", "{ \"a\" }", "Double"), "2048");
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 4 ]");
+    eq_free(ts_attr(db, "Machine", "{ \"a\" }", "Double"), "8");
+}
+
+static void keys__compare_as_equivalence_does(void **state)
+{
+    (void)state;
+    ts_declare(db, "Pair", "A,B", NULL);
+    store_ok("[ AdType = \"Pair\"; A = \"ABC\"; B = 123; X = 1 ]");
+    store_ok("[ AdType = \"pair\"; A = \"abc\"; B = 123.0; Y = 2 ]");
+    store_ok("[ AdType = \"Pair\"; A = \"abc\"; B = 124; Z = 3 ]");
+    assert_int_equal(ts_count(db, "Pair", false), 2);
+    /* the last spelling stored is the one kept */
+    eq_free(ts_attr(db, "Pair", "{ \"Abc\", 123 }", "{ A, B, X, Y }"), "{ \"abc\", 123.0, 1, 2 }");
+    ts_declare(db, "Listed", "K", NULL);
+    store_ok("[ AdType = \"Listed\"; K = { \"a\", [ x = 1 ] }; V = 1 ]");
+    store_ok("[ AdType = \"Listed\"; K = { \"A\", [ X = 1.0 ] }; V = 2 ]");
+    assert_int_equal(ts_count(db, "Listed", false), 1);
+    store_ok("[ AdType = \"Listed\"; K = true; V = 3 ]");
+    eq_free(ts_attr(db, "Listed", "{ 1 }", "V"), "3");
+}
+
+static void keys__over_the_lmdb_limit_work(void **state)
+{
+    (void)state;
+    char big[3000], text[3200];
+    memset(big, 'k', 2048);
+    big[2048] = 0;
+    /* two 2 KB keys that differ only at the end */
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s1\"; V = 1 ]", big);
+    store_ok(text);
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s2\"; V = 2 ]", big);
+    store_ok(text);
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s1\"; W = 3 ]", big);
+    store_ok(text);
+    snprintf(text, sizeof text, "{ \"%s1\" }", big);
+    eq_free(ts_attr(db, "Machine", text, "{ V, W }"), "{ 1, 3 }");
+    snprintf(text, sizeof text, "{ \"%s2\" }", big);
+    eq_free(ts_attr(db, "Machine", text, "{ V, W }"), "{ 2, undefined }");
+    assert_int_equal(ts_count(db, "Machine", false), 2);
+}
+
+static void errors__say_what_is_wrong(void **state)
+{
+    (void)state;
+    store_fails("[ Name = \"a\" ]", ADS_EINVAL, "a record needs AdType, the name of its type");
+    store_fails("[ AdType = 3; Name = \"a\" ]", ADS_EINVAL,
+                "AdType must be a string naming the type, not integer");
+    store_fails("[ AdType = \"Nope\"; Name = \"a\" ]", ADS_ENOTFOUND,
+                "no type named Nope (store a Type record first)");
+    store_fails("[ AdType = \"Machine\"; Memory = 1 ]", ADS_EINVAL,
+                "a record of type Machine needs key attribute Name");
+    store_fails("[ AdType = \"Machine\"; Name = undefined ]", ADS_EINVAL,
+                "a record of type Machine needs key attribute Name");
+    store_fails("[ AdType = \"Machine\"; Name = error ]", ADS_EINVAL,
+                "key attribute Name of type Machine is error");
+    store_fails("[ AdType = \"Machine\"; Name = strcat(\"a\", \"b\") ]", ADS_EINVAL,
+                "type Machine: key attribute Name must be a value, not an expression");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; __Latest = false ]", ADS_EINVAL,
+                "type Machine: __Latest is maintained by the store and cannot be set");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; __Mine = 1 ]", ADS_EINVAL,
+                "type Machine: __Mine is maintained by the store and cannot be set");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Timestamp = 5 ]", ADS_EINVAL,
+                "type Machine: _Timestamp must be an AbsTime, not integer");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Deleted = \"yes\" ]", ADS_EINVAL,
+                "type Machine: _Deleted must be a boolean, not string");
+    store_fails("[ AdType = \"Type\"; ForType = \"Type\" ]", ADS_EINVAL,
+                "Type is a built-in type and cannot be declared");
+    store_fails("[ AdType = \"Type\"; ForType = \"9bad\" ]", ADS_EINVAL,
+                "ForType \"9bad\" is not a type name (letters, digits, _, - and dots, starting "
+                "with a letter or _, at most 200 bytes)");
+    store_fails("[ AdType = \"Type\"; ForType = \"T\"; KeyAttributes = { \"A\", \"a\" } ]",
+                ADS_EINVAL, "type T: key attribute a is listed twice");
+    store_fails("[ AdType = \"Type\"; ForType = \"T\"; KeyAttributes = \"A\" ]", ADS_EINVAL,
+                "type T: KeyAttributes must be a list of attribute names, not string");
+    store_fails("[ AdType = \"Type\"; ForType = \"T\"; KeyAttributes = { \"A\" }; "
+                "AutoGenerateKeyMethod = \"sideways\" ]",
+                ADS_EINVAL,
+                "type T: AutoGenerateKeyMethod \"sideways\" is not ordered, random or increment");
+    /* a failed statement writes nothing: the first record is not stored either */
+    store_fails("{ [ AdType = \"Machine\"; Name = \"ok\" ], [ AdType = \"Machine\" ] }", ADS_EINVAL,
+                "a record of type Machine needs key attribute Name");
+    assert_int_equal(ts_count(db, "Machine", true), 0);
+}
+
+static void types__dotted_names_and_case(void **state)
+{
+    (void)state;
+    ts_declare(db, "Cloud.Project", "Id", NULL);
+    store_ok("[ AdType = \"cloud.project\"; Id = 7 ]");
+    assert_int_equal(ts_count(db, "CLOUD.PROJECT", false), 1);
+}
+
+static void types__key_change_and_removal_refused_while_records_exist(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\" ]");
+    store_fails("[ AdType = \"Type\"; ForType = \"Machine\"; KeyAttributes = { \"Host\" } ]",
+                ADS_EEXIST, "type Machine holds 1 records: its KeyAttributes cannot change");
+    store_fails("[ AdType = \"Type\"; ForType = \"Machine\"; _Deleted = true ]", ADS_EEXIST,
+                "type machine still holds 1 records: purge them before deleting its Type record");
+    /* other attributes of the Type record may change */
+    store_ok("[ AdType = \"Type\"; ForType = \"Machine\"; Description = \"hosts\" ]");
+    eq_free(ts_attr(db, "Type", "{ \"machine\" }", "{ Description, KeyAttributes }"),
+            "{ \"hosts\", { \"Name\" } }");
+}
+
+static void keyless__records_are_appended_with_increment_ids(void **state)
+{
+    (void)state;
+    ts_declare(db, "Event", "", NULL);
+    store_ok("[ AdType = \"Event\"; What = \"boot\" ]");
+    store_ok("[ AdType = \"Event\"; What = \"halt\" ]");
+    assert_int_equal(ts_count(db, "Event", false), 2);
+    eq_free(ts_attr(db, "Event", "{ #1 }", "What"), "\"boot\"");
+    eq_free(ts_attr(db, "Event", "{ #2 }", "What"), "\"halt\"");
+    /* with an Id it is an ordinary store to that record */
+    store_ok("[ AdType = \"Event\"; Id = #1; What = \"reboot\" ]");
+    eq_free(ts_attr(db, "Event", "{ #1 }", "What"), "\"reboot\"");
+    assert_int_equal(ts_count(db, "Event", false), 2);
+}
+
+static void autogen__ordered_random_and_keyed(void **state)
+{
+    (void)state;
+    ts_declare(db, "Log", "", "AutoGenerateKey = true;");
+    ts_declare(db, "Rnd", "", "AutoGenerateKey = true; AutoGenerateKeyMethod = \"random\";");
+    ts_declare(db, "Job", "JobId", "AutoGenerateKey = true; AutoGenerateKeyMethod = \"increment\";");
+    store_ok("{ [ AdType = \"Log\"; M = 1 ], [ AdType = \"Rnd\"; M = 2 ], [ AdType = \"Job\"; M = 3 ],"
+             " [ AdType = \"Job\"; M = 4 ] }");
+    ads_txn *txn;
+    ads_scan *s;
+    ads_row *r;
+    const ads_type *t;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    const char *types[] = {"Log", "Rnd", "Job"};
+    const char *kinds[] = {"ordered", "random", "increment"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(ads_txn_type(&t, txn, types[i], strlen(types[i]), NULL), 0);
+        assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
+        assert_int_equal(ads_scan_next(s, &r, NULL), 1);
+        ads_value keys;
+        assert_int_equal(ads_row_key_values(&keys, r, a, NULL), 0);
+        assert_int_equal(keys.u.list.items[0].type, ADS_IDENT);
+        assert_string_equal(ads_id_kind_name(ads_id_kind_of(keys.u.list.items[0].u.id)), kinds[i]);
+        ads_scan_close(s);
+    }
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    eq_free(ts_attr(db, "Job", "{ #2 }", "M"), "4");
+}
+
+static void backfill__older_rows_go_into_the_past(void **state)
+{
+    (void)state;
+    ts_time(&ts, T0 + 3600);
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Memory = 4; Disk = 1 ]");
+    /* a row dated before the latest: inserted into the past, latest unchanged */
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Memory = 2; _Timestamp = `2023-11-14T22:30:00Z` ]");
+    eq_free(ts_attr(db, "Machine", "{ \"c\" }", "{ Memory, _Timestamp }"),
+            "{ 4, `2023-11-14T23:13:20Z` }");
+    /* then one older still: it starts the record (nothing in effect before it) */
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Memory = 1; Cpus = 8; _Timestamp = "
+             "`2023-11-14T22:00:00Z` ]");
+    /* and one between: merged with the row in effect at its time (Memory 1, Cpus 8) */
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Disk = 9; _Timestamp = `2023-11-14T22:10:00Z` ]");
+    eq_free(ts_history(db, "Machine", "{ \"c\" }"),
+            "[ AdType = \"Machine\"; Cpus = 8; Memory = 1; Name = \"c\"; _Timestamp = "
+            "`2023-11-14T22:00:00Z`; __Latest = false; _Deleted = false ]\n"
+            "[ AdType = \"Machine\"; Cpus = 8; Disk = 9; Memory = 1; Name = \"c\"; _Timestamp = "
+            "`2023-11-14T22:10:00Z`; __Latest = false; _Deleted = false ]\n"
+            "[ AdType = \"Machine\"; Memory = 2; Name = \"c\"; _Timestamp = "
+            "`2023-11-14T22:30:00Z`; __Latest = false; _Deleted = false ]\n"
+            "[ AdType = \"Machine\"; Disk = 1; Memory = 4; Name = \"c\"; _Timestamp = "
+            "`2023-11-14T23:13:20Z`; __Latest = true; _Deleted = false ]");
+    /* a later dated row becomes latest and merges with the latest */
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Memory = 8; _Timestamp = `2023-11-15T00:00:00Z` ]");
+    eq_free(ts_attr(db, "Machine", "{ \"c\" }", "{ Memory, Disk }"), "{ 8, 1 }");
+    /* a row given without a date after a future-dated latest row still becomes latest */
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Memory = 16 ]");
+    eq_free(ts_attr(db, "Machine", "{ \"c\" }", "{ Memory, _Timestamp }"),
+            "{ 16, `2023-11-15T00:00:00Z` }");
+}
+
+static void delete__appends_a_deleted_row_and_store_starts_afresh(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"d\"; Memory = 4; Disk = 1 ]");
+    ads_txn *txn;
+    ads_row row;
+    ads_write_info info;
+    const ads_type *t;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("d", 1);
+    ts_time(&ts, T0 + 10);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_delete(txn, &row, &info, NULL), 0);
+    assert_true(info.changed);
+    /* deleting a deleted record does nothing */
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_true(row.deleted);
+    assert_int_equal(ads_txn_delete(txn, &row, &info, NULL), 0);
+    assert_false(info.changed);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 0);
+    assert_int_equal(ts_count(db, "Machine", true), 1);
+    eq_free(ts_attr(db, "Machine", "{ \"d\" }", "{ Memory, _Deleted, __Latest }"),
+            "{ 4, true, true }");
+    /* storing it again starts afresh: Disk is gone */
+    ts_time(&ts, T0 + 20);
+    store_ok("[ AdType = \"Machine\"; Name = \"d\"; Memory = 8 ]");
+    eq_free(ts_attr(db, "Machine", "{ \"d\" }", "{ Memory, Disk, _Deleted }"),
+            "{ 8, undefined, false }");
+    eq_free(ts_history(db, "Machine", "{ \"d\" }"),
+            "[ AdType = \"Machine\"; Disk = 1; Memory = 4; Name = \"d\"; _Timestamp = "
+            "`2023-11-14T22:13:20Z`; __Latest = false; _Deleted = false ]\n"
+            "[ AdType = \"Machine\"; Disk = 1; Memory = 4; Name = \"d\"; _Timestamp = "
+            "`2023-11-14T22:13:30Z`; __Latest = false; _Deleted = true ]\n"
+            "[ AdType = \"Machine\"; Memory = 8; Name = \"d\"; _Timestamp = "
+            "`2023-11-14T22:13:40Z`; __Latest = true; _Deleted = false ]");
+    ads_arena_free(a);
+}
+
+static void delete__by_storing_deleted_and_undelete_by_put_row(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"e\"; Memory = 4 ]");
+    ts_time(&ts, T0 + 5);
+    store_ok("[ AdType = \"Machine\"; Name = \"e\"; _Deleted = true ]");
+    assert_int_equal(ts_count(db, "Machine", false), 0);
+    /* undelete: UPDATE ... SET _Deleted = false appends the latest row, undeleted */
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    const ads_record *rec;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("e", 1);
+    ts_time(&ts, T0 + 9);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    const char *text = "[ AdType = \"Machine\"; Name = \"e\"; Memory = 4; _Deleted = false ]";
+    assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), NULL), 0);
+    assert_int_equal(ads_txn_put_row(txn, &row, rec, NULL, NULL), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    eq_free(ts_attr(db, "Machine", "{ \"e\" }", "{ Memory, _Deleted, _Timestamp }"),
+            "{ 4, false, `2023-11-14T22:13:29Z` }");
+    /* put_row refuses a changed key */
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    ads_error err;
+    text = "[ AdType = \"Machine\"; Name = \"f\" ]";
+    assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), NULL), 0);
+    assert_int_equal(ads_txn_put_row(txn, &row, rec, NULL, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "type Machine: the key attributes of a record cannot change");
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+}
+
+static void purge__removes_every_row(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"p\"; Memory = 4 ]");
+    ts_time(&ts, T0 + 1);
+    store_ok("[ AdType = \"Machine\"; Name = \"p\"; Memory = 5 ]");
+    store_ok("[ AdType = \"Machine\"; Name = \"q\"; Memory = 6 ]");
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    ads_type_counts c;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("p", 1);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(txn, t, &c, NULL), 0);
+    assert_int_equal(c.records, 2);
+    assert_int_equal(c.history, 1);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_purge(txn, &row, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(txn, t, &c, NULL), 0);
+    assert_int_equal(c.records, 1);
+    assert_int_equal(c.history, 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    eq_free(ts_history(db, "Machine", "{ \"p\" }"), "");
+    eq_free(ts_attr(db, "Machine", "{ \"q\" }", "Memory"), "6");
+    ads_arena_free(a);
+}
+
+static void attributes__records_are_made_for_new_names(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 1 ]");
+    store_ok("[ AdType = \"Machine\"; Name = \"b\"; MEMORY = 1; Disk = 2 ]");
+    /* AdType, Name, Memory, Disk: one record each, first spelling kept */
+    assert_int_equal(ts_count(db, "Attribute", false), 4);
+    eq_free(ts_attr(db, "Attribute", "{ \"Machine\", \"memory\" }", "{ ForType, ForName }"),
+            "{ \"Machine\", \"Memory\" }");
+    /* an Attribute record stored in advance with metadata is kept */
+    store_ok("[ AdType = \"Attribute\"; ForType = \"Machine\"; ForName = \"Cpus\"; Label = \"CPUs\" ]");
+    store_ok("[ AdType = \"Machine\"; Name = \"c\"; Cpus = 8 ]");
+    eq_free(ts_attr(db, "Attribute", "{ \"Machine\", \"Cpus\" }", "Label"), "\"CPUs\"");
+    assert_int_equal(ts_count(db, "Attribute", false), 5);
+}
+
+static void clock__system_timestamp_never_goes_back(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"a\" ]");
+    ts_time(&ts, T0 - 3600); /* the wall clock steps back an hour */
+    store_ok("[ AdType = \"Machine\"; Name = \"b\" ]");
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    ads_arena *a = ads_arena_new();
+    ads_value ka = ads_string("a", 1), kb = ads_string("b", 1);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &ka, 1, a, NULL), 1);
+    int64_t first = row.systime_us;
+    assert_int_equal(ads_txn_get(txn, &row, t, &kb, 1, a, NULL), 1);
+    assert_true(row.systime_us > first);
+    assert_true(row.ts < T0);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(store__a_record_reads_back_with_its_timeline_attributes),
+        T(store__merges_attributes_and_undefined_removes),
+        T(store__expressions_are_kept_unevaluated),
+        T(keys__compare_as_equivalence_does),
+        T(keys__over_the_lmdb_limit_work),
+        T(errors__say_what_is_wrong),
+        T(types__dotted_names_and_case),
+        T(types__key_change_and_removal_refused_while_records_exist),
+        T(keyless__records_are_appended_with_increment_ids),
+        T(autogen__ordered_random_and_keyed),
+        T(backfill__older_rows_go_into_the_past),
+        T(delete__appends_a_deleted_row_and_store_starts_afresh),
+        T(delete__by_storing_deleted_and_undelete_by_put_row),
+        T(purge__removes_every_row),
+        T(attributes__records_are_made_for_new_names),
+        T(clock__system_timestamp_never_goes_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

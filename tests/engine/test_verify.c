@@ -1,0 +1,218 @@
+/*
+ * tests/engine/test_verify.c: damage done to a store behind the engine's
+ * back (through LMDB itself) is found: a flipped byte in a row fails its
+ * checksum on every read and in verify, never crashes; rows that lost their
+ * latest row, counts that disagree, and keys that disagree with their rows
+ * are reported with the type and key where they are.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/engine/helpers.h"
+
+#define T0 1700000000.0
+
+static tstore ts;
+static ads_db *db;
+
+typedef struct reports {
+    int n;
+    char text[8][512];
+} reports;
+
+static void collect(void *ctx, const char *problem)
+{
+    reports *r = ctx;
+    if (r->n < 8)
+        snprintf(r->text[r->n], sizeof r->text[0], "%s", problem);
+    r->n++;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    db = ts_open(&ts, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    ads_error err;
+    for (int i = 0; i < 20; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"m%02d\"; Memory = %d ]", i,
+                 i * 100);
+        if (ts_store(db, &err, text))
+            fail_msg("%s", err.message);
+    }
+    ts_time(&ts, T0 + 1);
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"m05\"; Memory = 1 ]"), 0);
+    ts_reopen_close(&ts);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ts_close(&ts);
+    return 0;
+}
+
+/* Run fn on the raw LMDB table `table` of the store. */
+static void raw(const char *table, void (*fn)(MDB_txn *, MDB_dbi, void *), void *arg)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, ts.path, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, table, 0, &dbi), 0);
+    fn(txn, dbi, arg);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+}
+
+/* Flip one bit near the end of the value of the n-th key. */
+static void flip(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    int n = *(int *)arg;
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+    unsigned char *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    copy[v.mv_size - 2] ^= 0x10;
+    MDB_val nv = {v.mv_size, copy};
+    MDB_val kc = k;
+    mdb_cursor_close(c);
+    assert_int_equal(mdb_put(txn, dbi, &kc, &nv, 0), 0);
+    free(copy);
+}
+
+static void corrupt__flipped_byte_is_reported_by_reads_and_verify(void **state)
+{
+    (void)state;
+    int n = 20; /* latest: the Type record, 3 Attribute records, then m00, m01, ... */
+    raw("latest", flip, &n);
+    db = ts_reopen(&ts);
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("m16", 3);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message, "Machine: row checksum mismatch (the row is corrupt)");
+    /* a scan stops at it with the same error, after the rows before it */
+    ads_scan *s;
+    ads_row *r;
+    int rows = 0, rc;
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
+    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+        rows++;
+    assert_int_equal(rc, ADS_ECORRUPT);
+    assert_int_equal(rows, 16);
+    assert_string_equal(err.message,
+                        "latest row of type Machine: row checksum mismatch (the row is corrupt)");
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    reports rep = {0};
+    ads_verify_result res;
+    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(res.problems, 2);
+    assert_string_equal(rep.text[0], "type Machine, key { \"m16\" }: latest row: row checksum "
+                                     "mismatch (the row is corrupt)");
+    /* the record no longer counts, so the counts disagree */
+    assert_string_equal(rep.text[1], "type Machine: counts say 20 records (0 deleted), 1 history "
+                                     "rows; the rows say 19 (0), 1");
+    ads_arena_free(a);
+}
+
+static void corrupt__flipped_history_row(void **state)
+{
+    (void)state;
+    int n = 0; /* the only history row: m05's first */
+    raw("history", flip, &n);
+    db = ts_reopen(&ts);
+    char *h = ts_history(db, "Machine", "{ \"m04\" }");
+    assert_string_equal(h, "[ AdType = \"Machine\"; Memory = 400; Name = \"m04\"; _Timestamp = "
+                           "`2023-11-14T22:13:20Z`; __Latest = true; _Deleted = false ]");
+    free(h);
+    reports rep = {0};
+    ads_verify_result res;
+    ads_error err;
+    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(res.problems, 2);
+    assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history row: row checksum "
+                                     "mismatch (the row is corrupt)");
+}
+
+static void del_nth(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    int n = *(int *)arg;
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+    assert_int_equal(mdb_cursor_del(c, 0), 0);
+    mdb_cursor_close(c);
+}
+
+static void verify__history_without_latest_and_counts(void **state)
+{
+    (void)state;
+    int n = 9; /* m05's latest row */
+    raw("latest", del_nth, &n);
+    db = ts_reopen(&ts);
+    reports rep = {0};
+    ads_verify_result res;
+    ads_error err;
+    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(res.problems, 2);
+    assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history rows without a latest "
+                                     "row");
+    assert_string_equal(rep.text[1], "type Machine: counts say 20 records (0 deleted), 1 history "
+                                     "rows; the rows say 19 (0), 1");
+    assert_int_equal(res.records, 19 + 1 + 3);
+}
+
+static void verify__a_sound_store_has_no_problems(void **state)
+{
+    (void)state;
+    db = ts_reopen(&ts);
+    reports rep = {0};
+    ads_verify_result res;
+    ads_error err;
+    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(res.problems, 0);
+    /* 20 Machines, 1 Type record, 3 Attribute records; one history row */
+    assert_int_equal(res.records, 24);
+    assert_int_equal(res.rows, 25);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(corrupt__flipped_byte_is_reported_by_reads_and_verify),
+        T(corrupt__flipped_history_row),
+        T(verify__history_without_latest_and_counts),
+        T(verify__a_sound_store_has_no_problems),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
