@@ -55,7 +55,7 @@ static bool reserve(ads_buf *b, size_t n)
     return true;
 }
 
-void ads_buf_add(ads_buf *b, const void *p, size_t n)
+void ads_buf__add_slow(ads_buf *b, const void *p, size_t n)
 {
     if (!reserve(b, n))
         return;
@@ -65,14 +65,9 @@ void ads_buf_add(ads_buf *b, const void *p, size_t n)
     b->p[b->len] = '\0';
 }
 
-void ads_buf_addc(ads_buf *b, char c)
+void ads_buf__addc_slow(ads_buf *b, char c)
 {
-    if (b->len + 2 <= b->cap && !b->failed) {
-        b->p[b->len++] = c;
-        b->p[b->len] = '\0';
-        return;
-    }
-    ads_buf_add(b, &c, 1);
+    ads_buf__add_slow(b, &c, 1);
 }
 
 void ads_buf_adds(ads_buf *b, const char *s)

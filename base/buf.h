@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +28,31 @@ void ads_buf_init(ads_buf *b);
 void ads_buf_free(ads_buf *b);
 /* Empty the buffer, keeping its memory (and clearing failed). */
 void ads_buf_clear(ads_buf *b);
-void ads_buf_add(ads_buf *b, const void *p, size_t n);
-void ads_buf_addc(ads_buf *b, char c);
+void ads_buf__add_slow(ads_buf *b, const void *p, size_t n);
+void ads_buf__addc_slow(ads_buf *b, char c);
+
+/* Append n bytes at p (the common case inline: room in the buffer). */
+static inline void ads_buf_add(ads_buf *b, const void *p, size_t n)
+{
+    if (!b->failed && b->cap - b->len > n) {
+        if (n)
+            memcpy(b->p + b->len, p, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+        return;
+    }
+    ads_buf__add_slow(b, p, n);
+}
+
+static inline void ads_buf_addc(ads_buf *b, char c)
+{
+    if (!b->failed && b->cap - b->len > 1) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+        return;
+    }
+    ads_buf__addc_slow(b, c);
+}
 void ads_buf_adds(ads_buf *b, const char *s);
 void ads_buf_printf(ads_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The contents as a NUL-terminated string ("" for an empty or failed buffer). */

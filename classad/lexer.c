@@ -235,6 +235,18 @@ static int lex_quoted(lexer *lx, ads_buf *b, char quote)
         }
         c = *p++;
         switch (c) {
+        case '\0':
+            /* "\" then a NUL byte would put the NUL in the value, which
+             * no string may hold (and unparse would write it back as \000,
+             * which reads as an error) */
+            return fail_at(lx, p - 1, ADS_ESYNTAX, "a NUL byte is not allowed in a %s",
+                           quote == '"' ? "string" : "quoted name");
+        case '\n':
+            /* an escaped line break is still a line break */
+            lx->line++;
+            lx->line_start = p;
+            ads_buf_addc(b, c);
+            break;
         case 'a': ads_buf_addc(b, '\a'); break;
         case 'b': ads_buf_addc(b, '\b'); break;
         case 'f': ads_buf_addc(b, '\f'); break;

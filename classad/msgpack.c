@@ -158,13 +158,34 @@ static int enc_ext_head(enc *e, size_t len, int type)
 }
 
 typedef struct attr_ref {
+    uint64_t prefix; /* the folded first 8 bytes, big-endian: orders most names alone */
     ads_str name;
     const ads_expr *expr;
 } attr_ref;
 
+static uint64_t fold_prefix(const char *p, size_t len)
+{
+    /* the first 8 bytes (zero padded), ASCII upper case folded eight at a
+     * time, as a big-endian number: compares as the folded bytes do */
+    uint64_t x = 0;
+    memcpy(&x, p, len < 8 ? len : 8);
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
+    uint64_t low7 = x & ~high;
+    uint64_t ge_a = low7 + ones * (0x80 - 'A');     /* high bit: byte >= 'A' */
+    uint64_t gt_z = low7 + ones * (0x80 - 'Z' - 1); /* high bit: byte > 'Z' */
+    uint64_t upper = ge_a & ~gt_z & ~x & high;
+    x |= upper >> 2;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
 static int attr_ref_cmp(const void *a, const void *b)
 {
     const attr_ref *x = a, *y = b;
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix ? -1 : 1;
     int c = cmp_fold((const unsigned char *)x->name.p, x->name.len,
                      (const unsigned char *)y->name.p, y->name.len);
     if (c)
@@ -198,15 +219,43 @@ static int enc_map(enc *e, const ads_record *r, int depth, uint64_t *offsets, si
     for (size_t i = 0; i < n; i++) {
         refs[i].name = r->names[i];
         refs[i].expr = r->exprs[i];
+        refs[i].prefix = fold_prefix(r->names[i].p, r->names[i].len);
     }
-    if (n > 1)
+    if (n > 32) {
         qsort(refs, n, sizeof *refs, attr_ref_cmp);
+    } else if (n > 1) {
+        /* insertion sort of a small index by prefix (records are small and
+         * often nearly in order), then the records moved into place */
+        struct {
+            uint64_t prefix;
+            size_t i;
+        } ord[32], t;
+        for (size_t i = 0; i < n; i++) {
+            ord[i].prefix = refs[i].prefix;
+            ord[i].i = i;
+        }
+        for (size_t i = 1; i < n; i++) {
+            t = ord[i];
+            size_t j = i;
+            while (j > 0 && (ord[j - 1].prefix > t.prefix ||
+                             (ord[j - 1].prefix == t.prefix &&
+                              attr_ref_cmp(&refs[ord[j - 1].i], &refs[t.i]) > 0))) {
+                ord[j] = ord[j - 1];
+                j--;
+            }
+            ord[j] = t;
+        }
+        attr_ref sorted[32];
+        for (size_t i = 0; i < n; i++)
+            sorted[i] = refs[ord[i].i];
+        memcpy(refs, sorted, n * sizeof *refs);
+    }
     for (size_t i = 0; i < n && !rc; i++) {
         if (refs[i].name.len == 0)
             rc = ads_error_set(e->err, ADS_EINVAL, "msgpack: a record has an empty attribute name");
-        else if (i > 0 && cmp_fold((const unsigned char *)refs[i - 1].name.p,
-                                   refs[i - 1].name.len, (const unsigned char *)refs[i].name.p,
-                                   refs[i].name.len) == 0)
+        else if (i > 0 && refs[i - 1].prefix == refs[i].prefix &&
+                 cmp_fold((const unsigned char *)refs[i - 1].name.p, refs[i - 1].name.len,
+                          (const unsigned char *)refs[i].name.p, refs[i].name.len) == 0)
             rc = ads_error_set(e->err, ADS_EINVAL,
                                "msgpack: a record has two attributes named '%.*s' (ignoring case)",
                                (int)(refs[i].name.len > 60 ? 60 : refs[i].name.len),

@@ -330,8 +330,10 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
         return;
     case N_SELECT:
         if (e->u.sel.base->kind == N_LITERAL && (e->u.sel.base->u.lit.type == ADS_INTEGER ||
-                                                 e->u.sel.base->u.lit.type == ADS_REAL)) {
-            /* "3.y" would read as a number: write "(3).y" */
+                                                 e->u.sel.base->u.lit.type == ADS_REAL ||
+                                                 e->u.sel.base->u.lit.type == ADS_IDENT)) {
+            /* "3.y" would read as a number, and "#42.a" as one identifier
+             * (whose text may hold '.' and hex digits): write "(3).y" */
             ads_buf_addc(b, '(');
             expr_text(b, e->u.sel.base, st);
             ads_buf_addc(b, ')');
@@ -350,17 +352,24 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
     case N_UNARY: {
         ads_buf_adds(b, op_text[e->op]);
         const ads_expr *a = e->u.ops.a;
+        size_t at = b->len;
         /* "- -3" must not become "--3"... which reads back the same: a
-         * unary minus and the literal -3; keep it tight like HTCondor. A
-         * minus right before a digit joins the number, which for every
-         * number but the integer 0 reads back as the same text ("-3" is
-         * the literal -3); "-0" would read back as the literal 0 and lose
-         * the minus ("--0" would unparse "-0", then "0"), so that one gets
-         * a space: "- 0" reads back as the minus it is. */
-        if (e->op == OP_NEG && a->kind == N_LITERAL && a->u.lit.type == ADS_INTEGER &&
-            a->u.lit.u.i == 0)
-            ads_buf_addc(b, ' ');
+         * unary minus and the literal -3; keep it tight like HTCondor */
         child(b, a, P_UNARY, st);
+        /* A minus right before a digit joins the number when read back.
+         * For a plain number other than the integer 0 that gives the same
+         * text ("- 3" writes "-3", the literal -3); but "-0" reads as the
+         * literal 0 (the minus is lost: "--0" would write "-0", then "0"),
+         * and "-1[0]" as (-1)[0]. Those keep a space: "- 0", "- 1[0]". */
+        if (e->op == OP_NEG && !b->failed && b->len > at && b->p[at] >= '0' &&
+            b->p[at] <= '9' &&
+            (a->kind != N_LITERAL || (a->u.lit.type == ADS_INTEGER && a->u.lit.u.i == 0))) {
+            ads_buf_addc(b, ' ');
+            if (!b->failed) {
+                memmove(b->p + at + 1, b->p + at, b->len - at - 1);
+                b->p[at] = ' ';
+            }
+        }
         return;
     }
     case N_BINARY:

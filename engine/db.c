@@ -107,10 +107,21 @@ int ads_db__meta_put(ads_txn *txn, const char *key, size_t klen, const void *v, 
     return ads_db__put(txn, txn->db->meta, key, klen, v, vlen, 0, err);
 }
 
+/* The transaction's clock reading: taken at its first row, shared by all its
+ * rows (__SystemTimestamp still moves on by at least a microsecond a row). */
+static int64_t txn_now_ns(ads_txn *txn)
+{
+    if (!txn->now_read) {
+        const ads_clock *c = &txn->db->clock;
+        txn->now_ns = c->now_ns(c->ctx);
+        txn->now_read = true;
+    }
+    return txn->now_ns;
+}
+
 double ads_db__now(ads_txn *txn)
 {
-    const ads_clock *c = &txn->db->clock;
-    return (double)c->now_ns(c->ctx) / 1e9;
+    return (double)txn_now_ns(txn) / 1e9;
 }
 
 int ads_db__next_systs(ads_txn *txn, int64_t *out, ads_error *err)
@@ -128,8 +139,7 @@ int ads_db__next_systs(ads_txn *txn, int64_t *out, ads_error *err)
         }
         txn->systs_loaded = true;
     }
-    const ads_clock *c = &txn->db->clock;
-    int64_t now = c->now_ns(c->ctx) / 1000;
+    int64_t now = txn_now_ns(txn) / 1000;
     txn->systs = now > txn->systs ? now : txn->systs + 1;
     txn->systs_dirty = true;
     *out = txn->systs;
@@ -501,6 +511,14 @@ static void txn_free(ads_txn *t)
     ads_backfill_end(t->backfill);
     ads_buf_free(&t->kbuf);
     ads_buf_free(&t->vbuf);
+    ads_buf_free(&t->last_key);
+    for (int i = 0; i < 4; i++) {
+        ads_arena_free(t->ws[i].a);
+        ads_buf_free(&t->ws[i].full);
+        ads_buf_free(&t->ws[i].merged);
+        ads_buf_free(&t->ws[i].oldrow);
+        ads_buf_free(&t->ws[i].newrow);
+    }
     ads_buf_free(&t->tmp);
     free(t->counts);
     for (size_t i = 0; i < t->nseqs; i++)

@@ -549,18 +549,41 @@ typedef struct ads_verify_result {
     uint64_t records, rows, problems;
 } ads_verify_result;
 
+/* Called every few thousand rows of a long walk (verify, stats): rows done so
+ * far and the total expected (an estimate from the table sizes). */
+typedef void (*ads_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
 /*
  * Check the whole store in one read transaction: every row's checksum and
  * structure, exactly one latest row per record (dated no earlier than its
  * history), every key agreeing with the key attributes of its rows, every
  * record of a declared type, record counts agreeing with the rows, and
  * sequences and generator state ahead of every identifier issued. report is
- * called with a message for each problem found (it may be NULL).
- * Returns 0 and fills *out (problems 0 means the store is sound), or an
- * error that stopped the check (ADS_ESTORAGE, ADS_ENOMEM).
+ * called with a message for each problem found, progress now and then (both
+ * may be NULL). Returns 0 and fills *out (problems 0 means the store is
+ * sound), or an error that stopped the check (ADS_ESTORAGE, ADS_ENOMEM).
  */
 int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
                   ads_verify_result *out, ads_error *err);
+int ads_db_verify_ex(ads_db *db, void (*report)(void *ctx, const char *problem),
+                     ads_progress_fn progress, void *ctx, ads_verify_result *out, ads_error *err);
+
+/* Figures of one type, as ads_db_type_stats reports them. */
+typedef struct ads_type_stats {
+    const char *name;      /* the type's name (valid during the call) */
+    ads_type_counts counts;
+    uint64_t latest_bytes; /* bytes of its latest rows (envelopes and keys included) */
+    uint64_t history_bytes;
+} ads_type_stats;
+
+/*
+ * Walk the store once and call fn for every type that has rows or is
+ * declared, built-in types first, then declared types by name. A non-zero
+ * return from fn stops the walk and is returned. progress may be NULL.
+ * Errors: ADS_ESTORAGE, ADS_ENOMEM, ADS_ECORRUPT.
+ */
+int ads_db_type_stats(ads_db *db, int (*fn)(void *ctx, const ads_type_stats *s),
+                      ads_progress_fn progress, void *ctx, ads_error *err);
 
 typedef struct ads_db_info {
     size_t map_size;      /* bytes reserved for the map */

@@ -109,8 +109,9 @@ typedef struct row_env {
     size_t len;
 } row_env;
 
-/* Append a stored row: envelope then data; the checksum binds it to the
- * stored key skey. */
+/* Append a stored row: envelope then data, with its checksum. (skey is the
+ * key it is stored under; the checksum does not depend on it, so a latest row
+ * moves to history as it is.) */
 void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
                     double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
                     size_t full_key_len, const unsigned char *data, size_t len);
@@ -124,9 +125,6 @@ int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
 void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
                    const row_env *e, bool latest, ads_arena *a);
 
-/* Rewrite the checksum of a stored row in place after its key changed
- * (history rows reuse a latest row's bytes under a new key). */
-void ads_row__reseal(unsigned char *v, size_t vlen, const unsigned char *skey, size_t skey_len);
 
 /* Entries of a canonical MessagePack row: raw bytes of name and value. */
 typedef struct row_entry {
@@ -217,12 +215,24 @@ struct ads_txn {
     int broken_rc;
     ads_arena *arena; /* lives as long as the transaction */
     ads_buf kbuf, vbuf, tmp; /* scratch buffers for keys and rows */
+    /* per nesting level of writes (a store may store an Attribute record) */
+    struct write_scratch {
+        ads_arena *a;
+        ads_buf full, merged, oldrow, newrow;
+    } ws[4];
+    int wdepth;
+    /* the greatest key in `latest` as far as this transaction knows: a new
+     * key above it cannot exist and is appended without a search */
+    ads_buf last_key;
+    bool last_known;
 
     /* lazily read, written back at commit */
     bool idgen_loaded, idgen_dirty;
     ads_idgen_state idgen;
     bool systs_loaded, systs_dirty;
     int64_t systs;
+    bool now_read; /* the clock is read once per transaction */
+    int64_t now_ns;
     bool types_loaded;
     uint64_t types_token;
     type_gen *gen;      /* pinned generation for types_token */
@@ -235,6 +245,7 @@ struct ads_txn {
     seq_cache *seqs;
     size_t nseqs, capseqs;
     void *attrs_seen; /* attribute names handled in this transaction (types.c) */
+    void *sigs_seen;  /* attribute-name signatures handled in this transaction */
 
     /* changes for after-commit notification (only for types with notify) */
     ads_change *changes;
@@ -298,9 +309,31 @@ int ads_types__count(ads_txn *txn, uint32_t id, int64_t records, int64_t deleted
 int ads_types__flush_counts(ads_txn *txn, ads_error *err);
 
 /* Attribute bookkeeping: make sure every attribute name of the row data of
- * type t has an Attribute record. */
+ * type t has an Attribute record. sig: the row's name signature if the caller
+ * computed it (ads_attrs__sig_*), else 0. */
 int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                    ads_error *err);
+                    uint64_t sig, ads_error *err);
+
+/* The signature of a row's names as written, in stored order (FNV-1a over
+ * each name's length and bytes, seeded with the count): start, add each
+ * name, finish. */
+static inline uint64_t ads_attrs__sig_start(size_t n)
+{
+    return UINT64_C(0xcbf29ce484222325) ^ n;
+}
+
+static inline uint64_t ads_attrs__sig_add(uint64_t h, const char *p, size_t len)
+{
+    h = (h ^ len) * UINT64_C(0x100000001b3);
+    for (size_t j = 0; j < len; j++)
+        h = (h ^ (unsigned char)p[j]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static inline uint64_t ads_attrs__sig_end(uint64_t h)
+{
+    return h ? h : 1;
+}
 /* After commit: remember the names this transaction added. */
 void ads_attrs__commit(ads_txn *txn);
 /* Attribute records went away: forget what is known. */

@@ -57,41 +57,37 @@ int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *
     if (n != t->nkeys)
         return ads_error_set(err, ADS_EINVAL, "type %s has %zu key attributes, not %zu", t->name,
                              t->nkeys, n);
-    ads_buf full = ADS_BUF_INIT;
+    ads_buf *full = &txn->kbuf;
     int rc = 0;
-    ads_key__typeid(&full, t->id);
+    ads_buf_clear(full);
+    ads_key__typeid(full, t->id);
     for (size_t i = 0; i < n && !rc; i++) {
-        char what[240];
-        snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len, t->keys[i].p,
-                 t->name);
-        rc = ads_key__value(&full, &keys[i], what, err);
+        if ((rc = ads_key__value(full, &keys[i], NULL, err))) {
+            char what[240];
+            snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len, t->keys[i].p,
+                     t->name);
+            rc = ads_key__value(full, &keys[i], what, err);
+        }
     }
-    if (!rc && full.failed)
+    if (!rc && full->failed)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     unsigned char skey[ADS_KEY_INLINE_MAX];
     size_t slen;
     MDB_val v;
     if (!rc)
-        rc = ads_store__find(txn, (const unsigned char *)full.p, full.len, skey, &slen, &v, err);
+        rc = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen, &v, err);
     if (rc == 1) {
         row_env env;
-        MDB_val k = {slen, skey};
-        /* point row->key at LMDB's copy of the key, which outlives this call */
-        MDB_cursor *c;
-        int mrc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
-        if (!mrc)
-            mrc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
-        if (c)
-            mdb_cursor_close(c);
-        if (mrc) {
-            rc = ads_db__lmdb(txn, err, mrc, "reading a record");
-        } else if (!(rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
-                                         t->name, err))) {
-            ads_row__fill(row, t, k.mv_data, k.mv_size, &env, true, a);
-            rc = 1;
-        }
+        /* the row keeps a copy of the stored key: it lives as long as the row */
+        unsigned char *k = ads_arena_alloc(a, slen);
+        if (!k)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        memcpy(k, skey, slen);
+        if ((rc = ads_row__parse(&env, k, slen, v.mv_data, v.mv_size, t->name, err)))
+            return rc;
+        ads_row__fill(row, t, k, slen, &env, true, a);
+        rc = 1;
     }
-    ads_buf_free(&full);
     return rc;
 }
 
@@ -257,11 +253,14 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
                  ads_error *err)
 {
     row_env env;
-    char where[300];
-    snprintf(where, sizeof where, "%s row of type %s", latest ? "latest" : "history", t->name);
-    int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
-    if (rc)
-        return rc;
+    int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL);
+    if (rc) {
+        /* again, for a message that says where */
+        char where[300];
+        snprintf(where, sizeof where, "%s row of type %s", latest ? "latest" : "history",
+                 t->name);
+        return ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
+    }
     if ((env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED))
         return 0;
     ads_arena_reset(s->arena);

@@ -85,40 +85,6 @@ static bool is_nil(const row_entry *e)
     return e->value_len == 1 && e->value[0] == 0xc0;
 }
 
-/* Binary search for name among sorted entries. */
-static const row_entry *entry_find(const row_entry *e, size_t n, const char *name, size_t len)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = ads_row__name_cmp((const unsigned char *)name, len, e[mid].name, e[mid].name_len);
-        if (c == 0)
-            return &e[mid];
-        if (c < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
-/* The value of an entry (a plain value; an expression is refused as `what`). */
-static int entry_value(ads_value *out, const row_entry *e, ads_arena *a, const char *what,
-                       const char *tname, ads_error *err)
-{
-    const ads_expr *x;
-    int rc = ads_msgpack_decode_expr(&x, a, e->value, e->value_len, 0, err);
-    if (rc)
-        return rc;
-    const ads_value *lit = ads_expr_literal_value(x);
-    if (!lit)
-        return ads_error_set(err, ADS_EINVAL,
-                             "type %s: %s %.*s must be a value, not an expression", tname, what,
-                             (int)e->name_len, (const char *)e->name);
-    *out = *lit;
-    return 0;
-}
-
 static int buf_write(void *data, const char *p, size_t n)
 {
     ads_buf *b = data;
@@ -225,20 +191,126 @@ typedef struct write_req {
     size_t expect_len;
 } write_req;
 
-static int check_given(const write_req *r, const row_entry *given, size_t ng, ads_error *err)
+/* What a quick look at the given row finds. */
+typedef struct given_info {
+    bool special; /* it names _Timestamp or _Deleted */
+    bool nil;     /* some attribute is undefined (to be removed) */
+    uint64_t sig; /* the signature of its names (for Attribute bookkeeping) */
+} given_info;
+
+static size_t index_at(const ads_msgpack_view *mv, size_t i)
 {
-    for (size_t i = 0; i < ng; i++) {
-        const row_entry *e = &given[i];
-        if (e->name_len >= 2 && e->name[0] == '_' && e->name[1] == '_')
-            return ads_error_set(err, ADS_EINVAL,
-                                 "type %s: %.*s is maintained by the store and cannot be set",
-                                 r->t->name, (int)(e->name_len > 60 ? 60 : e->name_len),
-                                 (const char *)e->name);
+    const unsigned char *p = mv->index + i * mv->width;
+    switch (mv->width) {
+    case 1:
+        return p[0];
+    case 2:
+        return (size_t)p[0] << 8 | p[1];
+    default:
+        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
     }
+}
+
+/* Look over the given row's names and values without decoding: refuse `__`
+ * names, note timeline attributes and undefined values. */
+static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
+{
+    gi->special = gi->nil = false;
+    uint64_t h = ads_attrs__sig_start(mv->n);
+    for (size_t i = 0; i < mv->n; i++) {
+        ads_str name;
+        int rc = ads_msgpack_view_name(&name, mv, i, err);
+        if (rc)
+            return rc;
+        h = ads_attrs__sig_add(h, name.p, name.len);
+        if (name.len && name.p[0] == '_') {
+            if (name.len >= 2 && name.p[1] == '_')
+                return ads_error_set(err, ADS_EINVAL,
+                                     "type %s: %.*s is maintained by the store and cannot be set",
+                                     t->name, (int)(name.len > 60 ? 60 : name.len), name.p);
+            if (ads_row__timeline_attr(name.p, name.len))
+                gi->special = true;
+        }
+        size_t vat = (size_t)((const unsigned char *)name.p + name.len - mv->body);
+        size_t end = i + 1 < mv->n ? index_at(mv, i + 1) : mv->body_len;
+        if (end == vat + 1 && mv->body[vat] == 0xc0)
+            gi->nil = true;
+    }
+    gi->sig = ads_attrs__sig_end(h);
     return 0;
 }
 
-/* Flags of a write to the counters. */
+/* An attribute of the given row as a value: 1 found, 0 absent or undefined.
+ * An expression is refused (naming `what`). */
+static int given_value(ads_value *out, ads_msgpack_view *mv, const char *name, size_t len,
+                       const char *what, const ads_type *t, ads_error *err)
+{
+    const ads_expr *e = NULL;
+    int rc = ads_msgpack_view_lookup(mv, name, len, out, &e, err);
+    if (rc <= 0)
+        return rc;
+    if (e) {
+        const ads_value *lit = ads_expr_literal_value(e);
+        if (!lit)
+            return ads_error_set(err, ADS_EINVAL,
+                                 "type %s: %s %.*s must be a value, not an expression", t->name,
+                                 what, (int)len, name);
+        *out = *lit;
+    }
+    return out->type == ADS_UNDEFINED ? 0 : 1;
+}
+
+/* Is key (stored form) above every key of `latest`? Learns the last key
+ * at first use. */
+static int beyond_last(ads_txn *txn, const unsigned char *key, size_t len, bool *out,
+                       ads_error *err)
+{
+    if (!txn->last_known) {
+        MDB_cursor *c;
+        MDB_val k, v;
+        int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+        if (rc)
+            return ads_db__lmdb(txn, err, rc, "reading a record");
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+        ads_buf_clear(&txn->last_key);
+        if (rc == 0)
+            ads_buf_add(&txn->last_key, k.mv_data, k.mv_size);
+        mdb_cursor_close(c);
+        if (rc && rc != MDB_NOTFOUND)
+            return ads_db__lmdb(txn, err, rc, "reading a record");
+        if (txn->last_key.failed)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        txn->last_known = true;
+    }
+    size_t ll = txn->last_key.len;
+    if (ll == 0) {
+        *out = true;
+        return 0;
+    }
+    size_t m = len < ll ? len : ll;
+    int c = memcmp(key, txn->last_key.p, m);
+    *out = c > 0 || (c == 0 && len > ll);
+    return 0;
+}
+
+static void note_last(ads_txn *txn, const unsigned char *key, size_t len)
+{
+    ads_buf_clear(&txn->last_key);
+    ads_buf_add(&txn->last_key, key, len);
+    if (txn->last_key.failed)
+        txn->last_known = false;
+}
+
+static void hist_key(unsigned char *hkey, const unsigned char *skey, size_t slen, double ts,
+                     int64_t systs)
+{
+    memcpy(hkey, skey, slen);
+    ads_key__sortable_double(hkey + slen, ts);
+    for (int i = 0; i < 8; i++)
+        hkey[slen + 8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
+}
+
+/* The counters a write moves. */
 static int counts_for(ads_txn *txn, const ads_type *t, bool existed, bool was_deleted,
                       bool to_latest, bool now_deleted, ads_error *err)
 {
@@ -260,65 +332,82 @@ static int counts_for(ads_txn *txn, const ads_type *t, bool existed, bool was_de
 static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_error *err)
 {
     const ads_type *t = r->t;
-    ads_arena *a = ads_arena_new();
-    if (!a)
+    if (txn->wdepth >= 4)
+        return ads_error_set(err, ADS_ELIMIT, "writes nested too deep (hooks storing records?)");
+    struct write_scratch *ws = &txn->ws[txn->wdepth];
+    if (!ws->a && !(ws->a = ads_arena_new()))
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    ads_buf full = ADS_BUF_INIT, merged = ADS_BUF_INIT, oldrow = ADS_BUF_INIT,
-            newrow = ADS_BUF_INIT;
-    row_entry *given, *base = NULL, extra;
-    size_t ng, nb = 0, ne = 0;
+    ads_arena *a = ws->a;
+    ads_arena_reset(a);
+    ads_buf *full = &ws->full, *merged = &ws->merged, *oldrow = &ws->oldrow,
+            *newrow = &ws->newrow;
+    ads_buf_clear(full);
+    ads_buf_clear(merged);
+    ads_buf_clear(oldrow);
+    ads_buf_clear(newrow);
+    txn->wdepth++;
+    row_entry *given = NULL, *base = NULL, extra;
+    size_t ng = 0, nb = 0, ne = 0;
     int rc;
-    if ((rc = ads_row__entries(&given, &ng, r->data, r->len, a, err)) ||
-        (rc = check_given(r, given, ng, err)))
+    ads_msgpack_view mv;
+    given_info gi = {false, false, 0};
+    if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)) ||
+        (rc = look_over(&gi, &mv, t, err)))
         goto cleanup;
 
     /* the timeline attributes given */
     double ts = 0;
     int32_t offset = 0;
     bool has_ts = false, deleted = false;
-    const row_entry *e = entry_find(given, ng, ads_attr__timestamp, 10);
     ads_value v;
-    if (e && !is_nil(e)) {
-        if ((rc = entry_value(&v, e, a, "attribute", t->name, err)))
+    if (gi.special) {
+        if ((rc = given_value(&v, &mv, ads_attr__timestamp, 10, "attribute", t, err)) < 0)
             goto cleanup;
-        if (v.type != ADS_ABSTIME || v.u.abs.secs != v.u.abs.secs) {
-            rc = ads_error_set(err, ADS_EINVAL, "type %s: _Timestamp must be an AbsTime, not %s",
-                               t->name, ads_vtype_name(v.type));
-            goto cleanup;
+        if (rc == 1) {
+            if (v.type != ADS_ABSTIME || v.u.abs.secs != v.u.abs.secs) {
+                rc = ads_error_set(err, ADS_EINVAL,
+                                   "type %s: _Timestamp must be an AbsTime, not %s", t->name,
+                                   ads_vtype_name(v.type));
+                goto cleanup;
+            }
+            ts = v.u.abs.secs;
+            offset = v.u.abs.offset;
+            has_ts = true;
         }
-        ts = v.u.abs.secs;
-        offset = v.u.abs.offset;
-        has_ts = true;
-    }
-    e = entry_find(given, ng, ads_attr__deleted, 8);
-    if (e && !is_nil(e)) {
-        if ((rc = entry_value(&v, e, a, "attribute", t->name, err)))
+        if ((rc = given_value(&v, &mv, ads_attr__deleted, 8, "attribute", t, err)) < 0)
             goto cleanup;
-        if (v.type != ADS_BOOLEAN) {
-            rc = ads_error_set(err, ADS_EINVAL, "type %s: _Deleted must be a boolean, not %s",
-                               t->name, ads_vtype_name(v.type));
-            goto cleanup;
+        if (rc == 1) {
+            if (v.type != ADS_BOOLEAN) {
+                rc = ads_error_set(err, ADS_EINVAL, "type %s: _Deleted must be a boolean, not %s",
+                                   t->name, ads_vtype_name(v.type));
+                goto cleanup;
+            }
+            deleted = v.u.b;
         }
-        deleted = v.u.b;
+        rc = 0;
     }
     if (!has_ts)
         ts = ads_db__now(txn);
 
     /* the key */
-    ads_key__typeid(&full, t->id);
+    ads_key__typeid(full, t->id);
     for (size_t i = 0; i < t->nkeys; i++) {
-        e = entry_find(given, ng, t->keys[i].p, t->keys[i].len);
-        if (e && !is_nil(e)) {
-            char what[240];
-            snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len, t->keys[i].p,
-                     t->name);
-            if ((rc = entry_value(&v, e, a, "key attribute", t->name, err)) ||
-                (rc = ads_key__value(&full, &v, what, err)))
+        rc = given_value(&v, &mv, t->keys[i].p, t->keys[i].len, "key attribute", t, err);
+        if (rc < 0)
+            goto cleanup;
+        if (rc == 1) {
+            if ((rc = ads_key__value(full, &v, NULL, err))) {
+                /* again, for a message that names the attribute */
+                char what[240];
+                snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len,
+                         t->keys[i].p, t->name);
+                rc = ads_key__value(full, &v, what, err);
                 goto cleanup;
+            }
         } else if (t->autogen && !r->expect_key) {
             if ((rc = ads_seq__type_value(txn, t, ts, &v, err)) ||
                 (rc = make_entry(&extra, t->keys[i].p, t->keys[i].len, &v, a, err)) ||
-                (rc = ads_key__value(&full, &v, "Id", err)))
+                (rc = ads_key__value(full, &v, "Id", err)))
                 goto cleanup;
             ne = 1;
         } else {
@@ -327,44 +416,52 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
         }
     }
-    if (full.failed) {
+    rc = 0;
+    if (full->failed) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if (full.len > ADS_KEY_MAX_LEN) {
+    if (full->len > ADS_KEY_MAX_LEN) {
         rc = ads_error_set(err, ADS_ELIMIT, "type %s: a key of %zu bytes is over the 1 MiB limit",
-                           t->name, full.len);
+                           t->name, full->len);
         goto cleanup;
     }
     if (r->expect_key &&
-        (full.len != r->expect_len || memcmp(full.p, r->expect_key, full.len) != 0)) {
+        (full->len != r->expect_len || memcmp(full->p, r->expect_key, full->len) != 0)) {
         rc = ads_error_set(err, ADS_EINVAL, "type %s: the key attributes of a record cannot change",
                            t->name);
         goto cleanup;
     }
 
-    /* the record as it stands */
+    /* the record as it stands: a key past the end of `latest` is new */
     unsigned char skey[ADS_KEY_INLINE_MAX];
-    size_t slen;
+    size_t slen = 0;
     MDB_val lv;
-    int found = ads_store__find(txn, (const unsigned char *)full.p, full.len, skey, &slen, &lv,
+    bool append = false;
+    int found = 0;
+    if (full->len <= ADS_KEY_INLINE_MAX) {
+        slen = ads_key__stored(skey, (const unsigned char *)full->p, full->len, 0);
+        if ((rc = beyond_last(txn, skey, slen, &append, err)))
+            goto cleanup;
+    }
+    if (!append) {
+        found = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen, &lv,
                                 err);
-    if (found < 0) {
-        rc = found;
-        goto cleanup;
+        if (found < 0) {
+            rc = found;
+            goto cleanup;
+        }
     }
     row_env latest = {0};
     if (found) {
-        if ((rc = ads_row__parse(&latest, skey, slen, lv.mv_data, lv.mv_size, t->name, err)))
-            goto cleanup;
         /* keep a copy: writes below may move the bytes */
-        ads_buf_add(&oldrow, lv.mv_data, lv.mv_size);
-        if (oldrow.failed) {
+        ads_buf_add(oldrow, lv.mv_data, lv.mv_size);
+        if (oldrow->failed) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
-        if ((rc = ads_row__parse(&latest, skey, slen, (const unsigned char *)oldrow.p,
-                                 oldrow.len, t->name, err)))
+        if ((rc = ads_row__parse(&latest, skey, slen, (const unsigned char *)oldrow->p,
+                                 oldrow->len, t->name, err)))
             goto cleanup;
         if (!has_ts && ts < latest.ts) {
             ts = latest.ts;
@@ -397,24 +494,31 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 base_deleted = (prev.flags & ROW_DELETED) != 0;
             }
         }
-        if (bdata && !base_deleted &&
-            (rc = ads_row__entries(&base, &nb, bdata, blen, a, err)))
-            goto cleanup;
     }
-    if ((rc = merge(&merged, base, nb, given, ng, ne ? &extra : NULL, ne, a, err)))
-        goto cleanup;
+    const unsigned char *ndata;
+    size_t nlen;
+    bool use_base = bdata && !base_deleted;
+    if (!use_base && !ne && !gi.special && !gi.nil) {
+        /* the given row is the new row as it is */
+        ndata = r->data;
+        nlen = r->len;
+    } else {
+        if ((rc = ads_row__entries(&given, &ng, r->data, r->len, a, err)) ||
+            (use_base && (rc = ads_row__entries(&base, &nb, bdata, blen, a, err))) ||
+            (rc = merge(merged, base, nb, given, ng, ne ? &extra : NULL, ne, a, err)))
+            goto cleanup;
+        ndata = (const unsigned char *)merged->p;
+        nlen = merged->len;
+    }
 
     if (t->id == ADS_TYPEID_TYPE && to_latest &&
-        (rc = ads_types__declare(txn, (const unsigned char *)merged.p, merged.len, deleted, err)))
+        (rc = ads_types__declare(txn, ndata, nlen, deleted, err)))
         goto cleanup;
 
     int64_t systs;
     if ((rc = ads_db__next_systs(txn, &systs, err)))
         goto cleanup;
 
-    const unsigned char *ndata = (const unsigned char *)merged.p;
-    size_t nlen = merged.len;
-    ads_buf replaced = ADS_BUF_INIT;
     if (t->has_hooks && t->hooks.trigger) {
         ads_row oldr, newr;
         row_env ne_env = {deleted ? ROW_DELETED : 0, ts, offset, systs, NULL, 0, ndata, nlen};
@@ -431,6 +535,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
         }
         if (rep) {
+            ads_buf replaced = ADS_BUF_INIT;
             row_entry *re;
             size_t nr;
             if ((rc = ads_msgpack_encode_record(&replaced, rep, err)) ||
@@ -439,58 +544,54 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 ads_buf_free(&replaced);
                 goto cleanup;
             }
-            ads_buf_clear(&merged);
-            rc = merge(&merged, NULL, 0, re, nr, NULL, 0, a, err);
+            ads_buf_clear(merged);
+            rc = merge(merged, NULL, 0, re, nr, NULL, 0, a, err);
             ads_buf_free(&replaced);
             if (rc)
                 goto cleanup;
-            ndata = (const unsigned char *)merged.p;
-            nlen = merged.len;
+            ndata = (const unsigned char *)merged->p;
+            nlen = merged->len;
         }
     }
 
     /* write */
-    const unsigned char *fk = full.len > ADS_KEY_INLINE_MAX ? (const unsigned char *)full.p : NULL;
+    const unsigned char *fk = full->len > ADS_KEY_INLINE_MAX ? (const unsigned char *)full->p
+                                                             : NULL;
     unsigned flags = deleted ? ROW_DELETED : 0;
+    unsigned char hkey[ADS_KEY_INLINE_MAX + 16];
     if (to_latest) {
         if (found) {
-            unsigned char hkey[ADS_KEY_INLINE_MAX + 16];
-            memcpy(hkey, skey, slen);
-            ads_key__sortable_double(hkey + slen, latest.ts);
-            for (int i = 0; i < 8; i++)
-                hkey[slen + 8 + i] = (unsigned char)((uint64_t)latest.systs >> (56 - 8 * i));
-            ads_row__reseal((unsigned char *)oldrow.p, oldrow.len, hkey, slen + 16);
-            if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, oldrow.p, oldrow.len, 0,
-                                  err)))
+            hist_key(hkey, skey, slen, latest.ts, latest.systs);
+            if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, oldrow->p, oldrow->len,
+                                  0, err)))
                 goto cleanup;
         }
-        ads_row__build(&newrow, skey, slen, flags, ts, offset, systs, fk, full.len, ndata, nlen);
-        if (newrow.failed) {
+        ads_row__build(newrow, skey, slen, flags, ts, offset, systs, fk, full->len, ndata, nlen);
+        if (newrow->failed) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
-        if ((rc = ads_db__put(txn, txn->db->latest, skey, slen, newrow.p, newrow.len, 0, err)))
+        if ((rc = ads_db__put(txn, txn->db->latest, skey, slen, newrow->p, newrow->len,
+                              append ? MDB_APPEND : 0, err)))
             goto cleanup;
+        if (append)
+            note_last(txn, skey, slen);
     } else {
-        unsigned char hkey[ADS_KEY_INLINE_MAX + 16];
-        memcpy(hkey, skey, slen);
-        ads_key__sortable_double(hkey + slen, ts);
-        for (int i = 0; i < 8; i++)
-            hkey[slen + 8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
-        ads_row__build(&newrow, hkey, slen + 16, flags, ts, offset, systs, fk, full.len, ndata,
+        hist_key(hkey, skey, slen, ts, systs);
+        ads_row__build(newrow, hkey, slen + 16, flags, ts, offset, systs, fk, full->len, ndata,
                        nlen);
-        if (newrow.failed) {
+        if (newrow->failed) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
-        if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, newrow.p, newrow.len, 0,
+        if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, newrow->p, newrow->len, 0,
                               err)))
             goto cleanup;
     }
     bool was_deleted = found && (latest.flags & ROW_DELETED);
     if ((rc = counts_for(txn, t, found, was_deleted, to_latest, deleted, err)))
         goto cleanup;
-    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, err)))
+    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, ndata == r->data ? gi.sig : 0, err)))
         goto cleanup;
     if (t->has_hooks && t->hooks.notify &&
         (rc = ads_hooks__note(txn, t, deleted ? ADS_CHANGE_DELETED : ADS_CHANGE_STORED, ndata,
@@ -505,11 +606,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         info->systime_us = systs;
     }
 cleanup:
-    ads_buf_free(&full);
-    ads_buf_free(&merged);
-    ads_buf_free(&oldrow);
-    ads_buf_free(&newrow);
-    ads_arena_free(a);
+    txn->wdepth--;
     return rc;
 }
 

@@ -955,7 +955,25 @@ double ads_type_retention(const ads_type *t)
 struct attr_set {
     uint64_t token;
     sset names; /* be32(type id) ++ folded name */
+    sset sigs;  /* be32(type id) ++ signature of a whole set of names, all known */
 };
+
+/* At most this many name-set signatures are remembered per store. */
+#define SIGS_MAX 4096
+
+/* A signature of the row's names as written (in stored order): rows of one
+ * shape share it, and one look-up then stands for every name. */
+static uint64_t names_signature(const ads_msgpack_view *mv)
+{
+    uint64_t h = ads_attrs__sig_start(mv->n);
+    for (size_t i = 0; i < mv->n; i++) {
+        ads_str nm;
+        if (ads_msgpack_view_name(&nm, mv, i, NULL))
+            return 0;
+        h = ads_attrs__sig_add(h, nm.p, nm.len);
+    }
+    return ads_attrs__sig_end(h);
+}
 
 static int attrs_token(ads_txn *txn, ads_error *err)
 {
@@ -983,6 +1001,11 @@ void ads_attrs__txn_free(ads_txn *txn)
         sset_free(txn->attrs_seen);
         free(txn->attrs_seen);
         txn->attrs_seen = NULL;
+    }
+    if (txn->sigs_seen) {
+        sset_free(txn->sigs_seen);
+        free(txn->sigs_seen);
+        txn->sigs_seen = NULL;
     }
 }
 
@@ -1015,7 +1038,7 @@ cleanup:
 }
 
 int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                    ads_error *err)
+                    uint64_t sig, ads_error *err)
 {
     if (t->builtin)
         return 0;
@@ -1025,6 +1048,20 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
     ads_msgpack_view mv;
     if ((rc = ads_msgpack_view_init(&mv, data, len, txn->arena, err)))
         return rc;
+    /* the whole set of names seen before? */
+    if (!sig)
+        sig = names_signature(&mv);
+    char sigkey[12] = {(char)(t->id >> 24), (char)(t->id >> 16), (char)(t->id >> 8), (char)t->id};
+    memcpy(sigkey + 4, &sig, 8);
+    uint64_t sigh = shash(sigkey, sizeof sigkey);
+    if (txn->sigs_seen && sset_has(txn->sigs_seen, sigkey, sizeof sigkey, sigh))
+        return 0;
+    pthread_mutex_lock(&txn->db->lock);
+    bool known_sig = txn->db->attrs && txn->db->attrs->token == txn->attrs_token &&
+                     sset_has(&txn->db->attrs->sigs, sigkey, sizeof sigkey, sigh);
+    pthread_mutex_unlock(&txn->db->lock);
+    if (known_sig)
+        return 0;
     /* names not yet known to the store's set */
     enum { BATCH = 64 };
     char keybuf[BATCH][204];
@@ -1071,23 +1108,31 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
                 return rc;
         }
     }
+    /* every name is handled: remember the set */
+    if (!txn->sigs_seen && !(txn->sigs_seen = calloc(1, sizeof(sset))))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (sig && sset_add(txn->sigs_seen, sigkey, sizeof sigkey, sigh))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
     return 0;
 }
 
 void ads_attrs__commit(ads_txn *txn)
 {
-    sset *seen = txn->attrs_seen;
-    if (!seen && !txn->attrs_token_dirty)
+    sset *seen = txn->attrs_seen, *sigs = txn->sigs_seen;
+    if (!seen && !sigs && !txn->attrs_token_dirty)
         return;
     ads_db *db = txn->db;
     pthread_mutex_lock(&db->lock);
     if (!db->attrs || db->attrs->token != txn->attrs_token) {
-        if (db->attrs)
+        if (db->attrs) {
             sset_free(&db->attrs->names);
-        else
+            sset_free(&db->attrs->sigs);
+        } else {
             db->attrs = calloc(1, sizeof *db->attrs);
+        }
         if (db->attrs) {
             memset(&db->attrs->names, 0, sizeof db->attrs->names);
+            memset(&db->attrs->sigs, 0, sizeof db->attrs->sigs);
             db->attrs->token = txn->attrs_token;
         }
     }
@@ -1096,6 +1141,12 @@ void ads_attrs__commit(ads_txn *txn)
             if (seen->hashes[i] &&
                 sset_add(&db->attrs->names, seen->keys[i], seen->lens[i], seen->hashes[i]))
                 break; /* out of memory: the set only knows less */
+    }
+    if (db->attrs && sigs) {
+        for (size_t i = 0; i < sigs->cap && db->attrs->sigs.n < SIGS_MAX; i++)
+            if (sigs->hashes[i] &&
+                sset_add(&db->attrs->sigs, sigs->keys[i], sigs->lens[i], sigs->hashes[i]))
+                break;
     }
     pthread_mutex_unlock(&db->lock);
 }
@@ -1121,6 +1172,7 @@ void ads_attrs__free(ads_db *db)
     if (!db->attrs)
         return;
     sset_free(&db->attrs->names);
+    sset_free(&db->attrs->sigs);
     free(db->attrs);
     db->attrs = NULL;
 }

@@ -27,6 +27,8 @@ typedef struct tcount {
 typedef struct vstate {
     ads_txn *txn;
     void (*report)(void *ctx, const char *problem);
+    ads_progress_fn progress;
+    uint64_t total;
     void *ctx;
     ads_verify_result *res;
     tcount *counts;
@@ -169,6 +171,8 @@ static int walk_latest(vstate *vs, ads_error *err)
         ads_arena_reset(vs->a);
         vs->res->records++;
         vs->res->rows++;
+        if (vs->progress && (vs->res->rows & 4095) == 0)
+            vs->progress(vs->ctx, vs->res->rows, vs->total);
         if (k.mv_size < 5) {
             problem(vs, "latest: a key of %zu bytes", k.mv_size);
             continue;
@@ -237,6 +241,8 @@ static int walk_history(vstate *vs, ads_error *err)
          mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         ads_arena_reset(vs->a);
         vs->res->rows++;
+        if (vs->progress && (vs->res->rows & 4095) == 0)
+            vs->progress(vs->ctx, vs->res->rows, vs->total);
         if (k.mv_size < 5 + 16) {
             problem(vs, "history: a key of %zu bytes", k.mv_size);
             continue;
@@ -354,19 +360,36 @@ static int check_counts(vstate *vs, ads_error *err)
     return 0;
 }
 
+/* Rows in latest and history, for progress. */
+static uint64_t table_rows(ads_txn *txn)
+{
+    MDB_stat a, b;
+    if (mdb_stat(txn->txn, txn->db->latest, &a) || mdb_stat(txn->txn, txn->db->history, &b))
+        return 0;
+    return a.ms_entries + b.ms_entries;
+}
+
 int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
                   ads_verify_result *out, ads_error *err)
+{
+    return ads_db_verify_ex(db, report, NULL, ctx, out, err);
+}
+
+int ads_db_verify_ex(ads_db *db, void (*report)(void *ctx, const char *problem),
+                     ads_progress_fn progress, void *ctx, ads_verify_result *out, ads_error *err)
 {
     if (!db || !out)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
     memset(out, 0, sizeof *out);
     vstate vs = {0};
     vs.report = report;
+    vs.progress = progress;
     vs.ctx = ctx;
     vs.res = out;
     int rc = ads_txn_begin(&vs.txn, db, ADS_TXN_READONLY, err);
     if (rc)
         return rc;
+    vs.total = table_rows(vs.txn);
     if (!(vs.a = ads_arena_new())) {
         ads_txn_abort(vs.txn);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -378,8 +401,110 @@ int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), vo
         problem(&vs, "identifier state: %s", e.message);
     if (!(rc = walk_latest(&vs, err)) && !(rc = walk_history(&vs, err)))
         rc = check_counts(&vs, err);
+    if (!rc && progress)
+        progress(ctx, out->rows, out->rows);
     free(vs.counts);
     ads_arena_free(vs.a);
     ads_txn_abort(vs.txn);
+    return rc;
+}
+
+/* ---- statistics ---- */
+
+typedef struct tbytes {
+    uint32_t id;
+    uint64_t latest, history;
+} tbytes;
+
+typedef struct stats_walk {
+    ads_txn *txn;
+    tbytes *t;
+    size_t n, cap;
+    int (*fn)(void *ctx, const ads_type_stats *s);
+    void *ctx;
+    ads_error *err;
+    int rc;
+} stats_walk;
+
+static tbytes *bytes_of(stats_walk *w, uint32_t id)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->t[i].id == id)
+            return &w->t[i];
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? 2 * w->cap : 16;
+        tbytes *more = realloc(w->t, cap * sizeof *more);
+        if (!more)
+            return NULL;
+        w->t = more;
+        w->cap = cap;
+    }
+    tbytes *b = &w->t[w->n++];
+    memset(b, 0, sizeof *b);
+    b->id = id;
+    return b;
+}
+
+static int stats_one(void *ctx, const ads_type *t, ads_error *err)
+{
+    stats_walk *w = ctx;
+    ads_type_stats s;
+    s.name = t->name;
+    int rc = ads_txn_type_counts(w->txn, t, &s.counts, err);
+    if (rc)
+        return rc;
+    s.latest_bytes = s.history_bytes = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->t[i].id == t->id) {
+            s.latest_bytes = w->t[i].latest;
+            s.history_bytes = w->t[i].history;
+        }
+    return w->fn(w->ctx, &s);
+}
+
+int ads_db_type_stats(ads_db *db, int (*fn)(void *ctx, const ads_type_stats *s),
+                      ads_progress_fn progress, void *ctx, ads_error *err)
+{
+    if (!db || !fn)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_txn *txn;
+    int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, err);
+    if (rc)
+        return rc;
+    stats_walk w = {txn, NULL, 0, 0, fn, ctx, err, 0};
+    uint64_t total = table_rows(txn), done = 0;
+    MDB_dbi dbis[2] = {db->latest, db->history};
+    for (int d = 0; d < 2 && !rc; d++) {
+        MDB_cursor *c;
+        MDB_val k, v;
+        if ((rc = mdb_cursor_open(txn->txn, dbis[d], &c))) {
+            rc = ads_db__lmdb(txn, err, rc, "reading the store");
+            break;
+        }
+        int mrc;
+        for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
+             mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+            if (k.mv_size < 4)
+                continue;
+            tbytes *b = bytes_of(&w, ads_key__get_typeid(k.mv_data));
+            if (!b) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            *(d == 0 ? &b->latest : &b->history) += k.mv_size + v.mv_size;
+            if (progress && (++done & 4095) == 0)
+                progress(ctx, done, total);
+        }
+        mdb_cursor_close(c);
+        if (!rc && mrc != MDB_NOTFOUND)
+            rc = ads_db__lmdb(txn, err, mrc, "reading the store");
+    }
+    if (!rc && progress)
+        progress(ctx, total, total);
+    /* every listed type, with its counters */
+    if (!rc)
+        rc = ads_txn_each_type(txn, stats_one, &w, err);
+    free(w.t);
+    ads_txn_abort(txn);
     return rc;
 }

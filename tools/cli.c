@@ -51,6 +51,25 @@ const char *cli_args_value(cli_args *a, cli_ctx *c, const char *opt)
     return NULL;
 }
 
+bool cli_is_opt(const char *opt, const char *s, const char *l)
+{
+    size_t n = strlen(l);
+    return (s && strcmp(opt, s) == 0) || strcmp(opt, l) == 0 ||
+           (strncmp(opt, l, n) == 0 && opt[n] == '=');
+}
+
+int cli_common_opt(cli_args *a, cli_ctx *c, const char *opt)
+{
+    if (cli_is_opt(opt, "-d", "--db")) {
+        const char *v = cli_args_value(a, c, opt);
+        if (!v)
+            return -1;
+        c->db_dir = v;
+        return 1;
+    }
+    return 0;
+}
+
 int cli_fail(const cli_ctx *c, int status, const char *fmt, ...)
 {
     va_list ap;
@@ -156,6 +175,8 @@ static const help_entry help_entries[] = {
          "  id      make and read 128-bit identifiers (ordered, random, increment)\n"
          "  fluid   make, encode and decode FLUIDs (Flux RFC 19 64-bit ids)\n"
          "  kid     make, encode and decode k-ordered 64/96-bit ids\n"
+         "  verify  check the whole store; exit 1 and list what is wrong where\n"
+         "  stats   types, record and row counts, sizes, map usage\n"
          "  help    show this text, or a command's: adstore help COMMAND\n"
          "\n"
          "Options for every command:\n"
@@ -168,6 +189,7 @@ static const help_entry help_entries[] = {
          "Documentation: docs/ in the source tree (docs/identifiers.md for ids).\n"},
     {"id", "Usage: adstore id new [ordered|random|increment] [-n N]\n"
            "       adstore id parse ID...\n"
+           "       adstore id next SEQUENCE\n"
            "\n"
            "new    print N (default 1) new identifiers, one per line, in '#' form.\n"
            "       ordered (default): OUIDs from the store's generator and clock\n"
@@ -180,7 +202,12 @@ static const help_entry help_entries[] = {
            "       optional. Accepted forms: #T-CV-N-S (ordered, also the legacy\n"
            "       #T-CV-N1-N2-S), #xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (random),\n"
            "       #1495 (increment). An invalid id: exit 1, a message on stderr,\n"
-           "       nothing on stdout.\n"},
+           "       nothing on stdout.\n"
+           "next   print the next value of a named sequence and commit it: random\n"
+           "       (a UUID), ordered (an OUID), type:NAME (the sequence behind type\n"
+           "       NAME's generated keys), or the Name of a Sequence record, whose\n"
+           "       Method (increment, ordered, random) and ValueType (id, string,\n"
+           "       integer) say what it gives. An unknown sequence: exit 1.\n"},
     {"fluid", "Usage: adstore fluid new [-g GEN] [-n N] [--to ENC]\n"
               "       adstore fluid encode [--to ENC] VALUE...\n"
               "       adstore fluid decode [--from ENC] STRING...\n"
@@ -241,6 +268,20 @@ static const help_entry help_entries[] = {
              "  adstore eval -c '[Memory = 2048]' 'Memory > 1024'   true\n"
              "  adstore eval '{1, 2}[5]'                       error\n"
              "Language reference: docs/classad.md.\n"},
+    {"verify", "Usage: adstore verify\n"
+               "\n"
+               "Check the whole store: every row's checksum and structure, exactly one latest\n"
+               "row per record and none older than its history, keys agreeing with the rows'\n"
+               "key attributes, every record of a declared type, record counts agreeing with\n"
+               "the rows, and the generators ahead of every identifier they issued. Each\n"
+               "problem is a line on stdout saying what is wrong and where (type and key);\n"
+               "a summary line goes to stderr. Exit 0 if the store is sound, 1 if not.\n"
+               "The store is opened read-only; writers may keep working meanwhile.\n"},
+    {"stats", "Usage: adstore stats\n"
+              "\n"
+              "Print a line per type (records, deleted records, history rows, bytes of\n"
+              "latest and of history rows), then the store's format, node id, map size\n"
+              "and use, and reader slots. A summary line goes to stderr.\n"},
     {"help", "Usage: adstore help [COMMAND]\n"
              "\n"
              "Show the list of commands, or the help of one command.\n"},

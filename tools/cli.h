@@ -40,6 +40,14 @@ const char *cli_args_next(cli_args *a);
  * NULL (after a usage message) if missing. */
 const char *cli_args_value(cli_args *a, cli_ctx *c, const char *opt);
 
+/* True if opt is the short option s (may be NULL) or the long option l,
+ * alone or as "--long=value". */
+bool cli_is_opt(const char *opt, const char *s, const char *l);
+
+/* Handle the options every command takes (-d/--db): 1 if opt was one, -1 on
+ * a usage error (printed), else 0. */
+int cli_common_opt(cli_args *a, cli_ctx *c, const char *opt);
+
 /* Print "adstore CMD: message" on stderr; return the exit status given. */
 int cli_fail(const cli_ctx *c, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -81,5 +89,25 @@ int cmd_id(cli_ctx *c, int argc, char **argv);
 int cmd_fluid(cli_ctx *c, int argc, char **argv);
 int cmd_kid(cli_ctx *c, int argc, char **argv);
 int cmd_eval(cli_ctx *c, int argc, char **argv);
+int cmd_verify(cli_ctx *c, int argc, char **argv);
+int cmd_stats(cli_ctx *c, int argc, char **argv);
+
+/*
+ * A progress bar on stderr for long work, drawn only when stderr is a
+ * terminal, at most ten times a second; progress_done erases it.
+ */
+typedef struct progress {
+    bool tty;
+    const char *what;
+    double start, last;
+} progress;
+
+void progress_init(progress *p, const char *what);
+void progress_update(progress *p, uint64_t done, uint64_t total);
+void progress_done(progress *p);
+/* Seconds since progress_init. */
+double progress_elapsed(const progress *p);
+/* The ads_progress_fn form (ctx is a progress *). */
+void progress_cb(void *ctx, uint64_t done, uint64_t total);
 
 #endif

@@ -14,25 +14,8 @@
 #define COUNT_MAX 10000000u
 #define CHUNK 4096u
 
-static bool is_opt(const char *opt, const char *s, const char *l)
-{
-    size_t n = strlen(l);
-    return (s && strcmp(opt, s) == 0) || strcmp(opt, l) == 0 ||
-           (strncmp(opt, l, n) == 0 && opt[n] == '=');
-}
-
-/* Handle -d/--db; 1 if opt was one of them, -1 on a usage error, else 0. */
-static int common_opt(cli_args *a, cli_ctx *c, const char *opt)
-{
-    if (is_opt(opt, "-d", "--db")) {
-        const char *v = cli_args_value(a, c, opt);
-        if (!v)
-            return -1;
-        c->db_dir = v;
-        return 1;
-    }
-    return 0;
-}
+#define is_opt cli_is_opt
+#define common_opt cli_common_opt
 
 static int parse_count(cli_ctx *c, const char *v, uint64_t *n)
 {
@@ -225,11 +208,67 @@ static int id_parse(cli_ctx *c, cli_args *a)
     return EXIT_OK;
 }
 
+/* id next SEQUENCE: one value of a named sequence, committed. */
+typedef struct next_job {
+    const char *name;
+    ads_value v;
+    ads_arena *a;
+} next_job;
+
+static int next_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    next_job *j = ctx;
+    ads_arena_reset(j->a);
+    return ads_txn_next_value(txn, j->name, strlen(j->name), &j->v, j->a, err);
+}
+
+static int id_next(cli_ctx *c, cli_args *a)
+{
+    const char *opt;
+    int rc;
+    while ((opt = cli_args_next(a))) {
+        if ((rc = common_opt(a, c, opt)) != 0) {
+            if (rc < 0)
+                return EXIT_USAGE;
+        } else if (is_opt(opt, "-h", "--help")) {
+            return cli_print_help("id");
+        } else {
+            return cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
+        }
+    }
+    if (a->nops != 1)
+        return cli_fail(c, EXIT_USAGE, "expected one sequence name, got %d operands", a->nops);
+    ads_db *db;
+    if ((rc = cli_open_db(c, true, &db)))
+        return rc;
+    next_job j = {a->ops[0], ads_undefined(), ads_arena_new()};
+    ads_error err;
+    if (!j.a) {
+        ads_db_close(db);
+        return cli_fail(c, EXIT_INPUT, "out of memory");
+    }
+    rc = ads_db_write(db, next_fn, &j, &err);
+    if (rc) {
+        rc = cli_fail_err(c, &err);
+    } else if (j.v.type == ADS_STRING) {
+        printf("%.*s\n", (int)j.v.u.s.len, j.v.u.s.p);
+    } else {
+        ads_buf b = ADS_BUF_INIT;
+        ads_value_unparse(&b, &j.v);
+        printf("%s\n", ads_buf_cstr(&b));
+        ads_buf_free(&b);
+    }
+    ads_arena_free(j.a);
+    ads_db_close(db);
+    return rc ? rc : EXIT_OK;
+}
+
 int cmd_id(cli_ctx *c, int argc, char **argv)
 {
     static const cli_sub subs[] = {
         {"new", "id new", id_new},
         {"parse", "id parse", id_parse},
+        {"next", "id next", id_next},
     };
     return cli_dispatch(c, argc, argv, subs, sizeof subs / sizeof subs[0], "id");
 }

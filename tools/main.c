@@ -18,6 +18,8 @@ static const command commands[] = {
     {"fluid", cmd_fluid},
     {"kid", cmd_kid},
     {"eval", cmd_eval},
+    {"verify", cmd_verify},
+    {"stats", cmd_stats},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,62 @@
+/*
+ * tools/progress.c: the progress bar of long commands (import, dump,
+ * restore, verify, stats). Drawn on stderr only when stderr is a terminal,
+ * redrawn at most ten times a second, erased when the work is done, so
+ * output piped to files or tests never contains it.
+ */
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void progress_init(progress *p, const char *what)
+{
+    p->tty = isatty(STDERR_FILENO) == 1;
+    p->what = what;
+    p->start = now_s();
+    p->last = 0;
+}
+
+double progress_elapsed(const progress *p)
+{
+    return now_s() - p->start;
+}
+
+void progress_update(progress *p, uint64_t done, uint64_t total)
+{
+    if (!p->tty)
+        return;
+    double t = now_s();
+    if (t - p->last < 0.1)
+        return;
+    p->last = t;
+    double rate = t > p->start ? (double)done / (t - p->start) : 0;
+    if (total > 0 && done <= total) {
+        int width = 30, fill = (int)((double)done / (double)total * width);
+        fprintf(stderr, "\r%s [%.*s%*s] %3d%% %llu rows, %.0f rows/s ", p->what, fill,
+                "##############################", width - fill, "",
+                (int)(100.0 * (double)done / (double)total), (unsigned long long)done, rate);
+    } else {
+        fprintf(stderr, "\r%s %llu rows, %.0f rows/s ", p->what, (unsigned long long)done, rate);
+    }
+    fflush(stderr);
+}
+
+void progress_done(progress *p)
+{
+    if (p->tty && p->last > 0)
+        fprintf(stderr, "\r\033[K");
+}
+
+void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+    progress_update(ctx, done, total);
+}
