@@ -280,9 +280,84 @@ uint32_t ads_name_hash(const char *name, size_t len);
 int ads_expr_parse(const ads_expr **out, ads_arena *a, const char *text, size_t len,
                    ads_error *err);
 
+/* Flags for ads_expr_parse_prefix. */
+enum {
+    ADS_PARSE_NOCOPY = 1, /* the tree may point into text, which outlives it */
+    ADS_PARSE_QUERY = 2   /* the statement language's extras: calls named `name@`
+                             (avg@(...)) and `@name` (@timerange(...)), and
+                             name(*) as a call with no arguments marked star */
+};
+
+/*
+ * Parse the expression that starts at byte start of text (len bytes in all)
+ * and stop before the first token that cannot continue it: *end receives
+ * the offset of that token (or len). Lines and columns in errors count from
+ * the first byte of text, so a statement parser gets positions in its own
+ * text. Errors as ads_expr_parse.
+ */
+int ads_expr_parse_prefix(const ads_expr **out, ads_arena *a, const char *text, size_t len,
+                          size_t start, unsigned flags, size_t *end, ads_error *err);
+
 /* Parse a record "[ ... ]" (new syntax); errors as ads_expr_parse. */
 int ads_record_parse(const ads_record **out, ads_arena *a, const char *text, size_t len,
                      ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Looking inside expressions (for the statement language's planner)       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum ads_expr_kind {
+    ADS_X_LITERAL,  /* ads_expr_literal_value */
+    ADS_X_ATTR,     /* a name looked up in scope: ads_expr_name */
+    ADS_X_ROOTATTR, /* `.name`: from the outermost record */
+    ADS_X_SELECT,   /* base.name: arg 0 is the base, ads_expr_name the name */
+    ADS_X_INDEX,    /* a[b]: args 0 and 1 */
+    ADS_X_UNARY,    /* ads_expr_op, arg 0 */
+    ADS_X_BINARY,   /* ads_expr_op ("==", "is", "===", "in", "+", ...), args 0 and 1 */
+    ADS_X_AND,      /* args 0 && 1 */
+    ADS_X_OR,       /* args 0 || 1 */
+    ADS_X_COND,     /* 0 ? 1 : 2 */
+    ADS_X_ELVIS,    /* 0 ?: 1 */
+    ADS_X_CALL,     /* ads_expr_name(args...) */
+    ADS_X_LIST,     /* { args... } */
+    ADS_X_RECORD,   /* [ ... ]: ads_expr_record */
+    ADS_X_PAREN     /* ( arg 0 ) */
+} ads_expr_kind;
+
+ads_expr_kind ads_expr_kind_of(const ads_expr *e);
+/* The operator's spelling for unary and binary nodes ("-", "!", "==", "is",
+ * "isnt", "===", "in", "&&" ...), else "". */
+const char *ads_expr_op(const ads_expr *e);
+/* The name of an attribute, select or call node; empty for others. */
+ads_str ads_expr_name(const ads_expr *e);
+/* Children, as the kinds above say; 0 / NULL for others. */
+size_t ads_expr_nargs(const ads_expr *e);
+const ads_expr *ads_expr_arg(const ads_expr *e, size_t i);
+/* The record of a record node, else NULL. */
+const ads_record *ads_expr_record(const ads_expr *e);
+/* True for a call written name(*) (ADS_PARSE_QUERY). */
+bool ads_expr_star(const ads_expr *e);
+
+/* Structural equality: same shape, names compared ignoring case, literals
+ * by ads_value_same. */
+bool ads_expr_equal(const ads_expr *a, const ads_expr *b);
+
+/* New nodes in arena a: an attribute reference; a && b; a call of a
+ * built-in by name (error value if unknown) with n arguments. ADS_ENOMEM. */
+int ads_expr_new_attr(const ads_expr **out, ads_arena *a, const char *name, size_t len,
+                      ads_error *err);
+int ads_expr_new_and(const ads_expr **out, ads_arena *a, const ads_expr *x, const ads_expr *y,
+                     ads_error *err);
+
+/*
+ * A copy of e in which every node for which fn returns a replacement is
+ * replaced (fn returns NULL to keep the node and look inside it; it may set
+ * *stop to a negative code to abandon the rewrite with that error). Nodes
+ * not replaced and with nothing replaced below them are shared with e.
+ */
+typedef const ads_expr *(*ads_expr_rewrite_fn)(void *ctx, const ads_expr *e, int *stop);
+int ads_expr_rewrite(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_expr_rewrite_fn fn,
+                     void *ctx, ads_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                               */

@@ -46,11 +46,16 @@ typedef struct lexer {
     ads_arena *arena;
     ads_error *err;
     bool value_before; /* the previous token ends a value: '-' then is binary */
+    bool query;        /* the statement language's extras: `name@(` and `@name` */
     token tok;         /* the current token */
 } lexer;
 
 /* Start lexing text; reads the first token. 0 or an ADS_E* code (err set). */
 int ads_lex__init(lexer *lx, const char *text, size_t len, ads_arena *a, ads_error *err);
+/* The same from byte `start` of text (lines and columns still count from
+ * text's first byte), in the statement language's mode if query. */
+int ads_lex__init_at(lexer *lx, const char *text, size_t len, size_t start, bool query,
+                     ads_arena *a, ads_error *err);
 /* Move to the next token. 0 or an ADS_E* code (err set, with line and column). */
 int ads_lex__next(lexer *lx);
 /* A short description of a token for messages: "'+'", "the name foo", "end of input". */
@@ -102,7 +107,8 @@ struct ads_expr {
     uint8_t kind;  /* node_kind */
     uint8_t op;    /* op_kind for N_UNARY / N_BINARY */
     uint8_t scope; /* attr_scope for N_ATTR */
-    uint8_t quoted; /* N_ATTR / N_SELECT: the name was written 'quoted' */
+    uint8_t quoted; /* N_ATTR / N_SELECT: the name was written 'quoted';
+                       N_CALL: 1 if written name(*) (the statement language's count(*)) */
     union {
         ads_value lit;
         struct {
@@ -253,5 +259,7 @@ int32_t ads_time__local_offset(double secs);
  * (with the quotes), and an attribute name (quoted when it must be). */
 void ads_unparse__string(ads_buf *b, const char *p, size_t len);
 void ads_unparse__name(ads_buf *b, const char *p, size_t len);
+/* The spelling of an operator ("==", "&&", ...), "" for none. */
+const char *ads_unparse__op_text(int op);
 
 #endif

@@ -395,7 +395,12 @@ static const keyword keywords[] = {
 static void lex_name(lexer *lx, token *t)
 {
     const char *p = lx->p;
+    if (lx->query && *p == '@') /* @timerange, @intervals, ... */
+        p++;
     while (p < lx->end && is_name_char((unsigned char)*p))
+        p++;
+    /* avg@(, sum@(, ...: the '@' belongs to the name when a call follows */
+    if (lx->query && *lx->p != '@' && p + 1 < lx->end && p[0] == '@' && p[1] == '(')
         p++;
     size_t n = (size_t)(p - lx->p);
     t->kind = T_NAME;
@@ -480,7 +485,9 @@ int ads_lex__next(lexer *lx)
         rc = lex_time(lx, t);
     else if (c == '#')
         rc = lex_ident(lx, t);
-    else if (is_name_start(c)) {
+    else if (is_name_start(c) ||
+             (lx->query && c == '@' && lx->p + 1 < lx->end &&
+              is_name_start((unsigned char)lx->p[1]))) {
         lex_name(lx, t);
         rc = 0;
     } else {
@@ -514,13 +521,27 @@ int ads_lex__next(lexer *lx)
 
 int ads_lex__init(lexer *lx, const char *text, size_t len, ads_arena *a, ads_error *err)
 {
+    return ads_lex__init_at(lx, text, len, 0, false, a, err);
+}
+
+int ads_lex__init_at(lexer *lx, const char *text, size_t len, size_t start, bool query,
+                     ads_arena *a, ads_error *err)
+{
     lx->p = text;
     lx->end = text + len;
     lx->line_start = text;
     lx->line = 1;
+    /* positions count from the start of the whole text */
+    for (size_t i = 0; i < start && i < len; i++)
+        if (text[i] == '\n') {
+            lx->line++;
+            lx->line_start = text + i + 1;
+        }
+    lx->p = text + (start < len ? start : len);
     lx->arena = a;
     lx->err = err;
     lx->value_before = false;
+    lx->query = query;
     return ads_lex__next(lx);
 }
 

@@ -16,6 +16,7 @@ typedef struct parser {
     ads_arena *arena;
     ads_error *err;
     int depth;
+    bool query; /* the statement language's extras (ADS_PARSE_QUERY) */
 } parser;
 
 static int fail_tok(parser *ps, const char *expected)
@@ -145,9 +146,20 @@ static int parse_call(parser *ps, ads_str name, const ads_expr **out)
 {
     expr_vec v = {NULL, 0, 0};
     int rc;
+    bool star = false;
     if ((rc = next(ps)))
         return rc;
-    if (ps->lx.tok.kind != T_RPAREN) {
+    if (ps->query && ps->lx.tok.kind == T_STAR) {
+        /* count(*): '*' alone between the parentheses */
+        lexer save = ps->lx;
+        if ((rc = next(ps)))
+            return rc;
+        if (ps->lx.tok.kind == T_RPAREN)
+            star = true;
+        else
+            ps->lx = save;
+    }
+    if (!star && ps->lx.tok.kind != T_RPAREN) {
         for (;;) {
             const ads_expr *arg;
             if ((rc = parse_expr(ps, &arg)) || (rc = vec_push(ps, &v, arg)))
@@ -166,6 +178,7 @@ static int parse_call(parser *ps, ads_str name, const ads_expr **out)
     if (!e)
         return oom(ps);
     e->u.call.name = name;
+    e->quoted = star;
     e->u.call.fn = ads_builtin__find(name.p, name.len);
     e->u.call.args = v.items;
     e->u.call.n = v.n;
@@ -478,6 +491,7 @@ static int start(parser *ps, ads_arena *a, const char *text, size_t len, ads_err
     ps->arena = a;
     ps->err = err;
     ps->depth = 0;
+    ps->query = false;
     if (!a || (!text && len))
         return ads_error_set(err, ADS_EINVAL, "parse: NULL argument");
     if (len > ADS_MAX_TEXT)
@@ -520,5 +534,30 @@ int ads_record_parse(const ads_record **out, ads_arena *a, const char *text, siz
     if (ps.lx.tok.kind != T_EOF)
         return fail_tok(&ps, "the end of the record");
     *out = r;
+    return 0;
+}
+
+int ads_expr_parse_prefix(const ads_expr **out, ads_arena *a, const char *text, size_t len,
+                          size_t start_at, unsigned flags, size_t *end, ads_error *err)
+{
+    parser ps;
+    const ads_expr *e;
+    int rc;
+    ps.arena = a;
+    ps.err = err;
+    ps.depth = 0;
+    ps.query = (flags & ADS_PARSE_QUERY) != 0;
+    if (!out || !a || !end || (!text && len) || start_at > len)
+        return ads_error_set(err, ADS_EINVAL, "parse: NULL argument");
+    if (len > ADS_MAX_TEXT)
+        return ads_error_set(err, ADS_ELIMIT, "parse: text of %zu bytes is over the limit", len);
+    const char *t = text ? text : "";
+    if (!(flags & ADS_PARSE_NOCOPY) && !(t = ads_arena_strndup(a, t, len)))
+        return ads_error_set(err, ADS_ENOMEM, "parse: out of memory");
+    if ((rc = ads_lex__init_at(&ps.lx, t, len, start_at, ps.query, a, err)) ||
+        (rc = parse_expr(&ps, &e)))
+        return rc;
+    *out = e;
+    *end = (size_t)(ps.lx.tok.start - t);
     return 0;
 }

@@ -257,6 +257,11 @@ static const char *const op_text[OP_COUNT] = {
     [OP_BITOR] = "|",   [OP_AND] = "&&",    [OP_OR] = "||",
 };
 
+const char *ads_unparse__op_text(int op)
+{
+    return op > OP_NONE && op < OP_COUNT && op_text[op] ? op_text[op] : "";
+}
+
 /* Binding strength: higher binds tighter (matches the parser's levels). */
 enum { P_COND = 1, P_OR, P_AND, P_BITOR, P_BITXOR, P_BITAND, P_EQ, P_REL, P_SHIFT, P_ADD,
        P_MUL, P_UNARY, P_POSTFIX };

@@ -175,7 +175,7 @@ static bool expr_same(const ads_expr *a, const ads_expr *b)
                expr_same(a->u.ops.b, b->u.ops.b) && expr_same(a->u.ops.c, b->u.ops.c);
     case N_CALL:
         if (a->u.call.fn != b->u.call.fn || !str_same(a->u.call.name, b->u.call.name) ||
-            a->u.call.n != b->u.call.n)
+            a->quoted != b->quoted || a->u.call.n != b->u.call.n)
             return false;
         for (size_t i = 0; i < a->u.call.n; i++)
             if (!expr_same(a->u.call.args[i], b->u.call.args[i]))

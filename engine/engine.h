@@ -10,7 +10,11 @@
  *
  * Transactions: many readers and one writer, across threads and processes
  * (LMDB's model). A write transaction is atomic and, by default, durable when
- * ads_txn_commit returns. ads_db_write runs a function in a write
+ * ads_txn_commit returns. A write transaction reads the clock once, at its
+ * first row: every row it writes without a _Timestamp is dated at that
+ * instant (and __SystemTimestamp still rises by at least a microsecond per
+ * row). Identifiers handed out by a transaction that aborts are not handed
+ * out again. ads_db_write runs a function in a write
  * transaction and, if the map fills up, grows it and runs the function again:
  * that is how callers never see a full map. Identifier state, sequence
  * counters and record counts change in the same transaction as the rows that
@@ -386,9 +390,11 @@ void ads_timeline_close(ads_timeline *tl);
  * n new identifiers of a kind, from the store's generators, in a write
  * transaction: ordered (current OUIDs under the store's clock sequence),
  * random (UUIDs), increment (the store's built-in increment counter, from 1).
- * The generator state is written in txn: committed with it, or rolled back
- * with it. Errors: ADS_EREADONLY, ADS_ESTORAGE, ADS_ERANGE (clock out of
- * range, counter at 2^64-1), ADS_EIO. *event receives
+ * The generator state is written in txn and commits with it. Values handed
+ * out are never handed out again, even if txn aborts: an abort keeps the
+ * generator state (it leaves a gap in increment ids) and nothing else.
+ * Errors: ADS_EREADONLY, ADS_ESTORAGE, ADS_ERANGE (clock out of range,
+ * counter at 2^64-1), ADS_EIO. *event receives
  * ADS_IDGEN_CLOCK_STEPPED_BACK if the clock was seen going backwards (else 0);
  * event may be NULL.
  */

@@ -3,10 +3,9 @@
  * increment counters and the FLUID / k-ordered generator state live in the
  * meta table. A write transaction reads each at first use, keeps it in
  * memory while it hands out values, and writes it back at commit: values and
- * the rows that use them commit together, and an aborted transaction hands
- * out nothing that a later commit repeats (the counters roll back with it,
- * and so does the OUID state; a later OUID is always made at a later or equal
- * second with a higher counter, or under a new clock sequence).
+ * the rows that use them commit together. An aborted transaction hands out
+ * nothing that a later commit repeats: db.c then commits the generator state,
+ * and only that, in the parent of the aborted write (a gap in increment ids).
  */
 #include <math.h>
 #include <stdio.h>
