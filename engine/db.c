@@ -401,6 +401,11 @@ void ads_db_set_clock(ads_db *db, const ads_clock *clock)
     db->clock = clock ? *clock : *ads_clock_system();
 }
 
+double ads_db_now(ads_db *db)
+{
+    return (double)db->clock.now_ns(db->clock.ctx) / 1e9;
+}
+
 size_t ads_db_map_size(ads_db *db)
 {
     MDB_envinfo info;

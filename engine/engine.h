@@ -120,6 +120,10 @@ size_t ads_db_map_size(ads_db *db);
  * restores the system clock. */
 void ads_db_set_clock(ads_db *db, const ads_clock *clock);
 
+/* The store's clock now, in seconds since the epoch (what `now` means for
+ * statements such as @duration). */
+double ads_db_now(ads_db *db);
+
 /* ------------------------------------------------------------------------ */
 /* Transactions                                                             */
 /* ------------------------------------------------------------------------ */
@@ -427,6 +431,14 @@ int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err);
  */
 int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *out,
                        ads_arena *a, ads_error *err);
+
+/*
+ * The last value an increment sequence handed out (0 if none yet): for a
+ * Sequence record's Name, or "type:NAME". *out is 0 for sequences that are
+ * not counters (random, ordered). Errors: ADS_ESTORAGE, ADS_ECORRUPT.
+ */
+int ads_txn_sequence_last(ads_txn *txn, const char *name, size_t len, uint64_t *out,
+                          ads_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Bulk loading                                                             */

@@ -437,3 +437,34 @@ int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *ou
     }
     return 0;
 }
+
+int ads_txn_sequence_last(ads_txn *txn, const char *name, size_t len, uint64_t *out,
+                          ads_error *err)
+{
+    char key[512];
+    *out = 0;
+    if (!name || len == 0 || len > 400)
+        return ads_error_set(err, ADS_EINVAL, "a sequence name of 1 to 400 bytes");
+    size_t p = strlen(ADS_META_SEQ_PREFIX);
+    memcpy(key, ADS_META_SEQ_PREFIX, p);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)name[i];
+        key[p + i] = (char)((c >= 'A' && c <= 'Z') ? c | 0x20 : c);
+    }
+    key[p + len] = 0;
+    seq_cache *c = find_cached(txn, key);
+    if (c) {
+        *out = c->len == 8 ? get_le(c->val, 8) : 0;
+        return 0;
+    }
+    MDB_val v;
+    int rc = ads_db__meta_get(txn, key, p + len, &v, err);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        if (v.mv_size != 8)
+            return ads_error_set(err, ADS_ECORRUPT, "store metadata '%s' is corrupt", key);
+        *out = get_le(v.mv_data, 8);
+    }
+    return 0;
+}

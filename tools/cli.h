@@ -91,6 +91,8 @@ int cmd_kid(cli_ctx *c, int argc, char **argv);
 int cmd_eval(cli_ctx *c, int argc, char **argv);
 int cmd_verify(cli_ctx *c, int argc, char **argv);
 int cmd_stats(cli_ctx *c, int argc, char **argv);
+int cmd_execute(cli_ctx *c, int argc, char **argv);
+int cmd_shell(cli_ctx *c, int argc, char **argv);
 
 /*
  * A progress bar on stderr for long work, drawn only when stderr is a

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "query/query.h"
 #include "tools/cli.h"
 
 typedef struct command {
@@ -18,6 +19,8 @@ static const command commands[] = {
     {"fluid", cmd_fluid},
     {"kid", cmd_kid},
     {"eval", cmd_eval},
+    {"execute", cmd_execute},
+    {"shell", cmd_shell},
     {"verify", cmd_verify},
     {"stats", cmd_stats},
 };

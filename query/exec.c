@@ -1,0 +1,944 @@
+/*
+ * query/exec.c: running statements. The session and its entry points, and
+ * SELECT over stored rows or a datasource:
+ *
+ *   plan    the FROM type becomes a scan of its latest rows (or of every
+ *           row, when the statement mentions __Latest); a WHERE whose
+ *           top-level conjuncts pin every key attribute to a constant
+ *           becomes a point lookup; conjuncts that mention no JOIN alias are
+ *           prepared once and evaluated by the engine on the stored bytes;
+ *           a JOIN whose ON compares the joined type's key attributes
+ *           becomes a key lookup per row;
+ *   run     scan -> filter -> join -> (group) -> (sort and limit) ->
+ *           project -> sink, one row at a time; memory holds one row, the
+ *           groups, and the rows ORDER BY keeps (at most 2 x LIMIT).
+ *
+ * Hidden rows (section 2): `_Deleted is false` unless the statement
+ * mentions _Deleted, `__Latest is true` unless it mentions __Latest; the
+ * engine's scan flags do both without evaluating anything.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classad/formats.h"
+#include "query/query_int.h"
+
+/* ---- the session ---- */
+
+int ads_query_new(ads_query **out, ads_db *db, ads_error *err)
+{
+    if (!out || !db)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_query *q = calloc(1, sizeof *q);
+    if (!q)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    q->db = db;
+    *out = q;
+    return 0;
+}
+
+void ads_query_free(ads_query *q)
+{
+    if (!q)
+        return;
+    for (size_t i = 0; i < q->nds; i++)
+        free(q->ds[i].name);
+    free(q->ds);
+    free(q);
+}
+
+/* ---- statements in a script ---- */
+
+int ads_query_next_statement(const char *text, size_t len, size_t *pos, size_t *start,
+                             size_t *end)
+{
+    size_t p = *pos;
+    /* skip white space, comments and stray ';' */
+    for (;;) {
+        while (p < len && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' ||
+                           text[p] == '\r' || text[p] == ';'))
+            p++;
+        if (p + 1 < len && text[p] == '/' && text[p + 1] == '/') {
+            while (p < len && text[p] != '\n')
+                p++;
+            continue;
+        }
+        if (p + 1 < len && text[p] == '/' && text[p + 1] == '*') {
+            p += 2;
+            while (p + 1 < len && !(text[p] == '*' && text[p + 1] == '/'))
+                p++;
+            p = p + 1 < len ? p + 2 : len;
+            continue;
+        }
+        break;
+    }
+    if (p >= len) {
+        *pos = len;
+        return 0;
+    }
+    *start = p;
+    int depth = 0;
+    while (p < len) {
+        char c = text[p];
+        if (c == '"' || c == '\'' || c == '`') {
+            /* a quoted token: to its closing quote (backslash escapes) */
+            p++;
+            while (p < len && text[p] != c) {
+                if (text[p] == '\\' && p + 1 < len)
+                    p++;
+                if (text[p] == '\n' && c != '`')
+                    break;
+                p++;
+            }
+            p++;
+            continue;
+        }
+        if (c == '/' && p + 1 < len && text[p + 1] == '/') {
+            while (p < len && text[p] != '\n')
+                p++;
+            continue;
+        }
+        if (c == '/' && p + 1 < len && text[p + 1] == '*') {
+            p += 2;
+            while (p + 1 < len && !(text[p] == '*' && text[p + 1] == '/'))
+                p++;
+            p = p + 1 < len ? p + 2 : len;
+            continue;
+        }
+        if (c == '[' || c == '{' || c == '(')
+            depth++;
+        else if ((c == ']' || c == '}' || c == ')') && depth > 0)
+            depth--;
+        else if (depth == 0 && c == ';') {
+            *end = p;
+            *pos = p + 1;
+            return 1;
+        } else if (depth == 0 && c == '\n') {
+            /* a blank line ends the statement */
+            size_t q = p + 1;
+            while (q < len && (text[q] == ' ' || text[q] == '\t' || text[q] == '\r'))
+                q++;
+            if (q < len && text[q] == '\n') {
+                *end = p;
+                *pos = q + 1;
+                return 1;
+            }
+        }
+        p++;
+    }
+    *end = len;
+    *pos = len;
+    return 1;
+}
+
+int ads_query_exec(ads_query *q, const char *text, size_t len, const ads_sink *sink,
+                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err)
+{
+    return ads_query_exec_at(q, text, len, 0, len, sink, opt, info, err);
+}
+
+/* The GROUP BY's @intervals(D), if any: its index, or -1. */
+static long intervals_at(const stmt *st)
+{
+    for (size_t i = 0; i < st->ngroup; i++)
+        if (ads_expr_kind_of(st->group[i]) == ADS_X_CALL &&
+            ads_q__name_is(ads_expr_name(st->group[i]), "@intervals"))
+            return (long)i;
+    return -1;
+}
+
+int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, size_t end,
+                      const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
+                      ads_error *err)
+{
+    if (!q || (!text && len))
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_exec_info local;
+    if (!info)
+        info = &local;
+    memset(info, 0, sizeof *info);
+    ads_exec_options defopt = {false};
+    if (!opt)
+        opt = &defopt;
+    ads_arena *a = ads_arena_new();
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    /* the statement keeps pointers into its text: copy the text once */
+    char *copy = ads_arena_strndup(a, text ? text : "", len);
+    stmt st;
+    int rc;
+    if (!copy) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((rc = ads_stmt__parse(&st, a, copy, len, start, end, err)))
+        goto cleanup;
+    info->kind = st.kind;
+    if (st.kind != ADS_STMT_SELECT) {
+        rc = ads_q__write(q, &st, info, err);
+        goto cleanup;
+    }
+    temporal tf;
+    const ads_expr *rest;
+    if ((rc = ads_q__split_temporal(st.where, &tf, &rest, a, err)))
+        goto cleanup;
+    if (tf.kind != 0 || intervals_at(&st) >= 0) {
+        if (tf.kind == 0) {
+            rc = ads_error_set(err, ADS_EINVAL,
+                               "GROUP BY @intervals needs a temporal filter in WHERE "
+                               "(@timerange, @duration, @last or @anytime)");
+            goto cleanup;
+        }
+        rc = ads_q__timeline(q, &st, &tf, rest, sink, opt, info, err);
+    } else {
+        st.where = rest;
+        rc = ads_q__select(q, &st, sink, opt, info, err);
+    }
+cleanup:
+    ads_arena_free(a);
+    return rc;
+}
+
+/* ---- SELECT ---- */
+
+typedef struct qjoin {
+    const join_clause *jc;
+    const ads_type *type;
+    const ads_expr *on;       /* prepared */
+    bool key_lookup;
+    const ads_expr **probe;   /* main-side expressions, in the join type's key order */
+    const ads_record *rec;    /* the current joined row (NULL: none) */
+} qjoin;
+
+/* The composite view of a row: JOIN aliases (and the FROM alias) name
+ * records; every other name is the main row's. */
+typedef struct rview {
+    ads_view base;
+    ads_str main_alias;
+    ads_row *row;               /* the main row, when stored */
+    const ads_record *main_rec; /* decoded for the alias on first use */
+    qjoin *joins;
+    size_t njoins;
+    size_t bound;               /* joins bound so far (an ON sees only earlier ones) */
+    ads_arena *a;
+} rview;
+
+static bool same_name(ads_str a, const char *name, size_t len)
+{
+    if (a.len != len)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char x = (unsigned char)a.p[i], y = (unsigned char)name[i];
+        if ((x >= 'A' && x <= 'Z' ? x | 0x20 : x) != (y >= 'A' && y <= 'Z' ? y | 0x20 : y))
+            return false;
+    }
+    return true;
+}
+
+static int rview_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                        ads_arena *arena, ads_value *value, const ads_expr **expr)
+{
+    rview *rv = (rview *)self;
+    for (size_t i = 0; i < rv->bound; i++)
+        if (same_name(rv->joins[i].jc->alias, name, len)) {
+            *expr = NULL;
+            *value = rv->joins[i].rec ? ads_recordv(rv->joins[i].rec) : ads_undefined();
+            return 1;
+        }
+    if (rv->main_alias.len && same_name(rv->main_alias, name, len)) {
+        if (!rv->main_rec) {
+            if (!rv->row)
+                return 0;
+            if (ads_row_record(&rv->main_rec, rv->row, ADS_ROW_TIMELINE, rv->a, NULL))
+                return ADS_ENOMEM;
+        }
+        *expr = NULL;
+        *value = ads_recordv(rv->main_rec);
+        return 1;
+    }
+    return rv->base.ops->lookup(rv->base.self, name, len, hash, arena, value, expr);
+}
+
+static const ads_view_ops rview_ops = {rview_lookup};
+
+/* Does e mention any of the aliases (as alias.x or alias)? */
+static bool mentions_alias(const ads_expr *e, const qjoin *joins, size_t n, ads_str main_alias)
+{
+    ads_expr_kind k = ads_expr_kind_of(e);
+    if (k == ADS_X_ATTR) {
+        ads_str nm = ads_expr_name(e);
+        for (size_t i = 0; i < n; i++)
+            if (same_name(joins[i].jc->alias, nm.p, nm.len))
+                return true;
+        if (main_alias.len && same_name(main_alias, nm.p, nm.len))
+            return true;
+        return false;
+    }
+    if (k == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r); i++)
+            if (mentions_alias(ads_record_expr(r, i), joins, n, main_alias))
+                return true;
+        return false;
+    }
+    for (size_t i = 0; i < ads_expr_nargs(e); i++)
+        if (mentions_alias(ads_expr_arg(e, i), joins, n, main_alias))
+            return true;
+    return false;
+}
+
+/* Split a WHERE into its top-level conjuncts. */
+static int conjuncts(const ads_expr *e, const ads_expr ***out, size_t *n, size_t *cap,
+                     ads_arena *a, ads_error *err)
+{
+    while (ads_expr_kind_of(e) == ADS_X_PAREN)
+        e = ads_expr_arg(e, 0);
+    if (ads_expr_kind_of(e) == ADS_X_AND) {
+        int rc = conjuncts(ads_expr_arg(e, 0), out, n, cap, a, err);
+        return rc ? rc : conjuncts(ads_expr_arg(e, 1), out, n, cap, a, err);
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 8;
+        const ads_expr **m = ads_arena_alloc(a, nc * sizeof *m);
+        if (!m)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (*n)
+            memcpy(m, *out, *n * sizeof *m);
+        *out = m;
+        *cap = nc;
+    }
+    (*out)[(*n)++] = e;
+    return 0;
+}
+
+static int and_all(const ads_expr **out, const ads_expr **c, size_t n, ads_arena *a,
+                   ads_error *err)
+{
+    *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!*out) {
+            *out = c[i];
+            continue;
+        }
+        int rc = ads_expr_new_and(out, a, *out, c[i], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* A constant expression's value (folded at plan time), or false. */
+static bool constant(const ads_expr *e, ads_value *out, ads_arena *a)
+{
+    const ads_expr *f;
+    if (ads_expr_prepare(&f, a, e, NULL))
+        return false;
+    const ads_value *v = ads_expr_literal_value(f);
+    if (!v)
+        return false;
+    *out = *v;
+    return true;
+}
+
+/* A plain reference to attribute name (Name, or alias.Name for the FROM
+ * alias): its name, else empty. */
+static ads_str plain_attr(const ads_expr *e, ads_str main_alias)
+{
+    ads_str none = {"", 0};
+    while (ads_expr_kind_of(e) == ADS_X_PAREN)
+        e = ads_expr_arg(e, 0);
+    if (ads_expr_kind_of(e) == ADS_X_ATTR)
+        return ads_expr_name(e);
+    if (ads_expr_kind_of(e) == ADS_X_SELECT && main_alias.len) {
+        const ads_expr *b = ads_expr_arg(e, 0);
+        ads_str bn = ads_expr_name(b);
+        if (ads_expr_kind_of(b) == ADS_X_ATTR && same_name(main_alias, bn.p, bn.len))
+            return ads_expr_name(e);
+    }
+    return none;
+}
+
+/* Pinned key values from conjuncts `Key == c`, `c == Key`, `Key is c`,
+ * `Key === c` and `{ K1, K2 } === { c1, c2 }`: true if every key attribute
+ * of t is pinned (values in key order in out). */
+static bool pinned_keys(const ads_type *t, const ads_expr **c, size_t n, ads_str main_alias,
+                        ads_value *out, ads_arena *a)
+{
+    size_t nk = ads_type_key_count(t);
+    bool *have = ads_arena_alloc(a, nk * sizeof *have);
+    if (!have || nk > 16)
+        return false;
+    memset(have, 0, nk * sizeof *have);
+    for (size_t i = 0; i < n; i++) {
+        const ads_expr *e = c[i];
+        if (ads_expr_kind_of(e) != ADS_X_BINARY)
+            continue;
+        const char *op = ads_expr_op(e);
+        if (strcmp(op, "==") && strcmp(op, "is") && strcmp(op, "==="))
+            continue;
+        const ads_expr *l = ads_expr_arg(e, 0), *r = ads_expr_arg(e, 1);
+        for (int side = 0; side < 2; side++) {
+            const ads_expr *ref = side ? r : l, *val = side ? l : r;
+            const ads_expr *refs[16], *vals[16];
+            size_t m = 1;
+            refs[0] = ref;
+            vals[0] = val;
+            if (ads_expr_kind_of(ref) == ADS_X_LIST && ads_expr_kind_of(val) == ADS_X_LIST &&
+                !strcmp(op, "===") && ads_expr_nargs(ref) == ads_expr_nargs(val) &&
+                ads_expr_nargs(ref) <= 16) {
+                m = ads_expr_nargs(ref);
+                for (size_t j = 0; j < m; j++) {
+                    refs[j] = ads_expr_arg(ref, j);
+                    vals[j] = ads_expr_arg(val, j);
+                }
+            }
+            for (size_t j = 0; j < m; j++) {
+                ads_str name = plain_attr(refs[j], main_alias);
+                ads_value v;
+                if (!name.len || !constant(vals[j], &v, a) || v.type == ADS_UNDEFINED ||
+                    v.type == ADS_ERROR)
+                    continue;
+                for (size_t k = 0; k < nk; k++) {
+                    ads_str key = ads_type_key(t, k);
+                    if (same_name(key, name.p, name.len) && !have[k]) {
+                        have[k] = true;
+                        out[k] = v;
+                    }
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < nk; k++)
+        if (!have[k])
+            return false;
+    return true;
+}
+
+/* Key lookup for a JOIN: ON is `A === B` (or ==) where one side names the
+ * joined type's key attributes as alias.Key (alone, or a list of them in any
+ * order) and the other side does not mention the alias. */
+static int plan_join(qjoin *j, ads_arena *a, ads_error *err)
+{
+    const ads_expr *on = j->jc->on;
+    while (ads_expr_kind_of(on) == ADS_X_PAREN)
+        on = ads_expr_arg(on, 0);
+    j->key_lookup = false;
+    if (ads_expr_kind_of(on) != ADS_X_BINARY ||
+        (strcmp(ads_expr_op(on), "===") && strcmp(ads_expr_op(on), "==")))
+        return 0;
+    size_t nk = ads_type_key_count(j->type);
+    for (int side = 0; side < 2; side++) {
+        const ads_expr *mine = ads_expr_arg(on, side), *other = ads_expr_arg(on, 1 - side);
+        const ads_expr *refs[16], *vals[16];
+        size_t m = 1;
+        refs[0] = mine;
+        vals[0] = other;
+        if (ads_expr_kind_of(mine) == ADS_X_LIST) {
+            if (ads_expr_kind_of(other) != ADS_X_LIST ||
+                ads_expr_nargs(mine) != ads_expr_nargs(other) || ads_expr_nargs(mine) > 16)
+                continue;
+            m = ads_expr_nargs(mine);
+            for (size_t i = 0; i < m; i++) {
+                refs[i] = ads_expr_arg(mine, i);
+                vals[i] = ads_expr_arg(other, i);
+            }
+        }
+        if (m != nk)
+            continue;
+        const ads_expr **probe = ads_arena_alloc(a, nk * sizeof *probe);
+        if (!probe)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        memset(probe, 0, nk * sizeof *probe);
+        bool ok = true;
+        for (size_t i = 0; i < m && ok; i++) {
+            const ads_expr *r = refs[i];
+            if (ads_expr_kind_of(r) != ADS_X_SELECT ||
+                ads_expr_kind_of(ads_expr_arg(r, 0)) != ADS_X_ATTR) {
+                ok = false;
+                break;
+            }
+            ads_str base = ads_expr_name(ads_expr_arg(r, 0)), nm = ads_expr_name(r);
+            if (!same_name(j->jc->alias, base.p, base.len)) {
+                ok = false;
+                break;
+            }
+            size_t k;
+            for (k = 0; k < nk; k++)
+                if (same_name(ads_type_key(j->type, k), nm.p, nm.len))
+                    break;
+            if (k == nk || probe[k]) {
+                ok = false;
+                break;
+            }
+            qjoin self = *j;
+            if (mentions_alias(vals[i], &self, 1, (ads_str){"", 0})) {
+                ok = false;
+                break;
+            }
+            int rc = ads_expr_prepare(&probe[k], a, vals[i], err);
+            if (rc)
+                return rc;
+        }
+        if (ok) {
+            j->key_lookup = true;
+            j->probe = probe;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+typedef struct qsel {
+    ads_query *q;
+    const stmt *st;
+    ads_txn *txn;
+    const ads_type *type;
+    qjoin *joins;
+    size_t njoins;
+    const ads_expr *post;      /* WHERE conjuncts evaluated after the joins */
+    const ads_expr **items;    /* prepared select items */
+    const ads_expr **order;    /* prepared ORDER BY */
+    bool deleted_visible;
+    bool hidden;               /* SELECT * shows _ attributes */
+    qgroup *group;
+    qcoll *coll;
+    const ads_sink *sink;
+    uint64_t rows;
+    int64_t left;              /* LIMIT still to go without ORDER BY (-1: none) */
+    ads_arena *ra;             /* per-row arena */
+} qsel;
+
+/* Bind the joins for the current row (rv); false if an INNER join missed. */
+static int do_joins(qsel *s, rview *rv, bool *keep, ads_error *err)
+{
+    *keep = true;
+    for (size_t i = 0; i < s->njoins; i++) {
+        qjoin *j = &s->joins[i];
+        j->rec = NULL;
+        ads_view view = {&rview_ops, rv, NULL};
+        if (j->key_lookup) {
+            size_t nk = ads_type_key_count(j->type);
+            ads_value keys[16];
+            bool usable = true;
+            for (size_t k = 0; k < nk; k++) {
+                if (ads_expr_eval(&keys[k], j->probe[k], &view, s->ra))
+                    return ads_error_set(err, ADS_ENOMEM, "out of memory");
+                if (keys[k].type == ADS_UNDEFINED || keys[k].type == ADS_ERROR ||
+                    (keys[k].type == ADS_REAL && keys[k].u.r != keys[k].u.r))
+                    usable = false;
+            }
+            ads_row jr;
+            int rc = usable ? ads_txn_get(s->txn, &jr, j->type, keys, nk, s->ra, err) : 0;
+            if (rc < 0)
+                return rc;
+            if (rc == 1 && (!jr.deleted || s->deleted_visible)) {
+                const ads_record *rec;
+                if ((rc = ads_row_record(&rec, &jr, ADS_ROW_TIMELINE, s->ra, err)))
+                    return rc;
+                j->rec = rec;
+                rv->bound = i + 1;
+                ads_value ok;
+                if (ads_expr_eval(&ok, j->on, &view, s->ra))
+                    return ads_error_set(err, ADS_ENOMEM, "out of memory");
+                if (!ads_q__truthy(&ok))
+                    j->rec = NULL;
+            }
+        } else {
+            /* no key to use: the first row of the joined type that satisfies ON */
+            ads_scan *sc;
+            ads_row *jr;
+            int rc = ads_scan_open(&sc, s->txn, j->type, NULL,
+                                   s->deleted_visible ? ADS_SCAN_DELETED : 0, err);
+            if (rc)
+                return rc;
+            rv->bound = i + 1;
+            while ((rc = ads_scan_next(sc, &jr, err)) == 1) {
+                const ads_record *rec;
+                if ((rc = ads_row_record(&rec, jr, ADS_ROW_TIMELINE, s->ra, err)))
+                    break;
+                j->rec = rec;
+                ads_value ok;
+                if (ads_expr_eval(&ok, j->on, &view, s->ra)) {
+                    rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                    break;
+                }
+                if (ads_q__truthy(&ok))
+                    break;
+                j->rec = NULL;
+            }
+            ads_scan_close(sc);
+            if (rc < 0)
+                return rc;
+        }
+        rv->bound = i + 1;
+        if (!j->rec && !j->jc->outer) {
+            *keep = false;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static bool hidden_name(ads_str n)
+{
+    return n.len && n.p[0] == '_';
+}
+
+/* The output row for the current row: the select items, or the stored
+ * attributes for SELECT *. */
+static int project(qsel *s, rview *rv, const ads_record **out, ads_error *err)
+{
+    ads_view view = {&rview_ops, rv, NULL};
+    ads_record_builder *b;
+    int rc = ads_record_builder_new(&b, s->ra, err);
+    if (rc)
+        return rc;
+    if (s->st->star) {
+        const ads_record *r = NULL;
+        if (rv->row) {
+            if ((rc = ads_row_record(&r, rv->row, s->hidden ? ADS_ROW_TIMELINE : 0, s->ra, err)))
+                return rc;
+        } else {
+            r = rv->main_rec;
+        }
+        for (size_t i = 0; r && i < ads_record_size(r); i++) {
+            ads_str n = ads_record_name(r, i);
+            if (!s->hidden && hidden_name(n))
+                continue;
+            if ((rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(r, i), err)))
+                return rc;
+        }
+    } else {
+        for (size_t i = 0; i < s->st->nitems; i++) {
+            ads_value v;
+            if (ads_expr_eval(&v, s->items[i], &view, s->ra))
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            const sel_item *it = &s->st->items[i];
+            if ((rc = ads_record_builder_add_value(b, it->label.p, it->label.len, &v, err)))
+                return rc;
+        }
+    }
+    *out = ads_record_builder_finish(b);
+    return 0;
+}
+
+/* One row from the source: joins, filters, then group / collect / emit.
+ * Returns 1 to stop (LIMIT reached). */
+static int offer(qsel *s, rview *rv, ads_error *err)
+{
+    bool keep;
+    int rc = do_joins(s, rv, &keep, err);
+    if (rc || !keep)
+        return rc;
+    ads_view view = {&rview_ops, rv, NULL};
+    if (s->post) {
+        ads_value ok;
+        if (ads_expr_eval(&ok, s->post, &view, s->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (!ads_q__truthy(&ok))
+            return 0;
+    }
+    if (s->group)
+        return ads_q__group_add(s->group, &view, s->ra, err);
+    const ads_record *row = NULL;
+    if ((rc = project(s, rv, &row, err)))
+        return rc;
+    if (s->coll) {
+        ads_value keys[64];
+        for (size_t i = 0; i < s->st->norder; i++)
+            if (ads_expr_eval(&keys[i], s->order[i], &view, s->ra))
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        return ads_q__coll_add(s->coll, row, keys, err);
+    }
+    if (s->sink && s->sink->row && (rc = s->sink->row(s->sink->ctx, row, err)))
+        return rc;
+    s->rows++;
+    if (s->left > 0 && --s->left == 0)
+        return 1;
+    return 0;
+}
+
+static int emit_to_coll_or_sink(void *ctx, const ads_record *row, const ads_value *keys,
+                                ads_error *err)
+{
+    qsel *s = ctx;
+    if (s->coll)
+        return ads_q__coll_add(s->coll, row, keys, err);
+    if (s->left == 0)
+        return 0;
+    int rc = s->sink && s->sink->row ? s->sink->row(s->sink->ctx, row, err) : 0;
+    if (rc)
+        return rc;
+    s->rows++;
+    if (s->left > 0)
+        s->left--;
+    return 0;
+}
+
+/* Rows from a datasource. */
+static int run_datasource(qsel *s, const ads_datasource *ds, const ads_expr *where,
+                          ads_error *err)
+{
+    void *cur = NULL;
+    int rc = ds->open(ds->ctx, s->txn, s->st->where, &cur, err);
+    if (rc)
+        return rc;
+    ads_arena *da = ads_arena_new();
+    if (!da) {
+        ds->close(cur);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    for (;;) {
+        const ads_record *r;
+        ads_arena_reset(da);
+        ads_arena_reset(s->ra);
+        rc = ds->next(cur, &r, da, err);
+        if (rc <= 0)
+            break;
+        rview rv = {ads_record_view(r, NULL), {"", 0}, NULL, r, s->joins, s->njoins, 0, s->ra};
+        if (where) {
+            ads_value ok;
+            ads_view view = {&rview_ops, &rv, NULL};
+            if (ads_expr_eval(&ok, where, &view, s->ra)) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            if (!ads_q__truthy(&ok))
+                continue;
+        }
+        rc = offer(s, &rv, err);
+        if (rc)
+            break;
+    }
+    ds->close(cur);
+    ads_arena_free(da);
+    return rc < 0 ? rc : 0;
+}
+
+static int run_rows(qsel *s, ads_row *row, ads_error *err)
+{
+    ads_arena_reset(s->ra);
+    rview rv = {ads_row_view(row, NULL), s->st->alias, row, NULL, s->joins, s->njoins, 0, s->ra};
+    return offer(s, &rv, err);
+}
+
+int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
+                  const ads_exec_options *opt, ads_exec_info *info, ads_error *err)
+{
+    qsel s;
+    memset(&s, 0, sizeof s);
+    s.q = q;
+    s.st = st;
+    s.sink = sink;
+    s.hidden = opt->hidden;
+    s.left = st->norder ? -1 : st->limit;
+    ads_arena *a = ads_arena_new();
+    if (!a || !(s.ra = ads_arena_new())) {
+        ads_arena_free(a);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    int rc = ads_txn_begin(&s.txn, q->db, ADS_TXN_READONLY, err);
+    if (rc)
+        goto cleanup;
+
+    /* visibility */
+    bool mentions_deleted = false, mentions_latest = false;
+    for (size_t i = 0; i < st->nitems; i++) {
+        mentions_deleted |= ads_q__mentions(st->items[i].e, "_Deleted");
+        mentions_latest |= ads_q__mentions(st->items[i].e, "__Latest");
+    }
+    mentions_deleted |= ads_q__mentions(st->where, "_Deleted");
+    mentions_latest |= ads_q__mentions(st->where, "__Latest");
+    for (size_t i = 0; i < st->ngroup; i++) {
+        mentions_deleted |= ads_q__mentions(st->group[i], "_Deleted");
+        mentions_latest |= ads_q__mentions(st->group[i], "__Latest");
+    }
+    for (size_t i = 0; i < st->norder; i++) {
+        mentions_deleted |= ads_q__mentions(st->order[i].e, "_Deleted");
+        mentions_latest |= ads_q__mentions(st->order[i].e, "__Latest");
+    }
+    for (size_t i = 0; i < st->njoins; i++) {
+        mentions_deleted |= ads_q__mentions(st->joins[i].on, "_Deleted");
+        mentions_latest |= ads_q__mentions(st->joins[i].on, "__Latest");
+    }
+    s.deleted_visible = mentions_deleted;
+    unsigned flags = (mentions_deleted ? ADS_SCAN_DELETED : 0) |
+                     (mentions_latest ? ADS_SCAN_HISTORY : 0);
+
+    /* labels must tell the columns apart */
+    for (size_t i = 0; i < st->nitems; i++)
+        for (size_t j = 0; j < i; j++)
+            if (same_name(st->items[i].label, st->items[j].label.p, st->items[j].label.len)) {
+                rc = ads_error_set(err, ADS_EINVAL,
+                                   "two columns are labelled '%.*s': use AS to tell them apart",
+                                   (int)st->items[i].label.len, st->items[i].label.p);
+                goto cleanup;
+            }
+
+    /* the source */
+    const ads_datasource *ds = NULL;
+    if (st->has_using) {
+        if (!(ds = ads_ds__find(q, st->using_name.p, st->using_name.len))) {
+            rc = ads_error_set(err, ADS_ENOTFOUND, "no datasource named %.*s",
+                               (int)st->using_name.len, st->using_name.p);
+            goto cleanup;
+        }
+    } else if (st->has_from) {
+        if ((rc = ads_txn_type(&s.type, s.txn, st->type.p, st->type.len, err)))
+            goto cleanup;
+    }
+    /* joins */
+    if (st->njoins) {
+        s.joins = ads_arena_alloc(a, st->njoins * sizeof *s.joins);
+        if (!s.joins) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        s.njoins = st->njoins;
+        for (size_t i = 0; i < st->njoins; i++) {
+            qjoin *j = &s.joins[i];
+            memset(j, 0, sizeof *j);
+            j->jc = &st->joins[i];
+            if ((rc = ads_txn_type(&j->type, s.txn, j->jc->type.p, j->jc->type.len, err)) ||
+                (rc = ads_expr_prepare(&j->on, a, j->jc->on, err)) ||
+                (rc = plan_join(j, a, err)))
+                goto cleanup;
+        }
+    }
+    /* WHERE: what the engine can test on stored bytes, and the rest */
+    const ads_expr **conj = NULL, *pushed = NULL;
+    size_t nconj = 0, capc = 0;
+    if (st->where && (rc = conjuncts(st->where, &conj, &nconj, &capc, a, err)))
+        goto cleanup;
+    {
+        const ads_expr **down = ads_arena_alloc(a, (nconj ? nconj : 1) * sizeof *down);
+        const ads_expr **up = ads_arena_alloc(a, (nconj ? nconj : 1) * sizeof *up);
+        size_t nd = 0, nu = 0;
+        if (!down || !up) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < nconj; i++) {
+            if (!ds && !mentions_alias(conj[i], s.joins, s.njoins, st->alias))
+                down[nd++] = conj[i];
+            else
+                up[nu++] = conj[i];
+        }
+        if ((rc = and_all(&pushed, down, nd, a, err)) || (rc = and_all(&s.post, up, nu, a, err)))
+            goto cleanup;
+        if (pushed && (rc = ads_expr_prepare(&pushed, a, pushed, err)))
+            goto cleanup;
+        if (s.post && (rc = ads_expr_prepare(&s.post, a, s.post, err)))
+            goto cleanup;
+    }
+    /* select items and ORDER BY, prepared */
+    s.items = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *s.items);
+    s.order = ads_arena_alloc(a, (st->norder ? st->norder : 1) * sizeof *s.order);
+    if (!s.items || !s.order) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if (st->norder > 64) {
+        rc = ads_error_set(err, ADS_ELIMIT, "at most 64 ORDER BY expressions");
+        goto cleanup;
+    }
+    bool grouped = st->ngroup > 0;
+    for (size_t i = 0; i < st->nitems; i++) {
+        grouped |= ads_q__has_aggregate(st->items[i].e);
+        if ((rc = ads_expr_prepare(&s.items[i], a, st->items[i].e, err)))
+            goto cleanup;
+    }
+    for (size_t i = 0; i < st->norder; i++)
+        if ((rc = ads_expr_prepare(&s.order[i], a, st->order[i].e, err)))
+            goto cleanup;
+    if (grouped && (rc = ads_q__group_plan(&s.group, st, st->group, st->ngroup, a, err)))
+        goto cleanup;
+    if (st->norder && (rc = ads_q__coll_new(&s.coll, st->order, st->norder, st->limit, err)))
+        goto cleanup;
+
+    /* tell the sink its columns */
+    if (sink && sink->begin) {
+        ads_str *cols = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *cols);
+        if (!cols) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < st->nitems; i++)
+            cols[i] = st->items[i].label;
+        if ((rc = sink->begin(sink->ctx, cols, st->star ? 0 : st->nitems, err)))
+            goto cleanup;
+    }
+
+    /* run */
+    if (st->limit == 0) {
+        /* nothing to return */
+    } else if (ds) {
+        rc = run_datasource(&s, ds, st->where, err);
+    } else {
+        ads_value keys[16];
+        bool point = s.type && !mentions_latest && nconj &&
+                     pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+        bool point_history = s.type && mentions_latest && nconj &&
+                             pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+        if (point || point_history) {
+            ads_row row = {0};
+            rc = ads_txn_get(s.txn, &row, s.type, keys, ads_type_key_count(s.type), a, err);
+            if (rc == 1 && point_history) {
+                ads_scan *sc;
+                ads_row *r;
+                if (!(rc = ads_history_open(&sc, s.txn, &row, pushed, flags, err))) {
+                    while ((rc = ads_scan_next(sc, &r, err)) == 1)
+                        if ((rc = run_rows(&s, r, err)))
+                            break;
+                    ads_scan_close(sc);
+                }
+            } else if (rc == 1) {
+                rc = 0;
+                ads_value ok = ads_bool(true);
+                ads_view view = ads_row_view(&row, NULL);
+                if (row.deleted && !mentions_deleted)
+                    ok = ads_bool(false);
+                else if (pushed && ads_expr_eval(&ok, pushed, &view, s.ra))
+                    rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                if (!rc && ads_q__truthy(&ok))
+                    rc = run_rows(&s, &row, err);
+            }
+        } else {
+            ads_scan *sc;
+            ads_row *r;
+            if (!(rc = ads_scan_open(&sc, s.txn, s.type, pushed, flags, err))) {
+                while ((rc = ads_scan_next(sc, &r, err)) == 1)
+                    if ((rc = run_rows(&s, r, err)))
+                        break;
+                ads_scan_close(sc);
+            }
+        }
+        if (rc > 0)
+            rc = 0; /* LIMIT reached */
+    }
+    if (rc < 0)
+        goto cleanup;
+    if (s.group) {
+        s.left = st->norder ? -1 : st->limit;
+        if ((rc = ads_q__group_emit(s.group, st, emit_to_coll_or_sink, &s, err)))
+            goto cleanup;
+    }
+    if (s.coll) {
+        uint64_t n;
+        if ((rc = ads_q__coll_emit(s.coll, sink, &n, err)))
+            goto cleanup;
+        s.rows = n;
+    }
+    if (sink && sink->end && (rc = sink->end(sink->ctx, err)))
+        goto cleanup;
+    info->rows = s.rows;
+    rc = 0;
+cleanup:
+    ads_q__group_free(s.group);
+    ads_q__coll_free(s.coll);
+    ads_txn_abort(s.txn);
+    ads_arena_free(s.ra);
+    ads_arena_free(a);
+    return rc;
+}

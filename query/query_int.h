@@ -1,0 +1,171 @@
+/*
+ * query/query_int.h: what the files of the query module share: the parsed
+ * statement, the plan pieces, and helpers across files. No other module
+ * includes it.
+ */
+#ifndef ADS_QUERY_INT_H
+#define ADS_QUERY_INT_H
+
+#include "query/query.h"
+
+/* ---- the parsed statement (parser.c) ---- */
+
+typedef struct sel_item {
+    const ads_expr *e;
+    ads_str label; /* AS label, or the attribute name, or the unparsed text */
+    bool named;    /* label written with AS */
+} sel_item;
+
+typedef struct join_clause {
+    bool outer;
+    ads_str type, alias;
+    const ads_expr *on;
+    int line, column; /* of the type name, for messages */
+} join_clause;
+
+typedef struct order_item {
+    const ads_expr *e;
+    bool desc;
+} order_item;
+
+typedef struct set_item {
+    ads_str name;
+    const ads_expr *e;
+} set_item;
+
+typedef struct stmt {
+    ads_stmt_kind kind;
+    const char *text; /* the script (the arena's copy); positions count from its start */
+    size_t start, end;
+    /* SELECT */
+    bool star;
+    sel_item *items;
+    size_t nitems;
+    bool has_from;
+    ads_str type, alias;
+    int type_line, type_column;
+    join_clause *joins;
+    size_t njoins;
+    bool has_using;
+    ads_str using_name;
+    const ads_expr *where;
+    const ads_expr **group;
+    size_t ngroup;
+    order_item *order;
+    size_t norder;
+    int64_t limit; /* -1: none */
+    /* UPDATE */
+    set_item *sets;
+    size_t nsets;
+    /* STORE */
+    const ads_expr **records;
+    size_t nrecords;
+} stmt;
+
+/* Parse the statement at [start, end) of text (len bytes; the text must
+ * outlive the statement: the parser keeps pointers into it) into *st, built
+ * in arena a. ADS_ESYNTAX with line and column; ADS_ENOMEM; ADS_ELIMIT. */
+int ads_stmt__parse(stmt *st, ads_arena *a, const char *text, size_t len, size_t start,
+                    size_t end, ads_error *err);
+
+/* ---- the session ---- */
+
+typedef struct ds_entry {
+    char *name; /* lower case */
+    ads_datasource ds;
+} ds_entry;
+
+struct ads_query {
+    ads_db *db;
+    ds_entry *ds;
+    size_t nds;
+};
+
+/* The datasource named name (built-in or registered), or NULL. */
+const ads_datasource *ads_ds__find(ads_query *q, const char *name, size_t len);
+
+/* ---- running (exec.c, group.c, sort.c, timeline.c) ---- */
+
+/* Case-insensitive equality of a name with a NUL-terminated literal. */
+bool ads_q__name_is(ads_str s, const char *lit);
+
+/* True if e mentions attribute name (as `name` or `X.name`) anywhere. */
+bool ads_q__mentions(const ads_expr *e, const char *name);
+
+/* A value's truth for WHERE: true, or a non-zero number. */
+bool ads_q__truthy(const ads_value *v);
+
+/* Hash of a value consistent with `===` (values === each other hash alike). */
+uint64_t ads_q__hash(const ads_value *v);
+
+/* Order for ORDER BY and for groups: numbers (booleans as 0/1) by value, then
+ * strings (case-insensitively, then byte-wise), times, identifiers, lists,
+ * records, blobs, error; undefined is always last. -1, 0, 1. */
+int ads_q__compare(const ads_value *a, const ads_value *b);
+
+/* Deep copy of a value into arena a (strings, lists, records). ADS_ENOMEM. */
+int ads_q__copy(ads_value *out, const ads_value *v, ads_arena *a);
+
+/* The whole statement's text and the offset of an expression's first token
+ * are not kept; messages name the clause instead. */
+
+/* Timeline statements (timeline.c): is the WHERE a timeline filter? Splits
+ * the WHERE's top-level conjuncts into the temporal filter (if any) and the
+ * rest. kind: 0 none / @now, 1 timerange, 2 anytime. */
+typedef struct temporal {
+    int kind;
+    const ads_expr *t1, *t2; /* @timerange bounds, or @duration's D in t1 */
+    bool duration;
+} temporal;
+
+int ads_q__split_temporal(const ads_expr *where, temporal *tf, const ads_expr **rest,
+                          ads_arena *a, ads_error *err);
+
+/* ---- grouping (group.c) ---- */
+
+/* Receives each output row with its ORDER BY values (group.c, exec.c). */
+typedef int (*ads_q__emit_fn)(void *ctx, const ads_record *row, const ads_value *keys,
+                              ads_error *err);
+
+typedef struct qgroup qgroup;
+
+/* The aggregate an expression is (a call of count, sum, avg, min, max,
+ * count_distinct, list or distinct), or -1. */
+int ads_q__agg_kind(const ads_expr *e);
+/* True if e holds an aggregate call anywhere. */
+bool ads_q__has_aggregate(const ads_expr *e);
+
+/* Plan grouping for st with these GROUP BY expressions (ngroup may be 0: all
+ * rows are one group). Rewrites the select list and ORDER BY. */
+int ads_q__group_plan(qgroup **out, const stmt *st, const ads_expr *const *gexprs, size_t ngroup,
+                      ads_arena *a, ads_error *err);
+/* Fold a row (seen through view) into its group. */
+int ads_q__group_add(qgroup *g, const ads_view *view, ads_arena *row_arena, ads_error *err);
+/* Emit a row per group, in GROUP BY value order, to emit. */
+int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx, ads_error *err);
+size_t ads_q__group_count(const qgroup *g);
+void ads_q__group_free(qgroup *g);
+
+/* ---- ordering and limits (sort.c) ---- */
+
+/*
+ * A collector for ORDER BY: rows and their sort values are copied in; with a
+ * LIMIT n it keeps only the best n (compacting when 2n are held), so memory is
+ * bounded by the LIMIT, not the rows. The sort is stable.
+ */
+typedef struct qcoll qcoll;
+int ads_q__coll_new(qcoll **out, const order_item *order, size_t norder, int64_t limit,
+                    ads_error *err);
+int ads_q__coll_add(void *coll, const ads_record *row, const ads_value *keys, ads_error *err);
+/* Send the rows, in order, to sink; *count receives how many. */
+int ads_q__coll_emit(qcoll *c, const ads_sink *sink, uint64_t *count, ads_error *err);
+void ads_q__coll_free(qcoll *c);
+
+int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
+                  const ads_exec_options *opt, ads_exec_info *info, ads_error *err);
+int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,
+                    const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
+                    ads_error *err);
+int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *err);
+
+#endif

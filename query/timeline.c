@@ -1,0 +1,1194 @@
+/*
+ * query/timeline.c: timeline queries (shared/spec/query.md section 3).
+ *
+ * A temporal filter (@timerange, @duration, @last, @anytime; @now is the
+ * default) joined to WHERE with && at the top level switches a SELECT from
+ * latest rows to rows over time. Without @intervals the statement returns
+ * the rows in effect at some instant of the range (the engine's timeline
+ * iterator: one seek per record, then only rows in the range), optionally
+ * grouped with ordinary aggregates. With GROUP BY ..., @intervals(D) it is a
+ * timeline aggregation, computed in one sweep over the rows in time order:
+ *
+ *   - every record has a state: whether it contributes (its row in effect is
+ *     not deleted and satisfies WHERE), its group, and the values of the
+ *     inner aggregates' arguments;
+ *   - every group has the inner aggregates over its contributing records
+ *     (count, sum, min, max kept as a sorted multiset, ...), which make the
+ *     step function f(t);
+ *   - a group's f is integrated lazily: only when it is about to change is
+ *     the span since its last change added to the intervals it covers
+ *     (avg@'s integral and defined time, min@ / max@), so the cost is per
+ *     row, not per row x group;
+ *   - sum@ adds, for each instant at which a group has samples, the inner
+ *     aggregate of those samples to the interval of the instant.
+ * Intervals are [k*D, (k+1)*D) since the epoch, clipped to the range; each
+ * output row is dated at its interval's aligned start. Memory: a state per
+ * record and a cell per group, interval and aggregate.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "query/query_int.h"
+
+/* ---- finding the temporal filter ---- */
+
+static int temporal_kind(const ads_expr *e)
+{
+    if (ads_expr_kind_of(e) != ADS_X_CALL)
+        return 0;
+    ads_str n = ads_expr_name(e);
+    if (ads_q__name_is(n, "@timerange"))
+        return 1;
+    if (ads_q__name_is(n, "@duration") || ads_q__name_is(n, "@last"))
+        return 2;
+    if (ads_q__name_is(n, "@anytime"))
+        return 3;
+    if (ads_q__name_is(n, "@now"))
+        return 4;
+    return 0;
+}
+
+/* Is there an @name call anywhere in e (outside the top-level conjuncts)? */
+static bool has_at_call(const ads_expr *e)
+{
+    if (ads_expr_kind_of(e) == ADS_X_CALL) {
+        ads_str n = ads_expr_name(e);
+        if (n.len && (n.p[0] == '@' || n.p[n.len - 1] == '@'))
+            return true;
+    }
+    if (ads_expr_kind_of(e) == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r); i++)
+            if (has_at_call(ads_record_expr(r, i)))
+                return true;
+        return false;
+    }
+    for (size_t i = 0; i < ads_expr_nargs(e); i++)
+        if (has_at_call(ads_expr_arg(e, i)))
+            return true;
+    return false;
+}
+
+typedef struct split {
+    temporal *tf;
+    const ads_expr *rest;
+    ads_arena *a;
+    ads_error *err;
+    int found;
+} split;
+
+static int walk(split *s, const ads_expr *e)
+{
+    const ads_expr *inner = e;
+    while (ads_expr_kind_of(inner) == ADS_X_PAREN)
+        inner = ads_expr_arg(inner, 0);
+    if (ads_expr_kind_of(inner) == ADS_X_AND) {
+        int rc = walk(s, ads_expr_arg(inner, 0));
+        return rc ? rc : walk(s, ads_expr_arg(inner, 1));
+    }
+    int k = temporal_kind(inner);
+    if (k) {
+        if (s->found++)
+            return ads_error_set(s->err, ADS_EINVAL, "a statement takes one temporal filter");
+        size_t n = ads_expr_nargs(inner), want = k == 1 ? 2 : k == 2 ? 1 : 0;
+        ads_str name = ads_expr_name(inner);
+        if (n != want)
+            return ads_error_set(s->err, ADS_EINVAL, "%.*s takes %zu argument%s, not %zu",
+                                 (int)name.len, name.p, want, want == 1 ? "" : "s", n);
+        s->tf->kind = k == 4 ? 0 : k == 3 ? 2 : 1;
+        s->tf->duration = k == 2;
+        s->tf->t1 = n > 0 ? ads_expr_arg(inner, 0) : NULL;
+        s->tf->t2 = n > 1 ? ads_expr_arg(inner, 1) : NULL;
+        return 0;
+    }
+    if (has_at_call(inner))
+        return ads_error_set(s->err, ADS_EINVAL,
+                             "a temporal filter must be joined to the rest of WHERE with && at "
+                             "the top level");
+    if (!s->rest) {
+        s->rest = e;
+        return 0;
+    }
+    return ads_expr_new_and(&s->rest, s->a, s->rest, e, s->err);
+}
+
+int ads_q__split_temporal(const ads_expr *where, temporal *tf, const ads_expr **rest,
+                          ads_arena *a, ads_error *err)
+{
+    memset(tf, 0, sizeof *tf);
+    *rest = NULL;
+    if (!where)
+        return 0;
+    split s = {tf, NULL, a, err, 0};
+    int rc = walk(&s, where);
+    if (!rc)
+        *rest = s.rest;
+    return rc;
+}
+
+/* ---- the range ---- */
+
+static int eval_const(ads_value *out, const ads_expr *e, ads_arena *a)
+{
+    return ads_expr_eval(out, e, NULL, a);
+}
+
+static int range_of(ads_query *q, const temporal *tf, double *t1, double *t2, ads_arena *a,
+                    ads_error *err)
+{
+    ads_value v1, v2;
+    double now = ads_db_now(q->db);
+    if (tf->kind == 2) {
+        *t1 = -INFINITY;
+        *t2 = now;
+        return 0;
+    }
+    if (tf->duration) {
+        if (eval_const(&v1, tf->t1, a))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        double d = v1.type == ADS_RELTIME ? v1.u.rel
+                 : v1.type == ADS_INTEGER ? (double)v1.u.i
+                 : v1.type == ADS_REAL ? v1.u.r : NAN;
+        if (!(d > 0) || !isfinite(d))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "@duration needs a positive RelTime (like `1d`), not %s",
+                                 ads_vtype_name(v1.type));
+        *t1 = now - d;
+        *t2 = now;
+        return 0;
+    }
+    if (eval_const(&v1, tf->t1, a) || eval_const(&v2, tf->t2, a))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (v1.type != ADS_ABSTIME || v2.type != ADS_ABSTIME)
+        return ads_error_set(err, ADS_EINVAL,
+                             "@timerange needs two AbsTimes (like `2024-01-01T00:00:00Z`)");
+    *t1 = v1.u.abs.secs;
+    *t2 = v2.u.abs.secs;
+    if (!(*t1 < *t2))
+        return ads_error_set(err, ADS_EINVAL, "@timerange's start must be before its end");
+    return 0;
+}
+
+/* ---- raw rows over time ---- */
+
+typedef struct raw {
+    const stmt *st;
+    const ads_expr *where;
+    const ads_expr **items, **order;
+    bool deleted_visible, hidden;
+    qgroup *group;
+    qcoll *coll;
+    const ads_sink *sink;
+    uint64_t rows;
+    int64_t left;
+    ads_arena *ra;
+} raw;
+
+static int raw_emit(void *ctx, const ads_record *row, const ads_value *keys, ads_error *err)
+{
+    raw *r = ctx;
+    if (r->coll)
+        return ads_q__coll_add(r->coll, row, keys, err);
+    if (r->left == 0)
+        return 0;
+    int rc = r->sink && r->sink->row ? r->sink->row(r->sink->ctx, row, err) : 0;
+    if (rc)
+        return rc;
+    r->rows++;
+    if (r->left > 0)
+        r->left--;
+    return 0;
+}
+
+static int raw_row(raw *r, ads_row *row, ads_error *err)
+{
+    if (row->deleted && !r->deleted_visible)
+        return 0;
+    ads_view view = ads_row_view(row, NULL);
+    if (r->where) {
+        ads_value ok;
+        if (ads_expr_eval(&ok, r->where, &view, r->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (!ads_q__truthy(&ok))
+            return 0;
+    }
+    if (r->group)
+        return ads_q__group_add(r->group, &view, r->ra, err);
+    ads_record_builder *b;
+    int rc = ads_record_builder_new(&b, r->ra, err);
+    if (rc)
+        return rc;
+    if (r->st->star) {
+        const ads_record *rec;
+        if ((rc = ads_row_record(&rec, row, r->hidden ? ADS_ROW_TIMELINE : 0, r->ra, err)))
+            return rc;
+        for (size_t i = 0; i < ads_record_size(rec); i++) {
+            ads_str n = ads_record_name(rec, i);
+            if (!r->hidden && n.len && n.p[0] == '_')
+                continue;
+            if ((rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(rec, i), err)))
+                return rc;
+        }
+    } else {
+        for (size_t i = 0; i < r->st->nitems; i++) {
+            ads_value v;
+            if (ads_expr_eval(&v, r->items[i], &view, r->ra))
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            if ((rc = ads_record_builder_add_value(b, r->st->items[i].label.p,
+                                                   r->st->items[i].label.len, &v, err)))
+                return rc;
+        }
+    }
+    ads_value keys[64];
+    for (size_t i = 0; r->coll && i < r->st->norder; i++)
+        if (ads_expr_eval(&keys[i], r->order[i], &view, r->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    rc = raw_emit(r, ads_record_builder_finish(b), keys, err);
+    if (!rc && !r->coll && r->left == 0)
+        return 1;
+    return rc;
+}
+
+/* ---- timeline aggregation ---- */
+
+typedef enum { TA_AVG, TA_MIN, TA_MAX, TA_SUM } tagg_kind;
+typedef enum { IA_COUNT_STAR, IA_COUNT, IA_SUM, IA_AVG, IA_MIN, IA_MAX } inner_kind;
+
+typedef struct tagg {
+    tagg_kind outer;
+    inner_kind inner;
+    const ads_expr *arg; /* prepared; NULL for count(*) */
+} tagg;
+
+/* A record's contribution to one aggregate. */
+typedef struct rval {
+    double v;
+    uint8_t state; /* 0 undefined, 1 a number, 2 defined but not a number */
+} rval;
+
+/* A sorted multiset of doubles (min / max inner aggregates). */
+typedef struct mset {
+    double *v;
+    size_t n, cap;
+} mset;
+
+/* A group's inner aggregate state for one timeline aggregate. */
+typedef struct inner {
+    uint64_t records, defined, numbers;
+    double sum;
+    mset ms;
+} inner;
+
+/* One (group, interval, aggregate) cell. */
+typedef struct cell {
+    double integral, dtime; /* avg@ */
+    double lo, hi;          /* min@ / max@ */
+    bool seen;
+    double sum;             /* sum@ */
+} cell;
+
+/* The samples of one group at the current instant (sum@). */
+typedef struct instant {
+    uint64_t records, defined, numbers;
+    double sum, lo, hi;
+} instant;
+
+typedef struct tgroup {
+    uint64_t hash;
+    ads_value *keys;
+    inner *in;   /* per aggregate */
+    double last; /* f is integrated up to here */
+    cell *cells; /* [interval][aggregate] */
+    instant *now_in; /* per aggregate */
+    bool touched;    /* has samples at the current instant */
+    struct tgroup *next;
+    size_t seq;
+} tgroup;
+
+typedef struct rstate {
+    bool contrib;
+    tgroup *g;
+    rval *vals; /* per aggregate */
+} rstate;
+
+typedef struct tl {
+    const stmt *st;
+    const ads_expr *where;
+    const ads_expr **gexprs;
+    size_t ngroup;
+    tagg *aggs;
+    size_t naggs;
+    const ads_expr **items, **order;
+    double t1, t2, D, a0; /* range, interval length, first interval's aligned start */
+    size_t nint;
+    ads_arena *a, *ra;
+    tgroup **table;
+    size_t nbuckets;
+    tgroup **groups;
+    size_t ngroups, capgroups;
+    rstate *recs;
+    size_t nrecs;
+    tgroup **touched;
+    size_t ntouched, captouched;
+    double instant_t;
+    ads_error *err;
+} tl;
+
+static int mset_add(mset *m, double v)
+{
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 8;
+        double *x = realloc(m->v, cap * sizeof *x);
+        if (!x)
+            return ADS_ENOMEM;
+        m->v = x;
+        m->cap = cap;
+    }
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->v[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(&m->v[lo + 1], &m->v[lo], (m->n - lo) * sizeof *m->v);
+    m->v[lo] = v;
+    m->n++;
+    return 0;
+}
+
+static void mset_del(mset *m, double v)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->v[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < m->n && m->v[lo] == v) {
+        memmove(&m->v[lo], &m->v[lo + 1], (m->n - lo - 1) * sizeof *m->v);
+        m->n--;
+    }
+}
+
+/* f: the inner aggregate of a group's contributing records. */
+static bool inner_value(const tagg *t, const inner *in, double *out)
+{
+    if (in->records == 0)
+        return false;
+    switch (t->inner) {
+    case IA_COUNT_STAR:
+        *out = (double)in->records;
+        return true;
+    case IA_COUNT:
+        *out = (double)in->defined;
+        return true;
+    case IA_SUM:
+        *out = in->sum;
+        return true;
+    case IA_AVG:
+        if (!in->numbers)
+            return false;
+        *out = in->sum / (double)in->numbers;
+        return true;
+    case IA_MIN:
+        if (!in->ms.n)
+            return false;
+        *out = in->ms.v[0];
+        return true;
+    case IA_MAX:
+        if (!in->ms.n)
+            return false;
+        *out = in->ms.v[in->ms.n - 1];
+        return true;
+    }
+    return false;
+}
+
+/* Add the span [g->last, t) of constant f to the cells it covers. */
+static void integrate(tl *x, tgroup *g, double t)
+{
+    if (!(t > g->last))
+        return;
+    double from = g->last > x->t1 ? g->last : x->t1, to = t < x->t2 ? t : x->t2;
+    g->last = t;
+    if (!(to > from))
+        return;
+    for (size_t k = 0; k < x->naggs; k++) {
+        double f;
+        if (!inner_value(&x->aggs[k], &g->in[k], &f))
+            continue;
+        size_t j = (size_t)floor((from - x->a0) / x->D);
+        for (; j < x->nint; j++) {
+            double a = x->a0 + (double)j * x->D, b = a + x->D;
+            double lo = from > a ? from : a, hi = to < b ? to : b;
+            if (lo >= to)
+                break;
+            if (hi > lo) {
+                cell *c = &g->cells[j * x->naggs + k];
+                c->integral += f * (hi - lo);
+                c->dtime += hi - lo;
+                if (!c->seen || f < c->lo)
+                    c->lo = f;
+                if (!c->seen || f > c->hi)
+                    c->hi = f;
+                c->seen = true;
+            }
+        }
+    }
+}
+
+static int inner_update(tl *x, tgroup *g, const rval *vals, int sign)
+{
+    for (size_t k = 0; k < x->naggs; k++) {
+        inner *in = &g->in[k];
+        const rval *v = &vals[k];
+        in->records += (uint64_t)(int64_t)sign;
+        if (v->state)
+            in->defined += (uint64_t)(int64_t)sign;
+        if (v->state == 1) {
+            in->numbers += (uint64_t)(int64_t)sign;
+            in->sum += sign * v->v;
+            if (x->aggs[k].inner == IA_MIN || x->aggs[k].inner == IA_MAX) {
+                if (sign > 0) {
+                    if (mset_add(&in->ms, v->v))
+                        return ads_error_set(x->err, ADS_ENOMEM, "out of memory");
+                } else {
+                    mset_del(&in->ms, v->v);
+                }
+            }
+        }
+        /* sums drift with many + and -: recompute from scratch when empty */
+        if (in->numbers == 0)
+            in->sum = 0;
+    }
+    return 0;
+}
+
+static void instant_flush(tl *x)
+{
+    for (size_t i = 0; i < x->ntouched; i++) {
+        tgroup *g = x->touched[i];
+        double t = x->instant_t;
+        if (t >= x->t1 && t < x->t2) {
+            size_t j = (size_t)floor((t - x->a0) / x->D);
+            for (size_t k = 0; j < x->nint && k < x->naggs; k++) {
+                instant *s = &g->now_in[k];
+                double v = 0;
+                bool have = true;
+                switch (x->aggs[k].inner) {
+                case IA_COUNT_STAR:
+                    v = (double)s->records;
+                    break;
+                case IA_COUNT:
+                    v = (double)s->defined;
+                    break;
+                case IA_SUM:
+                    v = s->sum;
+                    break;
+                case IA_AVG:
+                    have = s->numbers > 0;
+                    v = have ? s->sum / (double)s->numbers : 0;
+                    break;
+                case IA_MIN:
+                    have = s->numbers > 0;
+                    v = s->lo;
+                    break;
+                case IA_MAX:
+                    have = s->numbers > 0;
+                    v = s->hi;
+                    break;
+                }
+                if (have)
+                    g->cells[j * x->naggs + k].sum += v;
+            }
+        }
+        memset(g->now_in, 0, x->naggs * sizeof *g->now_in);
+        g->touched = false;
+    }
+    x->ntouched = 0;
+}
+
+static int instant_note(tl *x, tgroup *g, const rval *vals)
+{
+    if (!g->touched) {
+        if (x->ntouched == x->captouched) {
+            size_t cap = x->captouched ? 2 * x->captouched : 16;
+            tgroup **m = realloc(x->touched, cap * sizeof *m);
+            if (!m)
+                return ads_error_set(x->err, ADS_ENOMEM, "out of memory");
+            x->touched = m;
+            x->captouched = cap;
+        }
+        x->touched[x->ntouched++] = g;
+        g->touched = true;
+    }
+    for (size_t k = 0; k < x->naggs; k++) {
+        instant *s = &g->now_in[k];
+        s->records++;
+        if (vals[k].state)
+            s->defined++;
+        if (vals[k].state == 1) {
+            if (!s->numbers || vals[k].v < s->lo)
+                s->lo = vals[k].v;
+            if (!s->numbers || vals[k].v > s->hi)
+                s->hi = vals[k].v;
+            s->numbers++;
+            s->sum += vals[k].v;
+        }
+    }
+    return 0;
+}
+
+static int intervals_setup(tl *x, double first)
+{
+    if (x->t1 == -INFINITY)
+        x->t1 = first;
+    if (!(x->t2 > x->t1))
+        x->t2 = x->t1 + x->D; /* an empty @anytime: one interval */
+    x->a0 = floor(x->t1 / x->D) * x->D;
+    double n = ceil((x->t2 - x->a0) / x->D);
+    if (!(n >= 1) || n > 10000000)
+        return ads_error_set(x->err, ADS_ELIMIT,
+                             "%.0f intervals: choose a longer @intervals or a shorter range", n);
+    x->nint = (size_t)n;
+    return 0;
+}
+
+static tgroup *group_of(tl *x, const ads_value *keys)
+{
+    uint64_t h = 0x9e37;
+    for (size_t i = 0; i < x->ngroup; i++)
+        h = h * 31 + ads_q__hash(&keys[i]);
+    for (tgroup *g = x->table[h & (x->nbuckets - 1)]; g; g = g->next) {
+        if (g->hash != h)
+            continue;
+        size_t i = 0;
+        while (i < x->ngroup && ads_value_equiv(&g->keys[i], &keys[i]))
+            i++;
+        if (i == x->ngroup)
+            return g;
+    }
+    tgroup *g = ads_arena_alloc(x->a, sizeof *g);
+    if (!g)
+        return NULL;
+    memset(g, 0, sizeof *g);
+    g->hash = h;
+    g->last = x->t1;
+    g->keys = ads_arena_alloc(x->a, (x->ngroup ? x->ngroup : 1) * sizeof *g->keys);
+    g->in = calloc(x->naggs ? x->naggs : 1, sizeof *g->in);
+    g->now_in = calloc(x->naggs ? x->naggs : 1, sizeof *g->now_in);
+    g->cells = calloc(x->nint * (x->naggs ? x->naggs : 1), sizeof *g->cells);
+    if (!g->keys || !g->in || !g->now_in || !g->cells) {
+        free(g->in);
+        free(g->now_in);
+        free(g->cells);
+        return NULL;
+    }
+    for (size_t i = 0; i < x->ngroup; i++)
+        if (ads_q__copy(&g->keys[i], &keys[i], x->a))
+            return NULL;
+    if (x->ngroups == x->capgroups) {
+        size_t cap = x->capgroups ? 2 * x->capgroups : 16;
+        tgroup **m = realloc(x->groups, cap * sizeof *m);
+        if (!m)
+            return NULL;
+        x->groups = m;
+        x->capgroups = cap;
+    }
+    g->seq = x->ngroups;
+    x->groups[x->ngroups++] = g;
+    size_t b = h & (x->nbuckets - 1);
+    g->next = x->table[b];
+    x->table[b] = g;
+    if (x->ngroups > 4 * x->nbuckets) {
+        size_t nb = x->nbuckets * 4;
+        tgroup **t = calloc(nb, sizeof *t);
+        if (t) {
+            for (size_t i = 0; i < x->ngroups; i++) {
+                tgroup *y = x->groups[i];
+                y->next = t[y->hash & (nb - 1)];
+                t[y->hash & (nb - 1)] = y;
+            }
+            free(x->table);
+            x->table = t;
+            x->nbuckets = nb;
+        }
+    }
+    return g;
+}
+
+static int agg_row(tl *x, ads_row *row, size_t record, ads_error *err)
+{
+    if (record >= x->nrecs)
+        return ads_error_set(err, ADS_EINVAL, "internal: record %zu out of range", record);
+    double t = row->ts > x->t1 ? row->ts : x->t1;
+    if (x->nint && t != x->instant_t)
+        instant_flush(x);
+    x->instant_t = t;
+    rstate *rs = &x->recs[record];
+    ads_view view = ads_row_view(row, NULL);
+    bool contrib = !row->deleted;
+    if (contrib && x->where) {
+        ads_value ok;
+        if (ads_expr_eval(&ok, x->where, &view, x->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        contrib = ads_q__truthy(&ok);
+    }
+    if (rs->contrib) {
+        integrate(x, rs->g, t);
+        int rc = inner_update(x, rs->g, rs->vals, -1);
+        if (rc)
+            return rc;
+        rs->contrib = false;
+    }
+    if (!contrib)
+        return 0;
+    ads_value keys[64];
+    for (size_t i = 0; i < x->ngroup; i++)
+        if (ads_expr_eval(&keys[i], x->gexprs[i], &view, x->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    tgroup *g = group_of(x, keys);
+    if (!g)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (!rs->vals && !(rs->vals = calloc(x->naggs ? x->naggs : 1, sizeof *rs->vals)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t k = 0; k < x->naggs; k++) {
+        ads_value v = ads_bool(true);
+        if (x->aggs[k].arg && ads_expr_eval(&v, x->aggs[k].arg, &view, x->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        rs->vals[k].state = v.type == ADS_UNDEFINED ? 0
+                          : (v.type == ADS_INTEGER || v.type == ADS_REAL || v.type == ADS_BOOLEAN)
+                              ? 1
+                              : 2;
+        rs->vals[k].v = v.type == ADS_INTEGER ? (double)v.u.i
+                      : v.type == ADS_REAL ? v.u.r
+                      : v.type == ADS_BOOLEAN ? (double)v.u.b : 0;
+        if (rs->vals[k].state == 1 && !isfinite(rs->vals[k].v))
+            rs->vals[k].state = 2;
+    }
+    integrate(x, g, t);
+    int rc = inner_update(x, g, rs->vals, +1);
+    if (rc)
+        return rc;
+    rs->contrib = true;
+    rs->g = g;
+    if (row->ts >= x->t1 && row->ts < x->t2)
+        return instant_note(x, g, rs->vals);
+    return 0;
+}
+
+/* The view of one output row: __tagN, __grpN and _Timestamp. */
+typedef struct oview {
+    tl *x;
+    tgroup *g;
+    size_t j;
+} oview;
+
+static ads_value cell_value(tl *x, tgroup *g, size_t j, size_t k)
+{
+    const cell *c = &g->cells[j * x->naggs + k];
+    switch (x->aggs[k].outer) {
+    case TA_AVG:
+        return c->dtime > 0 ? ads_real(c->integral / c->dtime) : ads_undefined();
+    case TA_MIN:
+        return c->seen ? ads_real(c->lo) : ads_undefined();
+    case TA_MAX:
+        return c->seen ? ads_real(c->hi) : ads_undefined();
+    default:
+        return ads_real(c->sum);
+    }
+}
+
+static int oview_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                        ads_arena *arena, ads_value *value, const ads_expr **expr)
+{
+    const oview *o = self;
+    (void)hash;
+    (void)arena;
+    *expr = NULL;
+    if (len == 10 && strncasecmp(name, "_Timestamp", 10) == 0) {
+        *value = ads_abstime(o->x->a0 + (double)o->j * o->x->D, 0);
+        return 1;
+    }
+    if (len > 5 && (strncmp(name, "__tag", 5) == 0 || strncmp(name, "__grp", 5) == 0)) {
+        size_t i = 0;
+        for (size_t q = 5; q < len; q++) {
+            if (name[q] < '0' || name[q] > '9')
+                return 0;
+            i = i * 10 + (size_t)(name[q] - '0');
+        }
+        if (name[2] == 't' && i < o->x->naggs) {
+            *value = cell_value(o->x, o->g, o->j, i);
+            return 1;
+        }
+        if (name[2] == 'g' && i < o->x->ngroup) {
+            *value = o->g->keys[i];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const ads_view_ops oview_ops = {oview_lookup};
+
+/* Plan: select items are temporal aggregates tagg@(inner(arg)), GROUP BY
+ * expressions or constants; they become __tagN / __grpN references. */
+typedef struct trw {
+    tl *x;
+    ads_arena *a;
+    ads_error *err;
+    size_t capaggs;
+} trw;
+
+static const ads_expr *trewrite(void *ctx, const ads_expr *e, int *stop)
+{
+    trw *c = ctx;
+    tl *x = c->x;
+    char name[32];
+    const ads_expr *r = NULL;
+    for (size_t i = 0; i < x->ngroup; i++)
+        if (ads_expr_equal(e, x->st->group[i]) || ads_expr_equal(e, x->gexprs[i])) {
+            snprintf(name, sizeof name, "__grp%zu", i);
+            *stop = ads_expr_new_attr(&r, c->a, name, strlen(name), c->err);
+            return *stop ? NULL : r;
+        }
+    if (ads_expr_kind_of(e) != ADS_X_CALL)
+        return NULL;
+    ads_str n = ads_expr_name(e);
+    tagg t;
+    if (ads_q__name_is(n, "avg@"))
+        t.outer = TA_AVG;
+    else if (ads_q__name_is(n, "min@"))
+        t.outer = TA_MIN;
+    else if (ads_q__name_is(n, "max@"))
+        t.outer = TA_MAX;
+    else if (ads_q__name_is(n, "sum@"))
+        t.outer = TA_SUM;
+    else if (ads_q__agg_kind(e) >= 0) {
+        *stop = ads_error_set(c->err, ADS_EINVAL,
+                              "in a timeline aggregation, %.*s needs a temporal aggregate around "
+                              "it: avg@, min@, max@ or sum@ (for example avg@(%.*s(...)))",
+                              (int)n.len, n.p, (int)n.len, n.p);
+        return NULL;
+    } else {
+        return NULL;
+    }
+    const ads_expr *in = ads_expr_nargs(e) == 1 ? ads_expr_arg(e, 0) : NULL;
+    int ik = in ? ads_q__agg_kind(in) : -1;
+    static const inner_kind map[] = {IA_COUNT_STAR, IA_COUNT, IA_SUM, IA_AVG, IA_MIN, IA_MAX};
+    if (ik < 0 || ik > 5) {
+        *stop = ads_error_set(c->err, ADS_EINVAL,
+                              "%.*s takes one aggregate: count(*), count(x), sum(x), avg(x), "
+                              "min(x) or max(x)",
+                              (int)n.len, n.p);
+        return NULL;
+    }
+    t.inner = map[ik];
+    t.arg = NULL;
+    size_t need = t.inner == IA_COUNT_STAR ? 0 : 1;
+    if (ads_expr_nargs(in) != need) {
+        *stop = ads_error_set(c->err, ADS_EINVAL, "the aggregate in %.*s takes %s", (int)n.len,
+                              n.p, need ? "one argument" : "*");
+        return NULL;
+    }
+    if (need && (*stop = ads_expr_prepare(&t.arg, c->a, ads_expr_arg(in, 0), c->err)))
+        return NULL;
+    if (x->naggs == c->capaggs) {
+        size_t cap = c->capaggs ? 2 * c->capaggs : 8;
+        tagg *m = ads_arena_alloc(c->a, cap * sizeof *m);
+        if (!m) {
+            *stop = ads_error_set(c->err, ADS_ENOMEM, "out of memory");
+            return NULL;
+        }
+        if (x->naggs)
+            memcpy(m, x->aggs, x->naggs * sizeof *m);
+        x->aggs = m;
+        c->capaggs = cap;
+    }
+    x->aggs[x->naggs] = t;
+    snprintf(name, sizeof name, "__tag%zu", x->naggs++);
+    *stop = ads_expr_new_attr(&r, c->a, name, strlen(name), c->err);
+    return *stop ? NULL : r;
+}
+
+static int check_trefs(const ads_expr *e, ads_error *err)
+{
+    ads_expr_kind k = ads_expr_kind_of(e);
+    if (k == ADS_X_ATTR || k == ADS_X_ROOTATTR || k == ADS_X_SELECT) {
+        ads_str n = ads_expr_name(e);
+        if (k != ADS_X_SELECT &&
+            ((n.len > 5 && (strncmp(n.p, "__tag", 5) == 0 || strncmp(n.p, "__grp", 5) == 0)) ||
+             ads_q__name_is(n, "_Timestamp")))
+            return 0;
+        return ads_error_set(err, ADS_EINVAL,
+                             "%.*s in a timeline aggregation is neither inside a temporal "
+                             "aggregate nor a GROUP BY expression",
+                             (int)n.len, n.p);
+    }
+    if (k == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r); i++) {
+            int rc = check_trefs(ads_record_expr(r, i), err);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
+        int rc = check_trefs(ads_expr_arg(e, i), err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int cmp_tgroups(const void *pa, const void *pb, void *ctx)
+{
+    const tgroup *a = *(tgroup *const *)pa, *b = *(tgroup *const *)pb;
+    const tl *x = ctx;
+    for (size_t i = 0; i < x->ngroup; i++) {
+        int c = ads_q__compare(&a->keys[i], &b->keys[i]);
+        if (c)
+            return c;
+    }
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void tl_free(tl *x)
+{
+    for (size_t i = 0; i < x->ngroups; i++) {
+        tgroup *g = x->groups[i];
+        for (size_t k = 0; k < x->naggs; k++)
+            free(g->in[k].ms.v);
+        free(g->in);
+        free(g->now_in);
+        free(g->cells);
+    }
+    for (size_t i = 0; i < x->nrecs; i++)
+        free(x->recs[i].vals);
+    free(x->recs);
+    free(x->groups);
+    free(x->table);
+    free(x->touched);
+}
+
+static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,
+                     long iv, const ads_sink *sink, ads_exec_info *info, ads_error *err,
+                     ads_txn *txn, const ads_type *type, ads_arena *a, ads_arena *ra)
+{
+    tl x;
+    memset(&x, 0, sizeof x);
+    x.st = st;
+    x.a = a;
+    x.ra = ra;
+    x.err = err;
+    int rc;
+    qcoll *coll = NULL;
+    ads_timeline *it = NULL;
+    if ((rc = range_of(q, tf, &x.t1, &x.t2, a, err)))
+        return rc;
+    /* the interval length */
+    const ads_expr *ivx = st->group[iv];
+    ads_value d;
+    if (ads_expr_nargs(ivx) != 1)
+        return ads_error_set(err, ADS_EINVAL, "@intervals takes one argument, a RelTime");
+    if (ads_expr_eval(&d, ads_expr_arg(ivx, 0), NULL, a))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    x.D = d.type == ADS_RELTIME ? d.u.rel : d.type == ADS_INTEGER ? (double)d.u.i
+        : d.type == ADS_REAL ? d.u.r : NAN;
+    if (!(x.D > 0) || !isfinite(x.D))
+        return ads_error_set(err, ADS_EINVAL,
+                             "@intervals needs a positive RelTime (like `1h`), not %s",
+                             ads_vtype_name(d.type));
+    /* GROUP BY without @intervals */
+    x.gexprs = ads_arena_alloc(a, st->ngroup * sizeof *x.gexprs);
+    if (!x.gexprs)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < st->ngroup; i++) {
+        if ((long)i == iv)
+            continue;
+        if (ads_expr_kind_of(st->group[i]) == ADS_X_CALL &&
+            ads_q__name_is(ads_expr_name(st->group[i]), "@intervals"))
+            return ads_error_set(err, ADS_EINVAL, "GROUP BY takes one @intervals");
+        x.gexprs[x.ngroup++] = st->group[i];
+    }
+    if (x.ngroup > 64)
+        return ads_error_set(err, ADS_ELIMIT, "at most 64 GROUP BY expressions");
+    /* the select list and ORDER BY, rewritten */
+    if (st->star)
+        return ads_error_set(err, ADS_EINVAL,
+                             "SELECT * cannot be a timeline aggregation: list avg@(...) and the "
+                             "GROUP BY expressions to show");
+    trw c = {&x, a, err, 0};
+    x.items = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *x.items);
+    x.order = ads_arena_alloc(a, (st->norder ? st->norder : 1) * sizeof *x.order);
+    if (!x.items || !x.order)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < st->nitems; i++)
+        if ((rc = ads_expr_rewrite(&x.items[i], a, st->items[i].e, trewrite, &c, err)) ||
+            (rc = check_trefs(x.items[i], err)))
+            return rc;
+    for (size_t i = 0; i < st->norder; i++)
+        if ((rc = ads_expr_rewrite(&x.order[i], a, st->order[i].e, trewrite, &c, err)) ||
+            (rc = check_trefs(x.order[i], err)))
+            return rc;
+    for (size_t i = 0; i < x.ngroup; i++)
+        if ((rc = ads_expr_prepare(&x.gexprs[i], a, x.gexprs[i], err)))
+            return rc;
+    if (where && (rc = ads_expr_prepare(&x.where, a, where, err)))
+        return rc;
+    for (size_t i = 0; i < st->nitems; i++)
+        if (ads_q__name_is(st->items[i].label, "_Timestamp"))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "_Timestamp is the interval's start in a timeline aggregation: "
+                                 "label the column otherwise");
+
+    /* the sweep */
+    double t_open = x.t1 == -INFINITY ? -1e300 : x.t1;
+    double t_close = x.t2 > t_open ? x.t2 : t_open + x.D;
+    if ((rc = ads_timeline_open(&it, txn, type, t_open, t_close, err)))
+        goto cleanup;
+    x.nrecs = ads_timeline_records(it);
+    x.recs = calloc(x.nrecs ? x.nrecs : 1, sizeof *x.recs);
+    x.nbuckets = 64;
+    x.table = calloc(x.nbuckets, sizeof *x.table);
+    if (!x.recs || !x.table) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    ads_row *row;
+    size_t rec;
+    bool started = false;
+    x.instant_t = -INFINITY;
+    while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
+        if (!started) {
+            if ((rc = intervals_setup(&x, row->ts)))
+                goto cleanup;
+            started = true;
+        }
+        ads_arena_reset(ra);
+        if ((rc = agg_row(&x, row, rec, err)))
+            goto cleanup;
+    }
+    if (rc < 0)
+        goto cleanup;
+    if (!started && x.t1 == -INFINITY) {
+        /* @anytime over nothing: no rows */
+        x.nint = 0;
+    } else if (!started && (rc = intervals_setup(&x, x.t1))) {
+        goto cleanup;
+    }
+    if (x.nint) {
+        instant_flush(&x);
+        for (size_t i = 0; i < x.ngroups; i++)
+            integrate(&x, x.groups[i], x.t2);
+    }
+
+    /* output: groups in GROUP BY value order, each interval in time order */
+    if (sink && sink->begin) {
+        ads_str *cols = ads_arena_alloc(a, (st->nitems + 1) * sizeof *cols);
+        if (!cols) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        cols[0] = (ads_str){"_Timestamp", 10};
+        for (size_t i = 0; i < st->nitems; i++)
+            cols[i + 1] = st->items[i].label;
+        if ((rc = sink->begin(sink->ctx, cols, st->nitems + 1, err)))
+            goto cleanup;
+    }
+    if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
+        goto cleanup;
+    qsort_r(x.groups, x.ngroups, sizeof *x.groups, cmp_tgroups, &x);
+    uint64_t rows = 0;
+    int64_t left = st->norder ? -1 : st->limit;
+    for (size_t i = 0; i < x.ngroups && left != 0; i++) {
+        for (size_t j = 0; j < x.nint && left != 0; j++) {
+            ads_arena_reset(ra);
+            oview o = {&x, x.groups[i], j};
+            ads_view view = {&oview_ops, &o, NULL};
+            ads_record_builder *b;
+            if ((rc = ads_record_builder_new(&b, ra, err)))
+                goto cleanup;
+            ads_value ts = ads_abstime(x.a0 + (double)j * x.D, 0);
+            if ((rc = ads_record_builder_add_value(b, "_Timestamp", 10, &ts, err)))
+                goto cleanup;
+            for (size_t k = 0; k < st->nitems; k++) {
+                ads_value v;
+                if (ads_expr_eval(&v, x.items[k], &view, ra)) {
+                    rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                    goto cleanup;
+                }
+                if ((rc = ads_record_builder_add_value(b, st->items[k].label.p,
+                                                       st->items[k].label.len, &v, err)))
+                    goto cleanup;
+            }
+            const ads_record *out = ads_record_builder_finish(b);
+            if (coll) {
+                ads_value keys[64];
+                for (size_t k = 0; k < st->norder && k < 64; k++)
+                    if (ads_expr_eval(&keys[k], x.order[k], &view, ra)) {
+                        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                        goto cleanup;
+                    }
+                if ((rc = ads_q__coll_add(coll, out, keys, err)))
+                    goto cleanup;
+                continue;
+            }
+            if (sink && sink->row && (rc = sink->row(sink->ctx, out, err)))
+                goto cleanup;
+            rows++;
+            if (left > 0)
+                left--;
+        }
+    }
+    if (coll && (rc = ads_q__coll_emit(coll, sink, &rows, err)))
+        goto cleanup;
+    if (sink && sink->end && (rc = sink->end(sink->ctx, err)))
+        goto cleanup;
+    info->rows = rows;
+    rc = 0;
+cleanup:
+    ads_q__coll_free(coll);
+    ads_timeline_close(it);
+    tl_free(&x);
+    return rc;
+}
+
+static long find_intervals(const stmt *st)
+{
+    for (size_t i = 0; i < st->ngroup; i++)
+        if (ads_expr_kind_of(st->group[i]) == ADS_X_CALL &&
+            ads_q__name_is(ads_expr_name(st->group[i]), "@intervals"))
+            return (long)i;
+    return -1;
+}
+
+int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,
+                    const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
+                    ads_error *err)
+{
+    if (st->has_using || st->njoins)
+        return ads_error_set(err, ADS_EINVAL, "a temporal filter cannot be combined with %s",
+                             st->has_using ? "USING" : "JOIN");
+    ads_arena *a = ads_arena_new(), *ra = ads_arena_new();
+    ads_txn *txn = NULL;
+    const ads_type *type = NULL;
+    qgroup *group = NULL;
+    qcoll *coll = NULL;
+    ads_timeline *it = NULL;
+    int rc;
+    if (!a || !ra) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    if ((rc = ads_txn_begin(&txn, q->db, ADS_TXN_READONLY, err)))
+        goto cleanup;
+    if (st->has_from && (rc = ads_txn_type(&type, txn, st->type.p, st->type.len, err)))
+        goto cleanup;
+    long iv = find_intervals(st);
+    if (iv >= 0) {
+        rc = aggregate(q, st, tf, where, iv, sink, info, err, txn, type, a, ra);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < st->nitems; i++)
+        if (has_at_call(st->items[i].e)) {
+            rc = ads_error_set(err, ADS_EINVAL,
+                               "avg@, min@, max@ and sum@ need GROUP BY ..., @intervals(D)");
+            goto cleanup;
+        }
+    /* raw rows over time */
+    double t1, t2;
+    if ((rc = range_of(q, tf, &t1, &t2, a, err)))
+        goto cleanup;
+    raw r;
+    memset(&r, 0, sizeof r);
+    r.st = st;
+    r.sink = sink;
+    r.hidden = opt->hidden;
+    r.ra = ra;
+    r.left = st->norder ? -1 : st->limit;
+    bool mentions_deleted = ads_q__mentions(where, "_Deleted");
+    for (size_t i = 0; i < st->nitems; i++)
+        mentions_deleted |= ads_q__mentions(st->items[i].e, "_Deleted");
+    for (size_t i = 0; i < st->norder; i++)
+        mentions_deleted |= ads_q__mentions(st->order[i].e, "_Deleted");
+    r.deleted_visible = mentions_deleted;
+    if (where && (rc = ads_expr_prepare(&r.where, a, where, err)))
+        goto cleanup;
+    r.items = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *r.items);
+    r.order = ads_arena_alloc(a, (st->norder ? st->norder : 1) * sizeof *r.order);
+    if (!r.items || !r.order) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    bool grouped = st->ngroup > 0;
+    for (size_t i = 0; i < st->nitems; i++) {
+        grouped |= ads_q__has_aggregate(st->items[i].e);
+        if ((rc = ads_expr_prepare(&r.items[i], a, st->items[i].e, err)))
+            goto cleanup;
+    }
+    for (size_t i = 0; i < st->norder; i++)
+        if ((rc = ads_expr_prepare(&r.order[i], a, st->order[i].e, err)))
+            goto cleanup;
+    if (grouped && (rc = ads_q__group_plan(&group, st, st->group, st->ngroup, a, err)))
+        goto cleanup;
+    r.group = group;
+    if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
+        goto cleanup;
+    r.coll = coll;
+    if (sink && sink->begin) {
+        ads_str *cols = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *cols);
+        if (!cols) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < st->nitems; i++)
+            cols[i] = st->items[i].label;
+        if ((rc = sink->begin(sink->ctx, cols, st->star ? 0 : st->nitems, err)))
+            goto cleanup;
+    }
+    if (st->limit != 0) {
+        if ((rc = ads_timeline_open(&it, txn, type, t1 == -INFINITY ? -1e300 : t1, t2, err)))
+            goto cleanup;
+        ads_row *row;
+        size_t rec;
+        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
+            ads_arena_reset(ra);
+            if ((rc = raw_row(&r, row, err)))
+                break;
+        }
+        if (rc < 0)
+            goto cleanup;
+    }
+    if (group) {
+        r.left = st->norder ? -1 : st->limit;
+        if ((rc = ads_q__group_emit(group, st, raw_emit, &r, err)))
+            goto cleanup;
+    }
+    if (coll) {
+        uint64_t n;
+        if ((rc = ads_q__coll_emit(coll, sink, &n, err)))
+            goto cleanup;
+        r.rows = n;
+    }
+    if (sink && sink->end && (rc = sink->end(sink->ctx, err)))
+        goto cleanup;
+    info->rows = r.rows;
+    rc = 0;
+cleanup:
+    ads_timeline_close(it);
+    ads_q__group_free(group);
+    ads_q__coll_free(coll);
+    ads_txn_abort(txn);
+    ads_arena_free(ra);
+    ads_arena_free(a);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/*
+ * query/values.c: what the executor needs of values beyond the language:
+ * a hash that agrees with `===` (for GROUP BY), the total order of ORDER BY,
+ * deep copies that outlive a row, and the walks over expressions that find
+ * which attributes a statement mentions.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "classad/msgpack.h"
+#include "query/query_int.h"
+
+static unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+bool ads_q__name_is(ads_str s, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (s.len != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (fold((unsigned char)s.p[i]) != fold((unsigned char)lit[i]))
+            return false;
+    return true;
+}
+
+bool ads_q__mentions(const ads_expr *e, const char *name)
+{
+    if (!e)
+        return false;
+    ads_expr_kind k = ads_expr_kind_of(e);
+    if ((k == ADS_X_ATTR || k == ADS_X_ROOTATTR || k == ADS_X_SELECT) &&
+        ads_q__name_is(ads_expr_name(e), name))
+        return true;
+    if (k == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r); i++)
+            if (ads_q__mentions(ads_record_expr(r, i), name))
+                return true;
+        return false;
+    }
+    size_t n = ads_expr_nargs(e);
+    for (size_t i = 0; i < n; i++)
+        if (ads_q__mentions(ads_expr_arg(e, i), name))
+            return true;
+    return false;
+}
+
+bool ads_q__truthy(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        return v->u.b;
+    case ADS_INTEGER:
+        return v->u.i != 0;
+    case ADS_REAL:
+        return v->u.r != 0;
+    default:
+        return false;
+    }
+}
+
+/* ---- hashing as `===` compares ---- */
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+    h ^= x + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+    return h;
+}
+
+static uint64_t hash_double(double d)
+{
+    if (d == 0)
+        d = 0; /* -0.0 */
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+uint64_t ads_q__hash(const ads_value *v)
+{
+    uint64_t h = (uint64_t)v->type;
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        return mix(100, hash_double(v->u.b ? 1.0 : 0.0));
+    case ADS_INTEGER:
+        return mix(100, hash_double((double)v->u.i));
+    case ADS_REAL:
+        return mix(100, hash_double(v->u.r));
+    case ADS_STRING: {
+        uint64_t x = UINT64_C(0xcbf29ce484222325);
+        for (size_t i = 0; i < v->u.s.len; i++)
+            x = (x ^ fold((unsigned char)v->u.s.p[i])) * UINT64_C(0x100000001b3);
+        return mix(200, x);
+    }
+    case ADS_ABSTIME:
+        return mix(300, hash_double(v->u.abs.secs));
+    case ADS_RELTIME:
+        return mix(400, hash_double(v->u.rel));
+    case ADS_IDENT:
+        return mix(mix(500, v->u.id.hi), v->u.id.lo);
+    case ADS_LIST:
+        h = 600;
+        for (size_t i = 0; i < v->u.list.n; i++)
+            h = mix(h, ads_q__hash(&v->u.list.items[i]));
+        return h;
+    case ADS_RECORD:
+        /* names and values in any order: a sum of per-attribute hashes */
+        h = 700;
+        for (size_t i = 0; i < ads_record_size(v->u.rec); i++) {
+            ads_str n = ads_record_name(v->u.rec, i);
+            const ads_value *lit = ads_expr_literal_value(ads_record_expr(v->u.rec, i));
+            uint64_t x = ads_name_hash(n.p, n.len);
+            h += mix(x, lit ? ads_q__hash(lit) : 1);
+        }
+        return h;
+    case ADS_BLOB: {
+        uint64_t x = UINT64_C(0xcbf29ce484222325);
+        for (size_t i = 0; i < v->u.blob->bytes.len; i++)
+            x = (x ^ (unsigned char)v->u.blob->bytes.p[i]) * UINT64_C(0x100000001b3);
+        return mix(800, x);
+    }
+    default:
+        return h;
+    }
+}
+
+/* ---- the order of ORDER BY ---- */
+
+static int rank(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+    case ADS_INTEGER:
+    case ADS_REAL:
+        return 0;
+    case ADS_STRING:
+        return 1;
+    case ADS_ABSTIME:
+        return 2;
+    case ADS_RELTIME:
+        return 3;
+    case ADS_IDENT:
+        return 4;
+    case ADS_LIST:
+        return 5;
+    case ADS_RECORD:
+        return 6;
+    case ADS_BLOB:
+        return 7;
+    case ADS_ERROR:
+        return 8;
+    default:
+        return 9; /* undefined last */
+    }
+}
+
+static int cmp_double(double a, double b)
+{
+    if (a < b)
+        return -1;
+    if (a > b)
+        return 1;
+    if (a == b)
+        return 0;
+    /* NaN after every number */
+    return isnan(a) ? (isnan(b) ? 0 : 1) : -1;
+}
+
+static int cmp_bytes(const char *a, size_t al, const char *b, size_t bl, bool folded)
+{
+    size_t n = al < bl ? al : bl;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (folded) {
+            x = fold(x);
+            y = fold(y);
+        }
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return al < bl ? -1 : al > bl;
+}
+
+int ads_q__compare(const ads_value *a, const ads_value *b)
+{
+    int ra = rank(a), rb = rank(b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    switch (ra) {
+    case 0: {
+        /* integers against integers exactly; otherwise as doubles */
+        bool ai = a->type != ADS_REAL, bi = b->type != ADS_REAL;
+        int64_t x = a->type == ADS_BOOLEAN ? a->u.b : a->type == ADS_INTEGER ? a->u.i : 0;
+        int64_t y = b->type == ADS_BOOLEAN ? b->u.b : b->type == ADS_INTEGER ? b->u.i : 0;
+        if (ai && bi)
+            return x < y ? -1 : x > y;
+        return cmp_double(ai ? (double)x : a->u.r, bi ? (double)y : b->u.r);
+    }
+    case 1: {
+        int c = cmp_bytes(a->u.s.p, a->u.s.len, b->u.s.p, b->u.s.len, true);
+        return c ? c : cmp_bytes(a->u.s.p, a->u.s.len, b->u.s.p, b->u.s.len, false);
+    }
+    case 2:
+        return cmp_double(a->u.abs.secs, b->u.abs.secs);
+    case 3:
+        return cmp_double(a->u.rel, b->u.rel);
+    case 4:
+        return ads_id_cmp(a->u.id, b->u.id);
+    case 5: {
+        size_t n = a->u.list.n < b->u.list.n ? a->u.list.n : b->u.list.n;
+        for (size_t i = 0; i < n; i++) {
+            int c = ads_q__compare(&a->u.list.items[i], &b->u.list.items[i]);
+            if (c)
+                return c;
+        }
+        return a->u.list.n < b->u.list.n ? -1 : a->u.list.n > b->u.list.n;
+    }
+    case 7:
+        return cmp_bytes(a->u.blob->bytes.p, a->u.blob->bytes.len, b->u.blob->bytes.p,
+                         b->u.blob->bytes.len, false);
+    default:
+        return 0; /* records, error, undefined: all alike */
+    }
+}
+
+/* ---- deep copies ---- */
+
+/* Containers (and records holding unevaluated expressions) are copied by
+ * encoding them and decoding the bytes, copied, into the arena: one path
+ * that keeps every kind of member. */
+int ads_q__copy(ads_value *out, const ads_value *v, ads_arena *a)
+{
+    switch (v->type) {
+    case ADS_STRING:
+        return ads_string_copy(out, a, v->u.s.p, v->u.s.len);
+    case ADS_LIST:
+    case ADS_RECORD:
+    case ADS_BLOB: {
+        ads_buf b = ADS_BUF_INIT;
+        int rc = ads_msgpack_encode_value(&b, v, NULL);
+        if (!rc)
+            rc = ads_msgpack_decode_value(out, a, b.p, b.len, ADS_MSGPACK_COPY, NULL);
+        ads_buf_free(&b);
+        return rc ? ADS_ENOMEM : 0;
+    }
+    default:
+        *out = *v;
+        return 0;
+    }
+}
