@@ -991,17 +991,56 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
             integrate(&x, x.groups[i], x.t2);
     }
 
-    /* output: groups in GROUP BY value order, each interval in time order */
+    /* output: _Timestamp, the GROUP BY values the select list does not show
+     * (labelled as select items would be), then the select list; groups in
+     * GROUP BY value order, each interval in time order */
+    size_t nextra = 0;
+    size_t *extra = ads_arena_alloc(a, (x.ngroup ? x.ngroup : 1) * sizeof *extra);
+    ads_str *extra_label = ads_arena_alloc(a, (x.ngroup ? x.ngroup : 1) * sizeof *extra_label);
+    if (!extra || !extra_label) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t gi = 0, si = 0; gi < st->ngroup; gi++) {
+        if ((long)gi == iv)
+            continue;
+        size_t me = si++;
+        bool shown = false;
+        for (size_t k = 0; k < st->nitems && !shown; k++)
+            shown = ads_expr_equal(st->items[k].e, st->group[gi]);
+        if (shown)
+            continue;
+        const ads_expr *ge = st->group[gi];
+        ads_buf lb = ADS_BUF_INIT;
+        if (ads_expr_kind_of(ge) == ADS_X_ATTR || ads_expr_kind_of(ge) == ADS_X_SELECT) {
+            ads_str n = ads_expr_name(ge);
+            ads_buf_add(&lb, n.p, n.len);
+        } else {
+            ads_expr_unparse(&lb, ge);
+        }
+        char *l = lb.failed ? NULL : ads_arena_strndup(a, lb.p ? lb.p : "", lb.len);
+        ads_buf_free(&lb);
+        if (!l) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        extra[nextra] = me;
+        extra_label[nextra].p = l;
+        extra_label[nextra].len = strlen(l);
+        nextra++;
+    }
     if (sink && sink->begin) {
-        ads_str *cols = ads_arena_alloc(a, (st->nitems + 1) * sizeof *cols);
+        ads_str *cols = ads_arena_alloc(a, (st->nitems + nextra + 1) * sizeof *cols);
         if (!cols) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
         cols[0] = (ads_str){"_Timestamp", 10};
+        for (size_t i = 0; i < nextra; i++)
+            cols[1 + i] = extra_label[i];
         for (size_t i = 0; i < st->nitems; i++)
-            cols[i + 1] = st->items[i].label;
-        if ((rc = sink->begin(sink->ctx, cols, st->nitems + 1, err)))
+            cols[1 + nextra + i] = st->items[i].label;
+        if ((rc = sink->begin(sink->ctx, cols, st->nitems + nextra + 1, err)))
             goto cleanup;
     }
     if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
@@ -1020,6 +1059,10 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
             ads_value ts = ads_abstime(x.a0 + (double)j * x.D, 0);
             if ((rc = ads_record_builder_add_value(b, "_Timestamp", 10, &ts, err)))
                 goto cleanup;
+            for (size_t k = 0; k < nextra; k++)
+                if ((rc = ads_record_builder_add_value(b, extra_label[k].p, extra_label[k].len,
+                                                       &x.groups[i]->keys[extra[k]], err)))
+                    goto cleanup;
             for (size_t k = 0; k < st->nitems; k++) {
                 ads_value v;
                 if (ads_expr_eval(&v, x.items[k], &view, ra)) {

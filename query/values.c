@@ -228,23 +228,80 @@ int ads_q__compare(const ads_value *a, const ads_value *b)
 
 /* ---- deep copies ---- */
 
-/* Containers (and records holding unevaluated expressions) are copied by
- * encoding them and decoding the bytes, copied, into the arena: one path
- * that keeps every kind of member. */
+static int copy_expr(const ads_expr **out, const ads_expr *e, ads_arena *a)
+{
+    const ads_value *lit = ads_expr_literal_value(e);
+    if (lit) {
+        ads_value c;
+        int rc = ads_q__copy(&c, lit, a);
+        return rc ? rc : ads_expr_literal(out, a, &c, NULL);
+    }
+    /* an unevaluated expression: through its canonical bytes, copied */
+    ads_buf b = ADS_BUF_INIT;
+    int rc = ads_msgpack_encode_expr(&b, e, NULL);
+    if (!rc)
+        rc = ads_msgpack_decode_expr(out, a, b.p, b.len, ADS_MSGPACK_COPY, NULL);
+    ads_buf_free(&b);
+    return rc ? ADS_ENOMEM : 0;
+}
+
+static int copy_record(const ads_record **out, const ads_record *r, ads_arena *a)
+{
+    ads_record_builder *b;
+    if (ads_record_builder_new(&b, a, NULL))
+        return ADS_ENOMEM;
+    for (size_t i = 0; i < ads_record_size(r); i++) {
+        ads_str n = ads_record_name(r, i);
+        const ads_expr *e;
+        char *name = ads_arena_strndup(a, n.p, n.len);
+        if (!name || copy_expr(&e, ads_record_expr(r, i), a) ||
+            ads_record_builder_add(b, name, n.len, e, NULL))
+            return ADS_ENOMEM;
+    }
+    *out = ads_record_builder_finish(b);
+    return 0;
+}
+
+/* A deep copy: strings, lists, records (attributes in their order,
+ * unevaluated expressions included) and blobs. */
 int ads_q__copy(ads_value *out, const ads_value *v, ads_arena *a)
 {
     switch (v->type) {
     case ADS_STRING:
         return ads_string_copy(out, a, v->u.s.p, v->u.s.len);
-    case ADS_LIST:
-    case ADS_RECORD:
-    case ADS_BLOB: {
-        ads_buf b = ADS_BUF_INIT;
-        int rc = ads_msgpack_encode_value(&b, v, NULL);
+    case ADS_LIST: {
+        ads_value *items = ads_arena_alloc(a, (v->u.list.n ? v->u.list.n : 1) * sizeof *items);
+        if (!items)
+            return ADS_ENOMEM;
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            int rc = ads_q__copy(&items[i], &v->u.list.items[i], a);
+            if (rc)
+                return rc;
+        }
+        *out = ads_list(items, v->u.list.n);
+        return 0;
+    }
+    case ADS_RECORD: {
+        const ads_record *r;
+        int rc = copy_record(&r, v->u.rec, a);
         if (!rc)
-            rc = ads_msgpack_decode_value(out, a, b.p, b.len, ADS_MSGPACK_COPY, NULL);
-        ads_buf_free(&b);
-        return rc ? ADS_ENOMEM : 0;
+            *out = ads_recordv(r);
+        return rc;
+    }
+    case ADS_BLOB: {
+        ads_blob *bl = ads_arena_alloc(a, sizeof *bl);
+        char *bytes = bl ? ads_arena_alloc(a, v->u.blob->bytes.len + 1) : NULL;
+        if (!bytes)
+            return ADS_ENOMEM;
+        memcpy(bytes, v->u.blob->bytes.p, v->u.blob->bytes.len);
+        bl->bytes.p = bytes;
+        bl->bytes.len = v->u.blob->bytes.len;
+        bl->meta = NULL;
+        if (v->u.blob->meta && copy_record(&bl->meta, v->u.blob->meta, a))
+            return ADS_ENOMEM;
+        out->type = ADS_BLOB;
+        out->u.blob = bl;
+        return 0;
     }
     default:
         *out = *v;
