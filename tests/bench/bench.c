@@ -662,6 +662,8 @@ int main(int argc, char **argv)
     }
     if (bench_engine(&cfg))
         failed = 1;
+    if (bench_query(&cfg))
+        failed = 1;
     if (notes[0])
         printf("\n%s", notes);
     if (dir == tmpl) {

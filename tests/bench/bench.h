@@ -38,4 +38,7 @@ void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The storage scenarios P1..P5 and the memory figures (bench_engine.c). */
 int bench_engine(const config *cfg);
 
+/* The statement-language scenario P6 (bench_query.c). */
+int bench_query(const config *cfg);
+
 #endif
