@@ -10,7 +10,9 @@
  *     carry, so that `condor_q -json` output reads in and adstore's output
  *     reads back without loss (classad/text_json.c);
  *   - the classads XML form, <classads><c><a n="Name"><s>..</s></a></c>...
- *     (classad/text_xml.c).
+ *     (classad/text_xml.c);
+ *   - new ClassAd syntax, `[ ... ]` records one after another (the writer is
+ *     ads_record_unparse; the streaming reader is classad/text_classad.c).
  *
  * Reading: each form has a streaming reader over a buffer or a FILE *. Each
  * call to *_next() returns one record, built in the arena the caller passes,
@@ -208,6 +210,41 @@ enum {
  * not valid UTF-8), ADS_ENOMEM.
  */
 int ads_json_write(ads_buf *b, const ads_record *r, int flags, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* New ClassAd syntax (classad/text_classad.c)                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * New ClassAd syntax: `[ ... ]` records one after another, separated by
+ * white space, comments or commas, optionally all inside one `{ ... }` list.
+ * Each record's extent is found by bracket matching and only it is parsed,
+ * so a stream of any size reads in memory for one record.
+ */
+typedef struct ads_classad_reader ads_classad_reader;
+
+/* As ads_long_reader_new (but the text is copied) and
+ * ads_long_reader_new_file. */
+int ads_classad_reader_new(ads_classad_reader **out, const char *text, size_t len,
+                           ads_error *err);
+int ads_classad_reader_new_file(ads_classad_reader **out, FILE *f, ads_error *err);
+
+/*
+ * The next record: 1 and *out, *line the line of its '['; 0 at the end; or
+ * a negative code:
+ *   ADS_ESYNTAX  a record that does not parse (err: line and column in the
+ *                input); the next call goes on with the record after it.
+ *                Text outside a record is an error too, and the next call
+ *                goes on at the next '['. A record left open at the end is
+ *                final;
+ *   ADS_ELIMIT   a record over ADS_MAX_TEXT bytes or nested more than
+ *                ADS_MAX_DEPTH deep (final);
+ *   ADS_EIO, ADS_ENOMEM, ADS_EINVAL as ads_long_reader_next (final).
+ */
+int ads_classad_reader_next(ads_classad_reader *r, const ads_record **out, int *line,
+                            ads_arena *a, ads_error *err);
+
+void ads_classad_reader_free(ads_classad_reader *r);
 
 /* ------------------------------------------------------------------------ */
 /* XML (classad/text_xml.c)                                                 */

@@ -20,7 +20,7 @@
 #include "engine/engine_int.h"
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       ads_write_info *info, ads_error *err);
+                       bool merge, ads_write_info *info, ads_error *err);
 
 #define BATCH_DEFAULT 10000
 
@@ -69,6 +69,11 @@ uint64_t ads_bulk_committed(const ads_bulk *b)
 size_t ads_bulk_pending(const ads_bulk *b)
 {
     return b->n;
+}
+
+uint64_t ads_bulk_added(const ads_bulk *b)
+{
+    return b->added;
 }
 
 uint64_t ads_bulk_failed(const ads_bulk *b)
@@ -203,7 +208,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
                 len = enc.len;
             }
         }
-        rc = ads_store__encoded(txn, t, data, len, NULL, err);
+        rc = ads_store__encoded(txn, t, data, len, !b->opt.replace, NULL, err);
         ads_buf_free(&enc);
         if (rc) {
             run->failed_at = i;

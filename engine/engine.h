@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "base/arena.h"
 #include "base/error.h"
@@ -62,6 +63,11 @@ extern "C" {
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;
 typedef struct ads_type ads_type;
+
+/* Called every few thousand rows of a long walk (verify, stats, dump,
+ * restore): rows done so far and the total expected (an estimate; 0 when
+ * unknown). */
+typedef void (*ads_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* ------------------------------------------------------------------------ */
 /* Stores                                                                   */
@@ -456,6 +462,9 @@ typedef struct ads_bulk_options {
     size_t batch;  /* records per transaction; 0: 10000 */
     bool backfill; /* every record gives _Timestamp; generated OUIDs come from the
                       backfill clock sequence, one batch = one backfill range */
+    bool replace;  /* each record is the whole row: it replaces the row in effect at its
+                      date instead of being laid over it (attributes it lacks are gone),
+                      as UPDATE does; for loading whole rows such as a dump's */
     /* Called inside each batch's transaction, after its records are stored and
      * before commit (an import records its progress here, so progress and
      * records commit together). May be NULL. A non-zero return aborts the batch. */
@@ -479,9 +488,11 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err);
 /* Store and commit what is queued. */
 int ads_bulk_flush(ads_bulk *b, ads_error *err);
 
-/* Records committed so far, and records queued but not committed. */
+/* Records committed so far, records queued but not committed, and records
+ * ever queued (the number the next record added will have in the load). */
 uint64_t ads_bulk_committed(const ads_bulk *b);
 size_t ads_bulk_pending(const ads_bulk *b);
+uint64_t ads_bulk_added(const ads_bulk *b);
 
 /* Drop what is queued (nothing of it is stored). */
 void ads_bulk_discard(ads_bulk *b);
@@ -496,6 +507,78 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err);
 /* Flush what is queued, sync the store to disk, and free b (also on error).
  * NULL is allowed. */
 int ads_bulk_end(ads_bulk *b, ads_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Dump, restore, backup                                                    */
+/* ------------------------------------------------------------------------ */
+
+enum { ADS_DUMP_MSGPACK = 0, ADS_DUMP_TEXT = 1 };
+
+typedef struct ads_dump_options {
+    int format;                /* ADS_DUMP_MSGPACK or ADS_DUMP_TEXT */
+    const char *const *types;  /* only these types (Type, Attribute and Sequence records come
+                                  along); NULL: every type */
+    size_t ntypes;
+    const char *const *exclude; /* leave these types out */
+    size_t nexclude;
+    ads_progress_fn progress;
+    void *ctx;
+} ads_dump_options;
+
+typedef struct ads_dump_result {
+    uint64_t rows, meta, bytes;
+} ads_dump_result;
+
+/*
+ * Write the whole store to f (docs/formats.md, "Dump format"): a header, the
+ * store's metadata, every row of every record in key order, and a trailer
+ * with counts and a checksum, from one read transaction (writers may go on).
+ * Memory stays flat. Errors: ADS_ENOTFOUND (an unknown type in the options),
+ * ADS_EIO (writing failed), ADS_ESTORAGE, ADS_ECORRUPT, ADS_ENOMEM.
+ */
+int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_result *res,
+                ads_error *err);
+
+typedef struct ads_restore_options {
+    bool new_node; /* draw a new node id (and fresh OUID generator state) */
+    ads_progress_fn progress;
+    void *ctx;
+} ads_restore_options;
+
+/*
+ * Rebuild a store in directory dir from the dump read from f (either
+ * format). dir must not exist, be an empty directory, or hold a store with no
+ * rows. The store is built beside dir and moved into place only when the
+ * dump's trailer counts and checksum match, so any failure leaves dir as it
+ * was. Errors: ADS_EEXIST (dir holds rows or files), ADS_ECORRUPT (a
+ * truncated or corrupt dump: the message says what), ADS_EVERSION (an
+ * unknown dump format version), ADS_EIO, ADS_ENOMEM, ADS_ESTORAGE.
+ */
+int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_dump_result *res,
+                ads_error *err);
+
+/*
+ * A dump read as records (for importing one into a store that has data):
+ * each row comes back as its record with _Timestamp and _Deleted (the
+ * store's __SystemTimestamp and __Latest are left out), oldest rows of a
+ * record first; metadata is skipped. The end of the dump checks its counts
+ * and checksum (ADS_ECORRUPT), as restore does.
+ */
+typedef struct ads_dump_reader ads_dump_reader;
+int ads_dump_reader_new(ads_dump_reader **out, FILE *f, ads_error *err);
+/* 1 and *out (made in arena a), 0 at the end, or a negative code. */
+int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *a,
+                         ads_error *err);
+void ads_dump_reader_free(ads_dump_reader *r);
+
+/*
+ * A consistent, compacted copy of the live store into directory dir (which
+ * must not exist, or be empty, or hold an empty store): LMDB's compacting
+ * copy through a read transaction, so writers go on meanwhile. The copy is a
+ * complete store (mode 0600 in a 0700 directory). Errors: ADS_EEXIST,
+ * ADS_EIO, ADS_ESTORAGE.
+ */
+int ads_db_backup(ads_db *db, const char *dir, ads_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Hooks                                                                    */
@@ -566,10 +649,6 @@ int ads_txn_meta_put(ads_txn *txn, const char *key, const void *value, size_t le
 typedef struct ads_verify_result {
     uint64_t records, rows, problems;
 } ads_verify_result;
-
-/* Called every few thousand rows of a long walk (verify, stats): rows done so
- * far and the total expected (an estimate from the table sizes). */
-typedef void (*ads_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /*
  * Check the whole store in one read transaction: every row's checksum and

@@ -626,12 +626,14 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
 }
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       ads_write_info *info, ads_error *err);
+                       bool merge, ads_write_info *info, ads_error *err);
 
+/* Store a canonical MessagePack row of type t: laid over the row in effect
+ * (merge, as STORE) or replacing it (a bulk load of whole rows). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       ads_write_info *info, ads_error *err)
+                       bool merge, ads_write_info *info, ads_error *err)
 {
-    write_req r = {t, data, len, true, NULL, 0};
+    write_req r = {t, data, len, merge, NULL, 0};
     return do_write(txn, &r, info, err);
 }
 
@@ -672,7 +674,7 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     ads_buf b = ADS_BUF_INIT;
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
-        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, info, err);
+        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, true, info, err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;

@@ -93,6 +93,10 @@ int cmd_verify(cli_ctx *c, int argc, char **argv);
 int cmd_stats(cli_ctx *c, int argc, char **argv);
 int cmd_execute(cli_ctx *c, int argc, char **argv);
 int cmd_shell(cli_ctx *c, int argc, char **argv);
+int cmd_import(cli_ctx *c, int argc, char **argv);
+int cmd_dump(cli_ctx *c, int argc, char **argv);
+int cmd_restore(cli_ctx *c, int argc, char **argv);
+int cmd_backup(cli_ctx *c, int argc, char **argv);
 
 /*
  * A progress bar on stderr for long work, drawn only when stderr is a
@@ -106,6 +110,9 @@ typedef struct progress {
 
 void progress_init(progress *p, const char *what);
 void progress_update(progress *p, uint64_t done, uint64_t total);
+/* done rows, the bar filled to fraction (0..1; negative: no bar), for work
+ * measured in bytes of input rather than rows. */
+void progress_update_fraction(progress *p, uint64_t done, double fraction);
 void progress_done(progress *p);
 /* Seconds since progress_init. */
 double progress_elapsed(const progress *p);

@@ -23,6 +23,10 @@ static const command commands[] = {
     {"shell", cmd_shell},
     {"verify", cmd_verify},
     {"stats", cmd_stats},
+    {"import", cmd_import},
+    {"dump", cmd_dump},
+    {"restore", cmd_restore},
+    {"backup", cmd_backup},
 };
 
 int main(int argc, char **argv)

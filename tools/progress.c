@@ -30,7 +30,8 @@ double progress_elapsed(const progress *p)
     return now_s() - p->start;
 }
 
-void progress_update(progress *p, uint64_t done, uint64_t total)
+/* Draw: a bar filled to fraction (none when fraction < 0), rows and rate. */
+static void draw(progress *p, uint64_t done, double fraction)
 {
     if (!p->tty)
         return;
@@ -39,15 +40,27 @@ void progress_update(progress *p, uint64_t done, uint64_t total)
         return;
     p->last = t;
     double rate = t > p->start ? (double)done / (t - p->start) : 0;
-    if (total > 0 && done <= total) {
-        int width = 30, fill = (int)((double)done / (double)total * width);
+    if (fraction >= 0) {
+        if (fraction > 1)
+            fraction = 1;
+        int width = 30, fill = (int)(fraction * width);
         fprintf(stderr, "\r%s [%.*s%*s] %3d%% %llu rows, %.0f rows/s ", p->what, fill,
-                "##############################", width - fill, "",
-                (int)(100.0 * (double)done / (double)total), (unsigned long long)done, rate);
+                "##############################", width - fill, "", (int)(100.0 * fraction),
+                (unsigned long long)done, rate);
     } else {
         fprintf(stderr, "\r%s %llu rows, %.0f rows/s ", p->what, (unsigned long long)done, rate);
     }
     fflush(stderr);
+}
+
+void progress_update(progress *p, uint64_t done, uint64_t total)
+{
+    draw(p, done, total > 0 && done <= total ? (double)done / (double)total : -1);
+}
+
+void progress_update_fraction(progress *p, uint64_t done, double fraction)
+{
+    draw(p, done, fraction);
 }
 
 void progress_done(progress *p)

@@ -312,7 +312,7 @@ static int load_adstore(const char *path, uint64_t n, batch *bt, double *secs)
     ads_db *db;
     ads_bulk *b;
     ads_error err;
-    ads_bulk_options opt = {BATCH, false, NULL, NULL};
+    ads_bulk_options opt = {.batch = BATCH, .backfill = false, .on_batch = NULL, .ctx = NULL};
     if (ads_open_store(&db, path, true))
         return -1;
     *secs = 0;

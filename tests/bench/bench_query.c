@@ -67,7 +67,7 @@ static int load_adstore(const char *dir, uint64_t machines, uint64_t samples)
         ads_txn_store(txn, r, NULL, &err) || ads_txn_commit(txn, &err))
         return fail("declaring Machine", err.message);
     ads_bulk *b;
-    ads_bulk_options bo = {10000, false, NULL, NULL};
+    ads_bulk_options bo = {.batch = 10000, .backfill = false, .on_batch = NULL, .ctx = NULL};
     if (ads_bulk_begin(&b, db, &bo, &err))
         return fail("bulk", err.message);
     char name[32];

@@ -1,5 +1,5 @@
 /*
- * tests/classad/test_formats.c: the long, JSON and XML forms of records
+ * tests/classad/test_formats.c: the long, JSON, XML and new-syntax stream forms of records
  * (classad/formats.h): HTCondor's own output read in with the right types,
  * byte-exact output for examples, every error a user can reach with its
  * message, line and column, and many random records through each form and
@@ -40,8 +40,8 @@ static int teardown(void **state)
 /* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-enum { LONG, JSON, XML };
-static const char *const form_names[] = {"long", "JSON", "XML"};
+enum { LONG, JSON, XML, CLASSAD };
+static const char *const form_names[] = {"long", "JSON", "XML", "ClassAd"};
 
 /* A reader of any form over a buffer or a FILE *. */
 typedef struct reader {
@@ -49,6 +49,7 @@ typedef struct reader {
     ads_long_reader *l;
     ads_json_reader *j;
     ads_xml_reader *x;
+    ads_classad_reader *c;
 } reader;
 
 static int reader_open(reader *r, int form, const char *text, size_t len, FILE *f,
@@ -63,6 +64,9 @@ static int reader_open(reader *r, int form, const char *text, size_t len, FILE *
     case JSON:
         return f ? ads_json_reader_new_file(&r->j, f, err)
                  : ads_json_reader_new(&r->j, text, len, err);
+    case CLASSAD:
+        return f ? ads_classad_reader_new_file(&r->c, f, err)
+                 : ads_classad_reader_new(&r->c, text, len, err);
     default:
         return f ? ads_xml_reader_new_file(&r->x, f, err)
                  : ads_xml_reader_new(&r->x, text, len, err);
@@ -76,6 +80,8 @@ static int reader_next(reader *r, const ads_record **out, int *line, ads_error *
         return ads_long_reader_next(r->l, out, line, arena, err);
     case JSON:
         return ads_json_reader_next(r->j, out, line, arena, err);
+    case CLASSAD:
+        return ads_classad_reader_next(r->c, out, line, arena, err);
     default:
         return ads_xml_reader_next(r->x, out, line, arena, err);
     }
@@ -86,6 +92,7 @@ static void reader_close(reader *r)
     ads_long_reader_free(r->l);
     ads_json_reader_free(r->j);
     ads_xml_reader_free(r->x);
+    ads_classad_reader_free(r->c);
 }
 
 /* Read every record of text; fails the test on any error. */
@@ -275,6 +282,10 @@ static int write_form(int form, ads_buf *b, const ads_record *r, int flags, ads_
         rc = ads_json_write(b, r, flags, err);
         ads_buf_addc(b, '\n');
         return rc;
+    case CLASSAD:
+        ads_record_unparse(b, r);
+        ads_buf_addc(b, '\n');
+        return 0;
     default:
         return ads_xml_write(b, r, err);
     }
@@ -1887,6 +1898,108 @@ static void xml__random_records_come_back_equal(void **state)
     round_trip(XML, 0, 600);
 }
 
+static void classad__random_records_come_back_equal(void **state)
+{
+    (void)state;
+    round_trip(CLASSAD, 0, 600);
+}
+
+static void classad__reads_records_lists_and_comments(void **state)
+{
+    (void)state;
+    const ads_record *recs[4];
+    int lines[4];
+    const char *text = "// jobs\n"
+                       "[ Owner = \"ann\"; Cmd = \"]\" ]\n"
+                       "/* a ] in a comment */\n"
+                       "[\n  Memory = 1024; Req = Memory > 512 // ]\n],\n"
+                       "[ Nested = [ A = { 1, [ B = 2 ] } ] ]\n";
+    assert_int_equal(read_all(CLASSAD, text, recs, lines, 4), 3);
+    want_string(recs[0], "Owner", "ann");
+    want_string(recs[0], "Cmd", "]");
+    assert_int_equal(lines[0], 2);
+    want_int(recs[1], "Memory", 1024);
+    want_expr(recs[1], "Req", "Memory > 512");
+    assert_int_equal(lines[1], 4);
+    assert_int_equal(lines[2], 7);
+    assert_string_equal(text_of_record(recs[2]), "[ Nested = [ A = { 1, [ B = 2 ] } ] ]");
+
+    /* the same records as one list literal, and an empty input */
+    assert_int_equal(read_all(CLASSAD, "{ [ A = 1 ], [ A = 2 ] }\n", recs, NULL, 4), 2);
+    want_int(recs[1], "A", 2);
+    assert_int_equal(read_all(CLASSAD, "  \n// nothing\n", recs, NULL, 4), 0);
+    assert_int_equal(read_all(CLASSAD, "[]", recs, NULL, 4), 1);
+    assert_int_equal(ads_record_size(recs[0]), 0);
+}
+
+static void classad__errors_name_line_and_column_and_reading_goes_on(void **state)
+{
+    (void)state;
+    const char *text = "[ A = 1 ]\n"
+                       "[ B = 1 +; C = 2 ]\n"
+                       "junk here\n"
+                       "[ D = 4 ]\n";
+    reader r;
+    ads_error err;
+    const ads_record *rec;
+    int line;
+    assert_int_equal(reader_open(&r, CLASSAD, text, strlen(text), NULL, &err), 0);
+    assert_int_equal(reader_next(&r, &rec, &line, &err), 1);
+    want_int(rec, "A", 1);
+    assert_int_equal(reader_next(&r, &rec, &line, &err), ADS_ESYNTAX);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 10);
+    assert_int_equal(reader_next(&r, &rec, &line, &err), ADS_ESYNTAX);
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.column, 1);
+    assert_string_equal(err.message, "expected '[' to start a record, found 'j'");
+    assert_int_equal(reader_next(&r, &rec, &line, &err), 1);
+    want_int(rec, "D", 4);
+    assert_int_equal(line, 4);
+    assert_int_equal(reader_next(&r, &rec, &line, &err), 0);
+    reader_close(&r);
+
+    CHECK_ERROR(CLASSAD, "[ A = 1 ]\n\n  [ B = \"x]", ADS_ESYNTAX, 3, 3,
+                "the record starting here is not closed");
+    CHECK_ERROR(CLASSAD, "[ A = 1 ] /* open", ADS_ESYNTAX, 1, 11, "a comment is not closed");
+    CHECK_ERROR(CLASSAD, "[ A = 1 ] }", ADS_ESYNTAX, 1, 11,
+                "expected '[' to start a record, found '}'");
+}
+
+static void classad__file_reader_reads_what_the_buffer_reader_reads(void **state)
+{
+    (void)state;
+    /* records that straddle the reader's 64 KiB chunks */
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < 3000; i++)
+        ads_buf_printf(&b, "[ N = %d; Pad = \"%0*d\"; S = \"a ] \\\" [\" /* ] */ ]\n", i,
+                       i % 97 + 1, 0);
+    FILE *f = file_of(b.p, b.len);
+    reader r, rf;
+    ads_error err;
+    const ads_record *x, *y;
+    int lx, ly, n = 0;
+    assert_int_equal(reader_open(&r, CLASSAD, b.p, b.len, NULL, &err), 0);
+    assert_int_equal(reader_open(&rf, CLASSAD, NULL, 0, f, &err), 0);
+    for (;;) {
+        int rc = reader_next(&r, &x, &lx, &err);
+        assert_int_equal(reader_next(&rf, &y, &ly, &err), rc);
+        if (rc == 0)
+            break;
+        assert_int_equal(rc, 1);
+        assert_int_equal(lx, ly);
+        assert_same_record(x, y);
+        want_int(y, "N", n);
+        want_string(y, "S", "a ] \" [");
+        n++;
+    }
+    assert_int_equal(n, 3000);
+    reader_close(&r);
+    reader_close(&rf);
+    fclose(f);
+    ads_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1923,6 +2036,10 @@ int main(void)
         cmocka_unit_test(long__random_records_come_back_equal),
         cmocka_unit_test(json__random_records_come_back_equal),
         cmocka_unit_test(xml__random_records_come_back_equal),
+        cmocka_unit_test(classad__random_records_come_back_equal),
+        cmocka_unit_test(classad__reads_records_lists_and_comments),
+        cmocka_unit_test(classad__errors_name_line_and_column_and_reading_goes_on),
+        cmocka_unit_test(classad__file_reader_reads_what_the_buffer_reader_reads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

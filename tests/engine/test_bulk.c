@@ -93,7 +93,7 @@ static void bulk__batches_commit_whole_with_their_progress(void **state)
     (void)state;
     ads_arena *a = ads_arena_new();
     progress p = {0, 0, 0};
-    ads_bulk_options opt = {1000, false, on_batch, &p};
+    ads_bulk_options opt = {.batch = 1000, .backfill = false, .on_batch = on_batch, .ctx = &p};
     ads_bulk *b;
     ads_error err;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
@@ -125,7 +125,7 @@ static void bulk__a_bad_record_fails_its_batch_only(void **state)
     (void)state;
     ads_arena *a = ads_arena_new();
     progress p = {0, 0, 0};
-    ads_bulk_options opt = {100, false, on_batch, &p};
+    ads_bulk_options opt = {.batch = 100, .backfill = false, .on_batch = on_batch, .ctx = &p};
     ads_bulk *b;
     ads_error err;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
@@ -196,7 +196,7 @@ static size_t check_event_ids(void)
 static void load_events(int from_minute, int to_minute, int per_minute)
 {
     ads_arena *a = ads_arena_new();
-    ads_bulk_options opt = {50, true, NULL, NULL};
+    ads_bulk_options opt = {.batch = 50, .backfill = true, .on_batch = NULL, .ctx = NULL};
     ads_bulk *b;
     ads_error err;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
@@ -237,7 +237,7 @@ static void backfill__ids_are_dated_in_the_past_and_never_repeat(void **state)
     assert_int_equal(f.clockseq & 1, 1);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     /* a backfill load without _Timestamp is refused, saying which record */
-    ads_bulk_options opt = {50, true, NULL, NULL};
+    ads_bulk_options opt = {.batch = 50, .backfill = true, .on_batch = NULL, .ctx = NULL};
     ads_bulk *b;
     ads_error err;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
@@ -259,7 +259,7 @@ static void map__a_tiny_map_grows_through_a_large_load(void **state)
     db = ts.db;
     size_t before = ads_db_map_size(db);
     ads_arena *a = ads_arena_new();
-    ads_bulk_options opt = {5000, false, NULL, NULL};
+    ads_bulk_options opt = {.batch = 5000, .backfill = false, .on_batch = NULL, .ctx = NULL};
     ads_bulk *b;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
     for (int i = 0; i < 20000; i++) {

@@ -1,0 +1,858 @@
+/*
+ * tools/cmd_import.c: `adstore import`, the bulk load (shared/spec/tools.md,
+ * "Import"; the user's guide is docs/tools.md).
+ *
+ * Each FILE is read by the streaming reader of its format (chosen by
+ * --format, else the file name, else the first bytes) and its records go to
+ * the engine's bulk loader, which commits them in batches. Batches never span
+ * two files, and each batch's transaction also records how far into its file
+ * the import has got (application metadata "import:<absolute path>", with the
+ * file's identity), so records and progress commit together: a re-run of the
+ * same command after a crash, a kill or a bad record goes on after the last
+ * committed batch and never loads one twice. Memory holds one batch.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "classad/formats.h"
+#include "tools/cli.h"
+
+typedef enum fmt { F_AUTO, F_LONG, F_CLASSAD, F_JSON, F_XML, F_DUMP } fmt;
+static const char *const fmt_names[] = {"auto", "long", "classad", "json", "xml", "dump"};
+
+/* ---- an input: a FILE * that first gives back the bytes sniffed ---- */
+
+typedef struct peeked {
+    FILE *under;
+    char head[4096];
+    size_t n, pos;
+} peeked;
+
+static ssize_t peeked_read(void *cookie, char *buf, size_t size)
+{
+    peeked *p = cookie;
+    if (p->pos < p->n) {
+        size_t k = p->n - p->pos < size ? p->n - p->pos : size;
+        memcpy(buf, p->head + p->pos, k);
+        p->pos += k;
+        return (ssize_t)k;
+    }
+    size_t k = fread(buf, 1, size, p->under);
+    if (k == 0 && ferror(p->under))
+        return -1;
+    return (ssize_t)k;
+}
+
+static int peeked_close(void *cookie)
+{
+    free(cookie);
+    return 0;
+}
+
+/* The format the first bytes of an input look like. */
+static fmt sniff(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (n >= 3 && (unsigned char)s[0] == 0xef && (unsigned char)s[1] == 0xbb &&
+        (unsigned char)s[2] == 0xbf)
+        i = 3;
+    if (n > 0 && ((unsigned char)s[0] & 0xf0) == 0x80 && memmem(s, n < 64 ? n : 64, "adstore-dump", 12))
+        return F_DUMP; /* a MessagePack map: the dump's header */
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+        i++;
+    if (i == n)
+        return F_LONG;
+    char c = s[i];
+    size_t j = i + 1;
+    while (j < n && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n'))
+        j++;
+    char d = j < n ? s[j] : '\0';
+    if (c == '<')
+        return F_XML;
+    if (c == '[') {
+        const char *nl = memchr(s + i, '\n', n - i);
+        size_t ll = nl ? (size_t)(nl - (s + i)) : n - i;
+        if (memmem(s + i, ll, "\"adstore-dump\"", 14))
+            return F_DUMP;
+        return d == '{' || d == ']' ? F_JSON : F_CLASSAD;
+    }
+    if (c == '{')
+        return d == '"' || d == '}' ? F_JSON : F_CLASSAD;
+    if (c == '/')
+        return F_CLASSAD;
+    return F_LONG;
+}
+
+static fmt by_name(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return F_AUTO;
+    dot++;
+    if (!strcasecmp(dot, "json") || !strcasecmp(dot, "jsonl") || !strcasecmp(dot, "ndjson"))
+        return F_JSON;
+    if (!strcasecmp(dot, "xml"))
+        return F_XML;
+    if (!strcasecmp(dot, "dump"))
+        return F_DUMP;
+    if (!strcasecmp(dot, "classad") || !strcasecmp(dot, "classads"))
+        return F_CLASSAD;
+    if (!strcasecmp(dot, "long"))
+        return F_LONG;
+    return F_AUTO;
+}
+
+typedef struct input {
+    const char *name; /* as given, for messages */
+    FILE *f;          /* what the reader reads */
+    FILE *own;        /* the file opened (NULL for stdin) */
+    fmt form;
+    struct stat st;
+    bool is_file;
+    ads_long_reader *l;
+    ads_json_reader *j;
+    ads_xml_reader *x;
+    ads_classad_reader *c;
+    ads_dump_reader *d;
+    int dump_item;
+} input;
+
+static void input_close(input *in)
+{
+    ads_long_reader_free(in->l);
+    ads_json_reader_free(in->j);
+    ads_xml_reader_free(in->x);
+    ads_classad_reader_free(in->c);
+    ads_dump_reader_free(in->d);
+    if (in->f && in->f != in->own && in->f != stdin)
+        fclose(in->f);
+    if (in->own)
+        fclose(in->own);
+    memset(in, 0, sizeof *in);
+}
+
+static int input_open(input *in, const char *path, fmt forced, ads_error *err)
+{
+    memset(in, 0, sizeof *in);
+    in->name = path;
+    FILE *f;
+    if (strcmp(path, "-") == 0) {
+        in->name = "<stdin>";
+        f = stdin;
+    } else {
+        if (!(f = fopen(path, "rb")))
+            return ads_error_set(err, ADS_EIO, "%s: %s", path, strerror(errno));
+        in->own = f;
+    }
+    if (fstat(fileno(f), &in->st) == 0 && S_ISREG(in->st.st_mode))
+        in->is_file = f != stdin;
+    if (in->own && S_ISDIR(in->st.st_mode)) {
+        input_close(in);
+        return ads_error_set(err, ADS_EINVAL, "%s: is a directory", path);
+    }
+    fmt form = forced != F_AUTO ? forced : by_name(path);
+    in->f = f;
+    if (form == F_AUTO) {
+        peeked *p = calloc(1, sizeof *p);
+        if (!p)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        p->under = f;
+        p->n = fread(p->head, 1, sizeof p->head, f);
+        if (p->n == 0 && ferror(f)) {
+            free(p);
+            input_close(in);
+            return ads_error_set(err, ADS_EIO, "%s: %s", path, strerror(errno));
+        }
+        form = sniff(p->head, p->n);
+        cookie_io_functions_t io = {peeked_read, NULL, NULL, peeked_close};
+        FILE *pf = fopencookie(p, "rb", io);
+        if (!pf) {
+            free(p);
+            input_close(in);
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
+        in->f = pf;
+    }
+    in->form = form;
+    int rc;
+    switch (form) {
+    case F_LONG:
+        rc = ads_long_reader_new_file(&in->l, in->f, err);
+        break;
+    case F_JSON:
+        rc = ads_json_reader_new_file(&in->j, in->f, err);
+        break;
+    case F_XML:
+        rc = ads_xml_reader_new_file(&in->x, in->f, err);
+        break;
+    case F_CLASSAD:
+        rc = ads_classad_reader_new_file(&in->c, in->f, err);
+        break;
+    default: {
+        /* an empty dump is a corrupt one: say so when its first record is asked for */
+        int ch = fgetc(in->f);
+        if (ch == EOF) {
+            rc = ads_error_set(err, ADS_ECORRUPT, "the dump is empty");
+            break;
+        }
+        ungetc(ch, in->f);
+        rc = ads_dump_reader_new(&in->d, in->f, err);
+        break;
+    }
+    }
+    if (rc)
+        input_close(in);
+    return rc;
+}
+
+/* The next record: as the readers' _next (line: the record's line; for a
+ * dump, its number). */
+static int input_next(input *in, const ads_record **out, int *line, ads_arena *a, ads_error *err)
+{
+    switch (in->form) {
+    case F_LONG:
+        return ads_long_reader_next(in->l, out, line, a, err);
+    case F_JSON:
+        return ads_json_reader_next(in->j, out, line, a, err);
+    case F_XML:
+        return ads_xml_reader_next(in->x, out, line, a, err);
+    case F_CLASSAD:
+        return ads_classad_reader_next(in->c, out, line, a, err);
+    default: {
+        int rc = ads_dump_reader_next(in->d, out, a, err);
+        if (rc == 1)
+            *line = ++in->dump_item;
+        return rc;
+    }
+    }
+}
+
+/* How far into the file the reader has read, for the progress bar. */
+static double input_fraction(const input *in)
+{
+    if (!in->is_file || in->st.st_size <= 0)
+        return -1;
+    off_t pos = ftello(in->own);
+    if (pos < 0)
+        return -1;
+    return (double)pos / (double)in->st.st_size;
+}
+
+/* ---- progress kept in the store ---- */
+
+typedef struct file_progress {
+    unsigned long long dev, ino, size, mtime_ns, consumed, committed;
+    int complete;
+} file_progress;
+
+static bool same_file(const file_progress *p, const struct stat *st)
+{
+    return p->dev == (unsigned long long)st->st_dev && p->ino == (unsigned long long)st->st_ino &&
+           p->size == (unsigned long long)st->st_size &&
+           p->mtime_ns == (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+                              (unsigned long long)st->st_mtim.tv_nsec;
+}
+
+static int progress_write(ads_txn *txn, const char *key, const struct stat *st,
+                          uint64_t consumed, uint64_t committed, bool complete, ads_error *err)
+{
+    char v[256];
+    int n = snprintf(v, sizeof v, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d",
+                     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                     (unsigned long long)st->st_size,
+                     (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+                         (unsigned long long)st->st_mtim.tv_nsec,
+                     (unsigned long long)consumed, (unsigned long long)committed,
+                     complete ? 1 : 0);
+    return ads_txn_meta_put(txn, key, v, (size_t)n, err);
+}
+
+/* 1 and *p if the store holds progress for key, 0 if not, or an error. */
+static int progress_read(ads_db *db, const char *key, file_progress *p, ads_error *err)
+{
+    ads_txn *txn;
+    ads_str v;
+    int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, err);
+    if (rc)
+        return rc;
+    rc = ads_txn_meta_get(txn, key, &v, err);
+    if (rc == 1) {
+        char s[256];
+        size_t n = v.len < sizeof s - 1 ? v.len : sizeof s - 1;
+        memcpy(s, v.p, n);
+        s[n] = '\0';
+        memset(p, 0, sizeof *p);
+        if (sscanf(s, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d", &p->dev, &p->ino,
+                   &p->size, &p->mtime_ns, &p->consumed, &p->committed, &p->complete) != 7)
+            rc = 0; /* not ours: treat as no progress */
+    }
+    ads_txn_abort(txn);
+    return rc;
+}
+
+/* ---- the import ---- */
+
+typedef struct bad {
+    char *text;
+    struct bad *next;
+} bad;
+
+typedef struct pending_line {
+    uint64_t num; /* the record's number in the load */
+    int line;
+} pending_line;
+
+typedef struct imp {
+    cli_ctx *c;
+    ads_db *db;
+    ads_bulk *bulk;
+    const char *type;
+    bool keep_going;
+    ads_bulk_options bo;
+    /* the file being read */
+    input *in;
+    char key[PATH_MAX + 16];
+    bool track;              /* record progress for this file */
+    uint64_t consumed;       /* input records of this file read so far (bad ones too) */
+    uint64_t done_consumed;  /* ... of which covered by committed batches */
+    uint64_t base;           /* records of this file committed by earlier runs */
+    uint64_t loaded;         /* records of this file queued in this run (not dropped) */
+    uint64_t committed;      /* ... of which committed */
+    /* lines of the records queued in the bulk, by number */
+    pending_line *pend;
+    size_t npend, cappend;
+    /* totals of this run */
+    uint64_t total_records, total_bad, files_done, files_skipped, bytes;
+    bad *bads, **bads_tail;
+    uint64_t nbads_listed;
+    progress bar;
+} imp;
+
+static int on_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err)
+{
+    imp *im = ctx;
+    (void)b;
+    if (!im->track)
+        return 0;
+    /* everything read so far is in this batch or was committed or refused */
+    return progress_write(txn, im->key, &im->in->st, im->consumed, im->base + im->loaded, false,
+                          err);
+}
+
+static void note_bad(imp *im, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void note_bad(imp *im, const char *format, ...)
+{
+    im->total_bad++;
+    if (im->nbads_listed >= 1000)
+        return;
+    char buf[ADS_ERROR_MESSAGE_MAX + PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(buf, sizeof buf, format, ap);
+    va_end(ap);
+    bad *b = malloc(sizeof *b);
+    if (!b || !(b->text = strdup(buf))) {
+        free(b);
+        return;
+    }
+    b->next = NULL;
+    *im->bads_tail = b;
+    im->bads_tail = &b->next;
+    im->nbads_listed++;
+}
+
+/* The line of the queued record number num, 0 if it is not queued. */
+static int line_of(const imp *im, uint64_t num)
+{
+    size_t lo = 0, hi = im->npend;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (im->pend[mid].num < num)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < im->npend && im->pend[lo].num == num ? im->pend[lo].line : 0;
+}
+
+/* The message of a bulk error without the bulk's "record N: " prefix. */
+static const char *bulk_message(const ads_error *err)
+{
+    const char *m = err->message;
+    if (strncmp(m, "record ", 7) == 0) {
+        const char *p = m + 7;
+        while (*p >= '0' && *p <= '9')
+            p++;
+        if (p > m + 7 && p[0] == ':' && p[1] == ' ')
+            return p + 2;
+    }
+    return m;
+}
+
+/* After a successful add or flush: when nothing is queued, all is committed. */
+static void after_commit(imp *im)
+{
+    if (ads_bulk_pending(im->bulk) == 0) {
+        im->npend = 0;
+        im->committed = im->loaded;
+        im->done_consumed = im->consumed;
+    }
+}
+
+static void stop_bar(imp *im)
+{
+    progress_done(&im->bar);
+    im->bar.last = 0;
+}
+
+/* "FILE:LINE" or, for a dump, "FILE:record N". */
+static void where(char *buf, size_t cap, const input *in, int line)
+{
+    if (line <= 0)
+        snprintf(buf, cap, "%s", in->name);
+    else
+        snprintf(buf, cap, "%s:%s%d", in->name, in->form == F_DUMP ? "record " : "", line);
+}
+
+/*
+ * The bulk failed (adding or flushing). With --keep-going a failure about one
+ * record lists and drops that record and goes on; otherwise, or for any other
+ * failure, the queued batch is dropped and the import stops. 0 to go on, else
+ * an exit status (the message printed).
+ */
+static int bulk_failed(imp *im, int rc, ads_error *err, int add_line)
+{
+    char at[PATH_MAX + 64];
+    for (;;) {
+        uint64_t num = ads_bulk_failed(im->bulk);
+        int line = num != UINT64_MAX ? line_of(im, num) : 0;
+        bool queued = line != 0;
+        if (num != UINT64_MAX && !queued)
+            line = add_line; /* refused as it was added */
+        where(at, sizeof at, im->in, num != UINT64_MAX ? line : 0);
+        if (num == UINT64_MAX || !im->keep_going || rc == ADS_ENOMEM) {
+            stop_bar(im);
+            fprintf(stderr, "%s: %s\n", at, bulk_message(err));
+            ads_bulk_discard(im->bulk);
+            im->npend = 0;
+            im->loaded = im->committed;
+            return EXIT_INPUT;
+        }
+        note_bad(im, "%s: %s", at, bulk_message(err));
+        if (!queued)
+            return 0;
+        if ((rc = ads_bulk_drop_failed(im->bulk, err)))
+            return cli_fail_err(im->c, err);
+        im->loaded--;
+        if ((rc = ads_bulk_flush(im->bulk, err)) == 0) {
+            after_commit(im);
+            return 0;
+        }
+    }
+}
+
+/* rec with AdType = type first (for records without AdType). */
+static int with_type(const ads_record **out, const ads_record *rec, const char *type,
+                     ads_arena *a, ads_error *err)
+{
+    ads_record_builder *b;
+    ads_value v = ads_string(type, strlen(type));
+    int rc = ads_record_builder_new(&b, a, err);
+    if (!rc)
+        rc = ads_record_builder_add_value(b, "AdType", 6, &v, err);
+    for (size_t i = 0; !rc && i < ads_record_size(rec); i++) {
+        ads_str n = ads_record_name(rec, i);
+        rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(rec, i), err);
+    }
+    if (rc)
+        return rc;
+    *out = ads_record_builder_finish(b);
+    return *out ? 0 : ads_error_set(err, ADS_ENOMEM, "out of memory");
+}
+
+/* A dump's Attribute records are left out: the engine keeps its own. */
+static bool is_attribute_record(const ads_record *rec)
+{
+    const ads_expr *x = ads_record_lookup(rec, "AdType", 6);
+    const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
+    return v && v->type == ADS_STRING && v->u.s.len == 9 &&
+           strncasecmp(v->u.s.p, "Attribute", 9) == 0;
+}
+
+static bool push_line(imp *im, uint64_t num, int line)
+{
+    if (im->npend == im->cappend) {
+        size_t cap = im->cappend ? 2 * im->cappend : 1024;
+        pending_line *p = realloc(im->pend, cap * sizeof *p);
+        if (!p)
+            return false;
+        im->pend = p;
+        im->cappend = cap;
+    }
+    im->pend[im->npend].num = num;
+    im->pend[im->npend].line = line;
+    im->npend++;
+    return true;
+}
+
+static int mark_complete(ads_txn *txn, void *ctx, ads_error *err)
+{
+    imp *im = ctx;
+    return progress_write(txn, im->key, &im->in->st, im->consumed, im->base + im->committed,
+                          true, err);
+}
+
+/* Print a reader's error with its position. */
+static void print_read_error(imp *im, const ads_error *err)
+{
+    stop_bar(im);
+    if (err->line > 0 && err->column > 0)
+        fprintf(stderr, "%s:%d:%d: %s\n", im->in->name, err->line, err->column, err->message);
+    else if (err->line > 0)
+        fprintf(stderr, "%s:%d: %s\n", im->in->name, err->line, err->message);
+    else
+        fprintf(stderr, "%s: %s\n", im->in->name, err->message);
+}
+
+/* Where to start in a file: its stored progress. 1 to skip the file, 0 to
+ * read it (*skip set), or an exit status. */
+static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
+{
+    file_progress p;
+    ads_error err;
+    int rc = progress_read(im->db, im->key, &p, &err);
+    if (rc < 0) {
+        fprintf(stderr, "%s: %s\n", in->name, err.message);
+        return EXIT_INPUT;
+    }
+    if (rc == 0)
+        return 0;
+    stop_bar(im);
+    if (same_file(&p, &in->st)) {
+        if (p.complete) {
+            fprintf(stderr, "%s: already imported (%llu records); skipped (--restart imports it "
+                            "again)\n",
+                    path, p.committed);
+            im->files_skipped++;
+            return -1;
+        }
+        *skip = p.consumed;
+        im->base = p.committed;
+        if (p.consumed)
+            fprintf(stderr, "%s: resuming after input record %llu (%llu records loaded before)\n",
+                    path, p.consumed, p.committed);
+        return 0;
+    }
+    if (!p.complete) {
+        fprintf(stderr,
+                "%s: the file has changed since an import of it stopped after input record %llu; "
+                "use --restart to import it from the start, or --skip N\n",
+                path, p.consumed);
+        return EXIT_INPUT;
+    }
+    return 0; /* imported before, but it is a new file now */
+}
+
+/*
+ * Import one file. *skip_left: with --skip, input records still to pass over
+ * (counted across the files). Returns 0, or an exit status after printing
+ * why.
+ */
+static int import_file(imp *im, const char *path, fmt forced, bool restart, uint64_t *skip_left,
+                       bool explicit_skip)
+{
+    input in;
+    ads_error err;
+    int rc = input_open(&in, path, forced, &err);
+    if (rc) {
+        stop_bar(im);
+        fprintf(stderr, "%s\n", err.message);
+        return EXIT_INPUT;
+    }
+    im->in = &in;
+    im->consumed = im->done_consumed = im->base = im->loaded = im->committed = 0;
+    im->npend = 0;
+    im->track = false;
+    uint64_t skip = 0;
+    char abs[PATH_MAX];
+    if (in.is_file && realpath(path, abs)) {
+        snprintf(im->key, sizeof im->key, "import:%s", abs);
+        im->track = true;
+    }
+    if (explicit_skip) {
+        skip = *skip_left;
+    } else if (im->track && !restart) {
+        rc = resume_point(im, &in, path, &skip);
+        if (rc) {
+            input_close(&in);
+            im->in = NULL;
+            return rc < 0 ? 0 : rc;
+        }
+    }
+
+    /* a dump's rows are whole rows: each replaces the row in effect */
+    ads_bulk_options bo = im->bo;
+    bo.replace = bo.replace || in.form == F_DUMP;
+    ads_arena *a = ads_arena_new();
+    if (!a || ads_bulk_begin(&im->bulk, im->db, &bo, &err)) {
+        ads_arena_free(a);
+        input_close(&in);
+        return a ? cli_fail_err(im->c, &err) : cli_fail(im->c, EXIT_INPUT, "out of memory");
+    }
+    const ads_record *rec;
+    int line = 0, status = 0;
+    ads_error last;
+    memset(&last, 0, sizeof last);
+    for (;;) {
+        ads_arena_reset(a);
+        rc = input_next(&in, &rec, &line, a, &err);
+        if (rc == 0)
+            break;
+        if (rc < 0) {
+            /* a reader that cannot go on returns the same error again */
+            bool again = last.code == err.code && last.line == err.line &&
+                         last.column == err.column && strcmp(last.message, err.message) == 0;
+            bool can_skip = im->keep_going && !again && rc != ADS_ENOMEM && rc != ADS_EIO &&
+                            rc != ADS_EINVAL && (in.form == F_LONG || in.form == F_CLASSAD);
+            if (again) {
+                note_bad(im, "%s: the rest of the file cannot be read past the error above",
+                         in.name);
+                break;
+            }
+            last = err;
+            if (can_skip) {
+                im->consumed++;
+                if (im->consumed > skip) {
+                    char at[PATH_MAX + 64];
+                    snprintf(at, sizeof at, "%s:%d:%d", in.name, err.line, err.column);
+                    note_bad(im, "%s: %s", at, err.message);
+                }
+                continue;
+            }
+            print_read_error(im, &err);
+            if (im->keep_going && rc != ADS_ENOMEM && rc != ADS_EIO && rc != ADS_EINVAL) {
+                /* listed; what was read before it is kept */
+                note_bad(im, "%s:%d:%d: %s (the rest of the file was not read)", in.name,
+                         err.line, err.column, err.message);
+                break;
+            }
+            ads_bulk_discard(im->bulk);
+            im->npend = 0;
+            im->loaded = im->committed;
+            status = EXIT_INPUT;
+            break;
+        }
+        im->consumed++;
+        if (im->consumed <= skip)
+            continue;
+        if (in.form == F_DUMP && is_attribute_record(rec))
+            continue;
+        if (im->type && !ads_record_lookup(rec, "AdType", 6) &&
+            (rc = with_type(&rec, rec, im->type, a, &err))) {
+            status = cli_fail_err(im->c, &err);
+            break;
+        }
+        uint64_t num = ads_bulk_added(im->bulk);
+        if (!push_line(im, num, line)) {
+            status = cli_fail(im->c, EXIT_INPUT, "out of memory");
+            break;
+        }
+        rc = ads_bulk_add(im->bulk, rec, &err);
+        if (ads_bulk_added(im->bulk) == num)
+            im->npend--; /* refused before it was queued */
+        else
+            im->loaded++;
+        if (rc) {
+            if ((status = bulk_failed(im, rc, &err, line)))
+                break;
+        } else {
+            after_commit(im);
+        }
+        if (im->bar.tty && (im->consumed & 1023) == 0)
+            progress_update_fraction(&im->bar, im->total_records + im->loaded,
+                                     input_fraction(&in));
+    }
+    ads_arena_free(a);
+    if (!status) {
+        /* the file's last batch, then its progress marked complete */
+        if ((rc = ads_bulk_flush(im->bulk, &err)) != 0)
+            status = bulk_failed(im, rc, &err, 0);
+        if (!status)
+            after_commit(im);
+    }
+    if (!status && im->track && (rc = ads_db_write(im->db, mark_complete, im, &err)))
+        status = cli_fail_err(im->c, &err);
+    if ((rc = ads_bulk_end(im->bulk, &err)) && !status)
+        status = cli_fail_err(im->c, &err); /* nothing is queued: the sync failed */
+    im->bulk = NULL;
+    if (explicit_skip)
+        *skip_left = im->consumed < *skip_left ? *skip_left - im->consumed : 0;
+    if (in.is_file)
+        im->bytes += (uint64_t)in.st.st_size;
+    im->total_records += im->committed;
+    if (status) {
+        stop_bar(im);
+        if (im->done_consumed)
+            fprintf(stderr,
+                    "%s: stopped; nothing of the failing batch was stored. Input records 1..%llu "
+                    "of this file are in the store. Run the same command again to go on (after "
+                    "fixing the file, add --skip %llu).\n",
+                    in.name, (unsigned long long)im->done_consumed,
+                    (unsigned long long)im->done_consumed);
+        else
+            fprintf(stderr,
+                    "%s: stopped; nothing of this file is in the store. Run the same command "
+                    "again to go on.\n",
+                    in.name);
+    } else {
+        im->files_done++;
+    }
+    input_close(&in);
+    im->in = NULL;
+    return status;
+}
+
+int cmd_import(cli_ctx *c, int argc, char **argv)
+{
+    char **ops = calloc((size_t)argc + 1, sizeof *ops);
+    if (!ops)
+        return cli_fail(c, EXIT_INPUT, "out of memory");
+    cli_args args;
+    const char *opt, *v;
+    fmt forced = F_AUTO;
+    uint64_t batch = 0, skip = 0;
+    bool backfill = false, keep_going = false, restart = false, explicit_skip = false,
+         replace = false;
+    const char *type = NULL;
+    int rc = EXIT_OK;
+    cli_args_init(&args, argc, argv, ops);
+    while ((opt = cli_args_next(&args))) {
+        if ((rc = cli_common_opt(&args, c, opt)) != 0) {
+            if (rc < 0) {
+                free(ops);
+                return EXIT_USAGE;
+            }
+            rc = EXIT_OK;
+        } else if (cli_is_opt(opt, "-h", "--help")) {
+            free(ops);
+            return cli_print_help("import");
+        } else if (cli_is_opt(opt, "-f", "--format")) {
+            if (!(v = cli_args_value(&args, c, opt)))
+                goto usage;
+            forced = F_AUTO;
+            for (int i = 1; i <= F_DUMP; i++)
+                if (strcasecmp(v, fmt_names[i]) == 0)
+                    forced = (fmt)i;
+            if (forced == F_AUTO && strcasecmp(v, "auto") != 0) {
+                rc = cli_fail(c, EXIT_USAGE,
+                              "unknown format '%s'; expected long, classad, json, xml or dump", v);
+                goto out;
+            }
+        } else if (cli_is_opt(opt, "-t", "--type")) {
+            if (!(type = cli_args_value(&args, c, opt)))
+                goto usage;
+            if (!*type) {
+                rc = cli_fail(c, EXIT_USAGE, "--type needs a type name");
+                goto out;
+            }
+        } else if (cli_is_opt(opt, "-b", "--batch")) {
+            if (!(v = cli_args_value(&args, c, opt)))
+                goto usage;
+            if (!cli_parse_u64(v, 10000000, &batch) || batch == 0) {
+                rc = cli_fail(c, EXIT_USAGE, "--batch needs a number from 1 to 10000000, not '%s'",
+                              v);
+                goto out;
+            }
+        } else if (cli_is_opt(opt, NULL, "--skip")) {
+            if (!(v = cli_args_value(&args, c, opt)))
+                goto usage;
+            if (!cli_parse_u64(v, UINT64_MAX, &skip)) {
+                rc = cli_fail(c, EXIT_USAGE, "--skip needs a number of records, not '%s'", v);
+                goto out;
+            }
+            explicit_skip = true;
+        } else if (cli_is_opt(opt, NULL, "--backfill")) {
+            backfill = true;
+        } else if (cli_is_opt(opt, "-k", "--keep-going")) {
+            keep_going = true;
+        } else if (cli_is_opt(opt, NULL, "--restart")) {
+            restart = true;
+        } else if (cli_is_opt(opt, NULL, "--replace")) {
+            replace = true;
+        } else {
+            rc = cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
+            goto out;
+        }
+    }
+    if (args.nops == 0) {
+        rc = cli_fail(c, EXIT_USAGE, "no FILE to import ('-' reads standard input)");
+        goto out;
+    }
+    int nstdin = 0;
+    for (int i = 0; i < args.nops; i++)
+        nstdin += strcmp(args.ops[i], "-") == 0;
+    if (nstdin > 1) {
+        rc = cli_fail(c, EXIT_USAGE, "standard input ('-') can be read only once");
+        goto out;
+    }
+
+    ads_error err;
+    ads_db *db;
+    const char *dir = c->db_dir ? c->db_dir : getenv("ADSTORE_DB");
+    if (!dir || !*dir)
+        dir = "./adstore.db";
+    if (ads_db_open(&db, dir, ADS_DB_CREATE | ADS_DB_NOSYNC, &err)) {
+        rc = cli_fail_err(c, &err);
+        goto out;
+    }
+    imp im;
+    memset(&im, 0, sizeof im);
+    im.c = c;
+    im.db = db;
+    im.type = type;
+    im.keep_going = keep_going;
+    im.bads_tail = &im.bads;
+    progress_init(&im.bar, "import");
+    ads_bulk_options bo = {.batch = (size_t)batch, .backfill = backfill, .replace = replace,
+                          .on_batch = on_batch, .ctx = &im};
+    im.bo = bo;
+    for (int i = 0; i < args.nops && rc == EXIT_OK; i++)
+        rc = import_file(&im, args.ops[i], forced, restart, &skip, explicit_skip);
+    stop_bar(&im);
+    ads_db_close(db);
+    for (bad *b = im.bads; b;) {
+        bad *next = b->next;
+        fprintf(stderr, "skipped %s\n", b->text);
+        free(b->text);
+        free(b);
+        b = next;
+    }
+    if (im.total_bad > im.nbads_listed)
+        fprintf(stderr, "skipped %llu more bad records (not listed)\n",
+                (unsigned long long)(im.total_bad - im.nbads_listed));
+    free(im.pend);
+    double secs = progress_elapsed(&im.bar);
+    fprintf(stderr,
+            "import: %llu records from %llu file%s%s, %llu bytes, %.2f s (%.0f records/s)",
+            (unsigned long long)im.total_records, (unsigned long long)im.files_done,
+            im.files_done == 1 ? "" : "s", rc ? " (stopped)" : "", (unsigned long long)im.bytes,
+            secs, secs > 0 ? (double)im.total_records / secs : 0.0);
+    if (im.files_skipped)
+        fprintf(stderr, ", %llu already imported", (unsigned long long)im.files_skipped);
+    if (im.total_bad)
+        fprintf(stderr, ", %llu bad records skipped", (unsigned long long)im.total_bad);
+    fputc('\n', stderr);
+out:
+    free(ops);
+    return rc;
+usage:
+    free(ops);
+    return EXIT_USAGE;
+}
