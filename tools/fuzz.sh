@@ -17,15 +17,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}; shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(id_parse fluid_decode kid_decode expr_parse msgpack_decode
-                                     json_read long_read xml_read)
+# default: every target tests/fuzz/CMakeLists.txt lists in ADS_FUZZ_TARGETS
+[ ${#targets[@]} -gt 0 ] || read -r -a targets <<<"$(sed -n '/^set(ADS_FUZZ_TARGETS/,/)/p' \
+    tests/fuzz/CMakeLists.txt | tr '()\n' '   ' | sed 's/^ *set *ADS_FUZZ_TARGETS//')"
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADS_FUZZ=ON >/dev/null
 for t in "${targets[@]}"; do
   cmake --build build-fuzz -j "${ADS_FUZZ_JOBS:-1}" --target "fuzz_$t" >/dev/null
   corpus=tests/fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/new-$t"
   case $t in
-    msgpack_decode|json_read|long_read|xml_read) max_len=${ADS_FUZZ_MAX_LEN:-4096} ;;
+    msgpack_decode|json_read|long_read|xml_read|classad_read) max_len=${ADS_FUZZ_MAX_LEN:-4096} ;;
     *) max_len=${ADS_FUZZ_MAX_LEN:-256} ;;
   esac
   dict=()
