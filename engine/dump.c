@@ -402,7 +402,9 @@ struct ads_dump_reader {
     FILE *f;
     bool text;
     bool started, ended;
-    msgpack_unpacker up;
+    bool res_ready;  /* res is initialised */
+    char *buf;       /* msgpack: the stream's bytes [bpos, blen) not yet parsed */
+    size_t bpos, blen, bcap;
     msgpack_unpacked res;
     XXH3_state_t *h;
     uint64_t meta, rows, bytes;
@@ -433,19 +435,18 @@ static int reader_init(ads_dump_reader *r, FILE *f, ads_error *err)
         return ads_error_set(err, ADS_ECORRUPT, "the dump is empty");
     ungetc(c, f);
     r->text = c == '[';
-    if (!r->text && !msgpack_unpacker_init(&r->up, 1 << 20))
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    if (!r->text)
+    if (!r->text) {
         msgpack_unpacked_init(&r->res);
+        r->res_ready = true;
+    }
     return 0;
 }
 
 static void reader_fini(ads_dump_reader *r)
 {
-    if (!r->text && r->h) {
+    if (r->res_ready)
         msgpack_unpacked_destroy(&r->res);
-        msgpack_unpacker_destroy(&r->up);
-    }
+    free(r->buf);
     free(r->line);
     XXH3_freeState(r->h);
     ads_arena_free(r->a);
@@ -458,32 +459,55 @@ static bool key_is(const msgpack_object *o, const char *s)
            memcmp(o->via.str.ptr, s, n) == 0;
 }
 
-/* The next MessagePack object and its bytes. */
+/* The next MessagePack object and its exact bytes (for the checksum). The
+ * object points into r->buf, valid until the next call. An object cut by
+ * the end of the buffer is parsed again from its start once more bytes are
+ * in. */
+#define DUMP_OBJECT_MAX ((size_t)1 << 30)
+
 static int next_object(ads_dump_reader *r, const char **bytes, size_t *size, ads_error *err)
 {
     for (;;) {
-        size_t got = 0;
-        msgpack_unpack_return ur = msgpack_unpacker_next_with_size(&r->up, &r->res, &got);
-        if (ur == MSGPACK_UNPACK_SUCCESS) {
-            *bytes = r->up.buffer + r->up.off - got;
-            *size = got;
-            r->bytes += got;
-            return 1;
+        if (r->bpos < r->blen) {
+            size_t off = r->bpos;
+            msgpack_unpack_return ur = msgpack_unpack_next(&r->res, r->buf, r->blen, &off);
+            if (ur == MSGPACK_UNPACK_SUCCESS || ur == MSGPACK_UNPACK_EXTRA_BYTES) {
+                *bytes = r->buf + r->bpos;
+                *size = off - r->bpos;
+                r->bytes += *size;
+                r->bpos = off;
+                return 1;
+            }
+            if (ur == MSGPACK_UNPACK_NOMEM_ERROR)
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            if (ur != MSGPACK_UNPACK_CONTINUE)
+                return corrupt(err, "a MessagePack object does not parse");
         }
-        if (ur != MSGPACK_UNPACK_CONTINUE)
-            return corrupt(err, "a MessagePack object does not parse");
-        if (!msgpack_unpacker_reserve_buffer(&r->up, 1 << 20))
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        size_t n = fread(msgpack_unpacker_buffer(&r->up), 1,
-                         msgpack_unpacker_buffer_capacity(&r->up), r->f);
+        /* more bytes: keep the unparsed tail, grow when it fills the buffer */
+        if (r->bpos > 0) {
+            memmove(r->buf, r->buf + r->bpos, r->blen - r->bpos);
+            r->blen -= r->bpos;
+            r->bpos = 0;
+        }
+        if (r->bcap - r->blen < (1u << 19)) {
+            size_t cap = r->bcap ? 2 * r->bcap : (size_t)1 << 20;
+            if (cap > DUMP_OBJECT_MAX)
+                return corrupt(err, "an item of more than 1 GiB");
+            char *m = realloc(r->buf, cap);
+            if (!m)
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            r->buf = m;
+            r->bcap = cap;
+        }
+        size_t n = fread(r->buf + r->blen, 1, r->bcap - r->blen, r->f);
         if (n == 0) {
             if (ferror(r->f))
                 return ads_error_set(err, ADS_EIO, "reading the dump: %s", strerror(errno));
-            if (msgpack_unpacker_message_size(&r->up) > 0)
+            if (r->blen > r->bpos)
                 return corrupt(err, "it ends in the middle of an item (truncated)");
             return 0;
         }
-        msgpack_unpacker_buffer_consumed(&r->up, n);
+        r->blen += n;
     }
 }
 
@@ -569,6 +593,8 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     }
     r->lineno++;
     r->bytes += (uint64_t)n;
+    if (r->line[n - 1] != '\n')
+        return corrupt(err, "its last line is cut short (truncated)");
     ads_arena_reset(r->a);
     const ads_record *rec;
     size_t len = (size_t)n;
@@ -666,7 +692,7 @@ static int read_item(ads_dump_reader *r, item *it, ads_error *err)
         r->ended = true;
         /* nothing may follow the trailer */
         int c = fgetc(r->f);
-        if (!r->text && (r->up.used > r->up.off || c != EOF))
+        if (!r->text && (r->bpos < r->blen || c != EOF))
             return corrupt(err, "bytes after the trailer");
         if (r->text && c != EOF)
             return corrupt(err, "lines after the trailer");
@@ -979,7 +1005,7 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
             res->rows++;
         else
             res->meta++;
-        if (b.n >= 100000 || b.bytes.len >= (64u << 20)) {
+        if (b.n >= 20000 || b.bytes.len >= (16u << 20)) {
             if ((rc = ads_db_write(db, restore_fn, &rr, err)))
                 goto fail;
             b.n = 0;

@@ -48,6 +48,25 @@ void ads_query_free(ads_query *q)
     free(q);
 }
 
+int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err)
+{
+    if (!err || rc != ADS_ENOTFOUND || err->line > 0 || !name.p || name.p < st->text ||
+        name.p > st->text + st->end)
+        return rc;
+    int line = 1, col = 1;
+    for (const char *p = st->text; p < name.p; p++) {
+        if (*p == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    err->line = line;
+    err->column = col;
+    return rc;
+}
+
 /* ---- statements in a script ---- */
 
 int ads_query_next_statement(const char *text, size_t len, size_t *pos, size_t *start,
@@ -782,11 +801,14 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         if (!(ds = ads_ds__find(q, st->using_name.p, st->using_name.len))) {
             rc = ads_error_set(err, ADS_ENOTFOUND, "no datasource named %.*s",
                                (int)st->using_name.len, st->using_name.p);
+            ads_q__error_at(st, st->using_name, rc, err);
             goto cleanup;
         }
     } else if (st->has_from) {
-        if ((rc = ads_txn_type(&s.type, s.txn, st->type.p, st->type.len, err)))
+        if ((rc = ads_txn_type(&s.type, s.txn, st->type.p, st->type.len, err))) {
+            ads_q__error_at(st, st->type, rc, err);
             goto cleanup;
+        }
     }
     /* joins */
     if (st->njoins) {
@@ -800,8 +822,11 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
             qjoin *j = &s.joins[i];
             memset(j, 0, sizeof *j);
             j->jc = &st->joins[i];
-            if ((rc = ads_txn_type(&j->type, s.txn, j->jc->type.p, j->jc->type.len, err)) ||
-                (rc = ads_expr_prepare(&j->on, a, j->jc->on, err)) ||
+            if ((rc = ads_txn_type(&j->type, s.txn, j->jc->type.p, j->jc->type.len, err))) {
+                ads_q__error_at(st, j->jc->type, rc, err);
+                goto cleanup;
+            }
+            if ((rc = ads_expr_prepare(&j->on, a, j->jc->on, err)) ||
                 (rc = plan_join(j, a, err)))
                 goto cleanup;
         }

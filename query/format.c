@@ -14,6 +14,8 @@
  *            ClassAd syntax;
  *   tabular  aligned columns: labels, a line of dashes, then rows; columns
  *            two spaces apart, numbers right-aligned, trailing spaces trimmed;
+ *            a newline, carriage return or tab in a cell is shown as \n, \r
+ *            or \t so that every row stays one line;
  *   xml      the classads XML form (classad/text_xml.c).
  *
  * Columns are the select list's labels; for SELECT * they are the rows'
@@ -220,6 +222,28 @@ static size_t width(const char *p, size_t n)
     return w;
 }
 
+/* A cell on one line: \n, \r and \t spelled out (as in ClassAd strings). */
+static void one_line(ads_buf *t)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->len; i++)
+        n += t->p[i] == '\n' || t->p[i] == '\r' || t->p[i] == '\t';
+    if (n == 0)
+        return;
+    ads_buf o = ADS_BUF_INIT;
+    for (size_t i = 0; i < t->len; i++) {
+        char c = t->p[i];
+        if (c == '\n' || c == '\r' || c == '\t') {
+            ads_buf_addc(&o, '\\');
+            ads_buf_addc(&o, c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+        } else {
+            ads_buf_addc(&o, c);
+        }
+    }
+    ads_buf_free(t);
+    *t = o;
+}
+
 static void pad(ads_buf *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -254,6 +278,9 @@ static int tabular(ads_writer *w, ads_error *err)
         for (size_t c = 0; c < nc; c++) {
             ads_buf *t = &cells[r * nc + c];
             cell(t, w->rows[r], w->cols[c], &isnum[r * nc + c]);
+            one_line(t);
+            if (t->failed)
+                w->b.failed = true;
             size_t x = width(t->p ? t->p : "", t->len);
             wd[c] = x > wd[c] ? x : wd[c];
             if (!isnum[r * nc + c] && t->len)

@@ -486,7 +486,8 @@ static ads_value acc_result(qgroup *g, const acc *ac, agg_kind k, ads_arena *a)
         ads_value *items = ads_arena_alloc(a, (ac->nvals ? ac->nvals : 1) * sizeof *items);
         if (!items)
             return ads_errorv();
-        memcpy(items, ac->vals, ac->nvals * sizeof *items);
+        if (ac->nvals) /* (vals is NULL when nothing was kept) */
+            memcpy(items, ac->vals, ac->nvals * sizeof *items);
         return ads_list(items, ac->nvals);
     }
     }
@@ -569,7 +570,8 @@ int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx,
         g->all[0] = x;
         g->ngroups = 1;
     }
-    qsort_r(g->all, g->ngroups, sizeof *g->all, cmp_groups, g);
+    if (g->ngroups > 1) /* (all is NULL when there are no groups) */
+        qsort_r(g->all, g->ngroups, sizeof *g->all, cmp_groups, g);
     ads_arena *a = ads_arena_new();
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");

@@ -16,6 +16,11 @@ typedef struct sp {
     size_t pos, end;
     ads_arena *a;
     ads_error *err;
+    /* the first expression that was a bare keyword (SELECT FROM T): if the
+     * statement then fails to parse, the keyword is the likelier mistake */
+    bool kw;
+    size_t kw_pos;
+    const char *kw_what;
 } sp;
 
 static void line_col(const sp *p, size_t at, int *line, int *col)
@@ -194,6 +199,14 @@ static int expr(sp *p, const ads_expr **out, const char *what)
                                    ADS_PARSE_NOCOPY | ADS_PARSE_QUERY, &stop, p->err);
     if (rc)
         return rc;
+    if (!p->kw && ads_expr_kind_of(*out) == ADS_X_ATTR && is_word_start(p->text[p->pos])) {
+        ads_str n = ads_expr_name(*out);
+        if (is_reserved(n.p, n.len)) {
+            p->kw = true;
+            p->kw_pos = p->pos;
+            p->kw_what = what;
+        }
+    }
     p->pos = stop;
     return 0;
 }
@@ -373,8 +386,10 @@ static int parse_select(sp *p, stmt *st)
         size_t s = p->pos;
         int64_t v = 0;
         while (p->pos < p->end && p->text[p->pos] >= '0' && p->text[p->pos] <= '9') {
-            if (v > (INT64_MAX - 9) / 10)
+            if (v > (INT64_MAX - 9) / 10) {
+                p->pos = s;
                 return fail(p, "a smaller LIMIT");
+            }
             v = v * 10 + (p->text[p->pos++] - '0');
         }
         if (p->pos == s || (p->pos < p->end && is_word_char(p->text[p->pos]))) {
@@ -466,57 +481,72 @@ static int parse_store(sp *p, stmt *st)
     return 0;
 }
 
+/* The statement at p: its kind's clauses, then the end of the statement. */
+static int parse_stmt(sp *p, stmt *st)
+{
+    int rc;
+    if (accept(p, "select"))
+        rc = parse_select(p, st);
+    else if (accept(p, "update"))
+        rc = parse_update(p, st);
+    else if (accept(p, "delete"))
+        rc = parse_delete(p, st, ADS_STMT_DELETE);
+    else if (accept(p, "purge"))
+        rc = parse_delete(p, st, ADS_STMT_PURGE);
+    else if (accept(p, "store"))
+        rc = parse_store(p, st);
+    else
+        return fail(p, "SELECT, UPDATE, DELETE, PURGE or STORE");
+    if (rc)
+        return rc;
+    accept_char(p, ';');
+    skip(p);
+    if (p->pos < p->end) {
+        switch (st->kind) {
+        case ADS_STMT_SELECT:
+            if (st->limit >= 0)
+                return fail(p, "the end of the statement");
+            if (st->norder)
+                return fail(p, "',', ASC, DESC, LIMIT or the end of the statement");
+            if (st->ngroup)
+                return fail(p, "',', ORDER BY, LIMIT or the end of the statement");
+            if (st->where)
+                return fail(p, "GROUP BY, ORDER BY, LIMIT or the end of the statement");
+            if (st->has_from || st->has_using)
+                return fail(p, "JOIN, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the "
+                               "statement");
+            if (st->star)
+                return fail(p, "FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end of "
+                               "the statement");
+            return fail(p, "',', AS, FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end "
+                           "of the statement");
+        case ADS_STMT_UPDATE:
+            return fail(p, st->where ? "the end of the statement"
+                                     : "',', WHERE or the end of the statement");
+        case ADS_STMT_STORE:
+            return fail(p, "',' or the end of the statement");
+        default:
+            return fail(p, st->where ? "the end of the statement"
+                                     : "WHERE or the end of the statement");
+        }
+    }
+    return 0;
+}
+
 int ads_stmt__parse(stmt *st, ads_arena *a, const char *text, size_t len, size_t start,
                     size_t end, ads_error *err)
 {
-    sp p = {text, start, end < len ? end : len, a, err};
-    int rc;
+    sp p = {text, start, end < len ? end : len, a, err, false, 0, NULL};
     memset(st, 0, sizeof *st);
     st->text = text;
     st->start = start;
     st->end = p.end;
     st->limit = -1;
-    if (accept(&p, "select"))
-        rc = parse_select(&p, st);
-    else if (accept(&p, "update"))
-        rc = parse_update(&p, st);
-    else if (accept(&p, "delete"))
-        rc = parse_delete(&p, st, ADS_STMT_DELETE);
-    else if (accept(&p, "purge"))
-        rc = parse_delete(&p, st, ADS_STMT_PURGE);
-    else if (accept(&p, "store"))
-        rc = parse_store(&p, st);
-    else
-        return fail(&p, "SELECT, UPDATE, DELETE, PURGE or STORE");
-    if (rc)
-        return rc;
-    accept_char(&p, ';');
-    skip(&p);
-    if (p.pos < p.end) {
-        switch (st->kind) {
-        case ADS_STMT_SELECT:
-            if (st->limit >= 0)
-                return fail(&p, "the end of the statement");
-            if (st->norder)
-                return fail(&p, "',', ASC, DESC, LIMIT or the end of the statement");
-            if (st->ngroup)
-                return fail(&p, "',', ORDER BY, LIMIT or the end of the statement");
-            if (st->where)
-                return fail(&p, "GROUP BY, ORDER BY, LIMIT or the end of the statement");
-            if (st->has_from || st->has_using)
-                return fail(&p, "JOIN, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the "
-                                "statement");
-            return fail(&p, "',', AS, FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end "
-                            "of the statement");
-        case ADS_STMT_UPDATE:
-            return fail(&p, st->where ? "the end of the statement"
-                                      : "',', WHERE or the end of the statement");
-        case ADS_STMT_STORE:
-            return fail(&p, "',' or the end of the statement");
-        default:
-            return fail(&p, st->where ? "the end of the statement"
-                                      : "WHERE or the end of the statement");
-        }
+    int rc = parse_stmt(&p, st);
+    if (rc == ADS_ESYNTAX && p.kw) {
+        /* SELECT FROM T: FROM was read as an attribute reference */
+        p.pos = p.kw_pos;
+        return fail(&p, p.kw_what);
     }
-    return 0;
+    return rc;
 }

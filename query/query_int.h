@@ -81,6 +81,11 @@ struct ads_query {
     size_t nds;
 };
 
+/* Put on err (when it has no position yet) the line and column of name, a
+ * pointer into st->text, so a message about a type or datasource the
+ * statement names points at it. Returns rc. */
+int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err);
+
 /* The datasource named name (built-in or registered), or NULL. */
 const ads_datasource *ads_ds__find(ads_query *q, const char *name, size_t len);
 

@@ -139,7 +139,8 @@ int ads_q__coll_add(void *coll, const ads_record *row, const ads_value *keys, ad
 
 int ads_q__coll_emit(qcoll *c, const ads_sink *sink, uint64_t *count, ads_error *err)
 {
-    qsort_r(c->e, c->n, sizeof *c->e, cmp_entries, c);
+    if (c->n > 1) /* (e is NULL when no row came) */
+        qsort_r(c->e, c->n, sizeof *c->e, cmp_entries, c);
     size_t n = c->limit >= 0 && (size_t)c->limit < c->n ? (size_t)c->limit : c->n;
     *count = n;
     for (size_t i = 0; i < n; i++) {

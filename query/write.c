@@ -28,8 +28,10 @@ typedef struct wjob {
 static int scan_types(ads_txn *txn, const stmt *st, const ads_type **t, ads_error *err)
 {
     *t = NULL;
-    if (st->has_from)
-        return ads_txn_type(t, txn, st->type.p, st->type.len, err);
+    if (st->has_from) {
+        int rc = ads_txn_type(t, txn, st->type.p, st->type.len, err);
+        return rc ? ads_q__error_at(st, st->type, rc, err) : 0;
+    }
     return 0;
 }
 
@@ -211,7 +213,8 @@ int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *e
         const ads_type *t;
         if ((rc = ads_txn_begin(&txn, q->db, ADS_TXN_READONLY, err)))
             goto done;
-        rc = ads_txn_type(&t, txn, st->type.p, st->type.len, err);
+        if ((rc = ads_txn_type(&t, txn, st->type.p, st->type.len, err)))
+            ads_q__error_at(st, st->type, rc, err);
         for (size_t i = 0; !rc && i < st->nsets; i++) {
             ads_str n = st->sets[i].name;
             if (ads_q__name_is(n, "AdType"))

@@ -16,12 +16,27 @@
 #include "query/query.h"
 #include "tools/cli.h"
 
-/* Does the statement at text[start..end) only read? (SELECT) */
+/* Does the statement at text[start..end) only read? (SELECT, after any
+ * white space and comments) */
 static bool reads_only(const char *text, size_t start, size_t end)
 {
     size_t p = start;
-    while (p < end && (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r'))
-        p++;
+    for (;;) {
+        while (p < end &&
+               (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r'))
+            p++;
+        if (end - p >= 2 && text[p] == '/' && text[p + 1] == '/') {
+            while (p < end && text[p] != '\n')
+                p++;
+        } else if (end - p >= 2 && text[p] == '/' && text[p + 1] == '*') {
+            p += 2;
+            while (end - p >= 2 && !(text[p] == '*' && text[p + 1] == '/'))
+                p++;
+            p = end - p >= 2 ? p + 2 : end;
+        } else {
+            break;
+        }
+    }
     return end - p >= 6 && strncasecmp(text + p, "select", 6) == 0;
 }
 
@@ -303,6 +318,12 @@ int cmd_shell(cli_ctx *c, int argc, char **argv)
             free(line);
             continue;
         }
+        if (*l == 0) {
+            /* a blank line is nothing at the prompt, even inside a statement
+             * (statements end with ';', not with a blank line as in scripts) */
+            free(line);
+            continue;
+        }
         if (stmt.len)
             ads_buf_addc(&stmt, '\n');
         ads_buf_adds(&stmt, line);
@@ -315,13 +336,26 @@ int cmd_shell(cli_ctx *c, int argc, char **argv)
             continue;
         if (tty)
             add_history(stmt.p);
-        size_t pos = 0, s, e;
+        /* run the statements that end with ';'; what follows the last one
+         * (a statement still being typed) stays for the next line */
+        size_t pos = 0, s, e, done = stmt.len;
         while (ads_query_next_statement(stmt.p, stmt.len, &pos, &s, &e)) {
+            if (e >= stmt.len || stmt.p[e] != ';') {
+                done = s;
+                break;
+            }
             int rc2 = run_one(&r, stmt.p, stmt.len, s, e);
             if (rc2)
                 status = rc2; /* the shell goes on; the exit status remembers */
         }
-        ads_buf_clear(&stmt);
+        if (done < stmt.len) {
+            size_t rest = stmt.len - done;
+            memmove(stmt.p, stmt.p + done, rest);
+            stmt.len = rest;
+            stmt.p[rest] = 0;
+        } else {
+            ads_buf_clear(&stmt);
+        }
     }
     if (stmt.len) {
         size_t pos = 0, s, e;

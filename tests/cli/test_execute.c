@@ -1,0 +1,405 @@
+/*
+ * tests/cli/test_execute.c: `adstore execute` and `adstore shell` through
+ * the real program: every spelling of the format option, statements from
+ * stdin separated by ';' and by blank lines, what each statement did on
+ * stderr, exit statuses and error messages, stores that are only read
+ * never created, and the shell fed from a pipe.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "tests/cli/run.h"
+
+static char *dir; /* a fresh directory per test; the store is dir/db */
+static char store[1100];
+
+static int setup(void **state)
+{
+    (void)state;
+    dir = make_temp_dir();
+    if (!dir)
+        return -1;
+    snprintf(store, sizeof store, "%s/db", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    remove_tree(dir);
+    free(dir);
+    return 0;
+}
+
+/* Run with stdin `in` and require an exit status; the caller frees r. */
+#define RUN_IN(r, in, want, ...)                                                                   \
+    do {                                                                                           \
+        const char *argv_[] = {__VA_ARGS__, NULL};                                                 \
+        assert_int_equal(run_adstore(&(r), argv_, (in)), 0);                                       \
+        if ((r).status != (want))                                                                  \
+            fail_msg("exit %d, expected %d; stdout '%s' stderr '%s'", (r).status, (want), (r).out, \
+                     (r).err);                                                                     \
+    } while (0)
+#define RUN(r, want, ...) RUN_IN(r, NULL, want, __VA_ARGS__)
+
+/* Run, require exit want, and compare stdout and stderr exactly. */
+#define EXPECT(in, want, out_, err_, ...)                                                          \
+    do {                                                                                           \
+        run_result r_;                                                                             \
+        RUN_IN(r_, in, want, __VA_ARGS__);                                                         \
+        if (strcmp(r_.out, (out_)) || strcmp(r_.err, (err_)))                                      \
+            fail_msg("stdout:\n%s---\nwant:\n%s---\nstderr:\n%s---\nwant:\n%s---", r_.out, (out_), \
+                     r_.err, (err_));                                                              \
+        run_free(&r_);                                                                             \
+    } while (0)
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* A store with a Machine type and three machines. */
+static void make_store(void)
+{
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Type\"; ForType = \"Machine\"; KeyAttributes = { \"Name\" } ]");
+    EXPECT(NULL, 0, "", "stored 3 records\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"a\"; Memory = 100; Note = \"x, \\\"y\\\"\" ], "
+           "[ AdType = \"Machine\"; Name = \"b\"; Memory = 200 ], "
+           "[ AdType = \"Machine\"; Name = \"c\"; Memory = 50 ]");
+}
+
+static void execute__every_spelling_of_the_format_option(void **state)
+{
+    (void)state;
+    make_store();
+    const char *stmt = "SELECT Name, Memory FROM Machine WHERE Memory > 60";
+    const char *json = "[\n{\"Name\":\"a\",\"Memory\":100},\n{\"Name\":\"b\",\"Memory\":200}\n]\n";
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", "-format", "json", stmt);
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", "--format", "json", stmt);
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", "-f", "json", stmt);
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", "-format=json", stmt);
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", "--format=json", stmt);
+    /* after the statement too, and in any case */
+    EXPECT(NULL, 0, json, "2 rows\n", "-d", store, "execute", stmt, "-format", "JSON");
+    /* the default is text */
+    EXPECT(NULL, 0, "Name = \"a\"\nMemory = 100\n\nName = \"b\"\nMemory = 200\n\n", "2 rows\n",
+           "-d", store, "execute", stmt);
+    EXPECT(NULL, 0, "Name = \"a\"\nMemory = 100\n\nName = \"b\"\nMemory = 200\n\n", "2 rows\n",
+           "-d", store, "execute", "-format", "text", stmt);
+    EXPECT(NULL, 0, "[ Name = \"a\"; Memory = 100 ]\n[ Name = \"b\"; Memory = 200 ]\n", "2 rows\n",
+           "-d", store, "execute", "-f", "native", stmt);
+    EXPECT(NULL, 0, "Name,Memory\r\na,100\r\nb,200\r\n", "2 rows\n", "-d", store, "execute",
+           "--format", "csv", stmt);
+    EXPECT(NULL, 0, "Name  Memory\n----  ------\na        100\nb        200\n", "2 rows\n", "-d",
+           store, "execute", "-format", "tabular", stmt);
+    EXPECT(NULL, 0,
+           "<?xml version=\"1.0\"?>\n<!DOCTYPE classads SYSTEM \"classads.dtd\">\n<classads>\n"
+           "<c>\n    <a n=\"Name\"><s>a</s></a>\n    <a n=\"Memory\"><i>100</i></a>\n</c>\n"
+           "<c>\n    <a n=\"Name\"><s>b</s></a>\n    <a n=\"Memory\"><i>200</i></a>\n</c>\n"
+           "</classads>\n",
+           "2 rows\n", "-d", store, "execute", "-f", "xml", stmt);
+    /* csv quotes what needs it */
+    EXPECT(NULL, 0, "Name,Note\r\na,\"x, \"\"y\"\"\"\r\n", "1 row\n", "-d", store, "execute", "-f",
+           "csv", "SELECT Name, Note FROM Machine WHERE Name == \"a\"");
+}
+
+static void execute__usage_errors_exit_2(void **state)
+{
+    (void)state;
+    make_store();
+    const char *try = "Try 'adstore help execute'.\n";
+    char want[512];
+    snprintf(want, sizeof want,
+             "adstore execute: unknown format 'yaml'; expected text, native, json, csv, tabular "
+             "or xml\n%s",
+             try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "-format", "yaml", "SELECT * FROM Machine");
+    snprintf(want, sizeof want, "adstore execute: option -format needs a value\n%s", try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "SELECT * FROM Machine", "-format");
+    snprintf(want, sizeof want,
+             "adstore execute: expected a statement (or - to read statements from stdin)\n%s", try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute");
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "-f", "csv");
+    snprintf(want, sizeof want, "adstore execute: unknown option '--nope'\n%s", try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "--nope", "SELECT * FROM Machine");
+    /* only white space and comments on stdin */
+    snprintf(want, sizeof want, "adstore execute: no statement given\n%s", try);
+    EXPECT(" ;\n\n// nothing\n", 2, "", want, "-d", store, "execute", "-");
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "-");
+}
+
+static void execute__reports_what_each_statement_did(void **state)
+{
+    (void)state;
+    make_store();
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"d\" ]");
+    EXPECT(NULL, 0, "", "updated 2 records\n", "-d", store, "execute",
+           "UPDATE Machine SET Memory = Memory * 2 WHERE Memory < 150");
+    EXPECT(NULL, 0, "", "updated 0 records\n", "-d", store, "execute",
+           "UPDATE Machine SET Memory = 1 WHERE false");
+    EXPECT(NULL, 0, "", "updated 1 record\n", "-d", store, "execute",
+           "UPDATE Machine SET Memory = 1 WHERE Name == \"d\"");
+    EXPECT(NULL, 0, "", "deleted 1 record\n", "-d", store, "execute",
+           "DELETE FROM Machine WHERE Name == \"d\"");
+    EXPECT(NULL, 0, "", "deleted 0 records\n", "-d", store, "execute",
+           "DELETE FROM Machine WHERE Name == \"d\"");
+    EXPECT(NULL, 0, "", "purged 1 record\n", "-d", store, "execute",
+           "PURGE FROM Machine WHERE Name == \"d\"");
+    EXPECT(NULL, 0, "[ n = 3; m = 500 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT count(*) AS n, sum(Memory) AS m FROM Machine");
+    EXPECT(NULL, 0, "", "0 rows\n", "-d", store, "execute", "-f", "native",
+           "SELECT * FROM Machine WHERE false");
+    /* the words of a statement may come as several operands */
+    EXPECT(NULL, 0, "[ Name = \"c\" ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT", "Name", "FROM", "Machine", "WHERE", "Memory", "<", "150");
+    /* --hidden shows the attributes starting with '_' in SELECT * */
+    run_result r;
+    RUN(r, 0, "-d", store, "execute", "--hidden", "-f", "native",
+        "SELECT * FROM Machine WHERE Name == \"c\"");
+    assert_non_null(strstr(r.out, "Name = \"c\"; _Timestamp = `"));
+    assert_non_null(strstr(r.out, "; __Latest = true; _Deleted = false ]\n"));
+    run_free(&r);
+}
+
+static void execute__errors_exit_1_with_line_and_column(void **state)
+{
+    (void)state;
+    make_store();
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 1, column 10: expected FROM, USING, WHERE, GROUP BY, ORDER BY, "
+           "LIMIT or the end of the statement, found 'FORM'\n",
+           "-d", store, "execute", "SELECT * FORM Machine");
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 2, column 6: no type named Nope (store a Type record first)\n",
+           "-d", store, "execute", "SELECT *\nFROM Nope");
+    EXPECT(NULL, 1, "",
+           "adstore execute: two columns are labelled 'name': use AS to tell them apart\n", "-d",
+           store, "execute", "SELECT Name, name FROM Machine");
+    EXPECT(NULL, 1, "", "adstore execute: record 2: a record needs AdType, the name of its type\n",
+           "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"z\" ], [ Name = \"y\" ]");
+    /* ... and stored nothing */
+    EXPECT(NULL, 0, "", "0 rows\n", "-d", store, "execute",
+           "SELECT * FROM Machine WHERE Name == \"z\"");
+    EXPECT(NULL, 1, "",
+           "adstore execute: DELETE without FROM must say which types in WHERE, with AdType "
+           "(for example WHERE AdType in { \"A\", \"B\" })\n",
+           "-d", store, "execute", "DELETE WHERE Name == \"a\"");
+    EXPECT(NULL, 1, "", "adstore execute: line 1, column 16: no datasource named nope\n", "-d",
+           store, "execute", "SELECT * USING nope");
+}
+
+static void execute__statements_from_stdin(void **state)
+{
+    (void)state;
+    make_store();
+    /* separated by ';' and by blank lines; a ';' in a string or a comment,
+     * or inside brackets, does not separate */
+    const char *script = "STORE [ AdType = \"Machine\"; Name = \"d;e\"; Memory = 1 ];\n"
+                         "SELECT Name\n"
+                         "  FROM Machine // the rest; of the line\n"
+                         "  WHERE Memory < 60\n"
+                         "\n"
+                         "UPDATE Machine SET Memory = 2 WHERE Name == \"d;e\"; SELECT Memory FROM "
+                         "Machine WHERE Name == \"d;e\"\n"
+                         "\n"
+                         "\n"
+                         "SELECT [ a = { 1,\n\n 2 };\n\n b = 3 ].a AS l FROM Machine LIMIT 1;\n";
+    EXPECT(script, 0, "[ Name = \"c\" ]\n[ Name = \"d;e\" ]\n[ Memory = 2 ]\n[ l = { 1, 2 } ]\n",
+           "stored 1 record\n2 rows\nupdated 1 record\n1 row\n1 row\n", "-d", store, "execute",
+           "-f", "native", "-");
+    /* a failing statement stops the script: what ran before stays done,
+     * nothing after runs; lines count from the script's start */
+    script = "DELETE FROM Machine WHERE Name == \"a\";\n"
+             "SELECT Name FROM Machine\n"
+             "\n"
+             "SELECT Name\n"
+             "  FORM Machine;\n"
+             "DELETE FROM Machine WHERE Name == \"b\"\n";
+    EXPECT(script, 1, "[ Name = \"b\" ]\n[ Name = \"c\" ]\n[ Name = \"d;e\" ]\n",
+           "deleted 1 record\n3 rows\nadstore execute: line 5, column 3: expected ',', AS, "
+           "FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the statement, found "
+           "'FORM'\n",
+           "-d", store, "execute", "-f", "native", "-");
+    EXPECT(NULL, 0, "[ n = 3 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT count(*) AS n FROM Machine");
+    /* the format applies to every statement */
+    EXPECT("SELECT Name FROM Machine WHERE Name == \"b\"; SELECT Memory FROM Machine WHERE Name "
+           "== \"b\"",
+           0, "Name\r\nb\r\nMemory\r\n200\r\n", "1 row\n1 row\n", "-d", store, "execute",
+           "--format", "csv", "-");
+}
+
+static void execute__reading_never_creates_a_store(void **state)
+{
+    (void)state;
+    char want[1400];
+    snprintf(want, sizeof want, "adstore execute: no store at %s: No such file or directory\n",
+             store);
+    EXPECT(NULL, 1, "", want, "-d", store, "execute", "SELECT * FROM Machine");
+    assert_false(exists(store));
+    EXPECT(NULL, 1, "", want, "-d", store, "execute", "SELECT * USING types");
+    assert_false(exists(store));
+    EXPECT("SELECT 1 FROM Machine; SELECT 2 FROM Machine", 1, "", want, "-d", store, "execute",
+           "-");
+    assert_false(exists(store));
+    /* comments before the SELECT do not make it a write */
+    EXPECT(NULL, 1, "", want, "-d", store, "execute", "/* a\n comment */ // another\n select 1");
+    assert_false(exists(store));
+    /* the store from the environment */
+    setenv("ADSTORE_DB", store, 1);
+    EXPECT(NULL, 1, "", want, "execute", "SELECT * FROM Machine");
+    unsetenv("ADSTORE_DB");
+    assert_false(exists(store));
+    /* a write creates it, private */
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Type\"; ForType = \"M\"; KeyAttributes = { \"Name\" } ]");
+    struct stat st;
+    assert_int_equal(stat(store, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    /* a script that reads, then writes, opens the store for writing when it must */
+    EXPECT(
+        "SELECT count(*) AS n FROM M; STORE [ AdType = \"M\"; Name = \"x\" ]; SELECT Name FROM M",
+        0, "[ n = 0 ]\n[ Name = \"x\" ]\n", "1 row\nstored 1 record\n1 row\n", "-d", store,
+        "execute", "-f", "native", "-");
+}
+
+/* ---- the shell ---- */
+
+static void shell__statements_end_with_semicolons(void **state)
+{
+    (void)state;
+    make_store();
+    const char *in =
+        "SELECT Name\n"
+        "\n"
+        "  FROM Machine\n"
+        "  WHERE Memory > 60;\n"
+        "SELECT count(*) AS n FROM Machine; SELECT Name\n"
+        "FROM Machine WHERE Name == \"c\";\n"
+        "STORE [ AdType = \"Machine\"; Name = \"d;\" ]; SELECT Name FROM Machine WHERE "
+        "Name == \"d;\"\n"
+        ";\n";
+    EXPECT(in, 0, "Name = \"a\"\n\nName = \"b\"\n\nn = 3\n\nName = \"c\"\n\nName = \"d;\"\n\n",
+           "2 rows\n1 row\n1 row\nstored 1 record\n1 row\n", "-d", store, "shell");
+}
+
+static void shell__dot_commands_and_errors(void **state)
+{
+    (void)state;
+    make_store();
+    const char *in = ".format json\n"
+                     "SELECT Name FROM Machine WHERE Memory > 150;\n"
+                     ".help\n"
+                     "SELEC Name FROM Machine;\n"
+                     ".bogus\n"
+                     ".format yaml\n"
+                     "  .format   csv\n"
+                     "SELECT Name, Memory FROM Machine\n"
+                     "  WHERE Name == \"a\";\n"
+                     ".quit\n"
+                     "SELECT Name FROM Machine;\n";
+    run_result r;
+    RUN_IN(r, in, 1, "-d", store, "shell");
+    assert_string_equal(r.out,
+                        "format json\n"
+                        "[\n{\"Name\":\"b\"}\n]\n"
+                        "Statements end with ';' (they may span lines). Commands:\n"
+                        "  .format F   output format: text, native, json, csv, tabular, xml\n"
+                        "  .hidden     toggle showing attributes starting with '_' in "
+                        "SELECT *\n"
+                        "  .help       this text\n"
+                        "  .quit       leave (so does end of input)\n"
+                        "The statement language: docs/query.md, or 'adstore help "
+                        "execute'.\n"
+                        "format csv\n"
+                        "Name,Memory\r\na,100\r\n");
+    /* an error does not end the shell, but the exit status remembers it */
+    assert_string_equal(r.err, "1 row\n"
+                               "adstore shell: line 1, column 1: expected SELECT, UPDATE, DELETE, "
+                               "PURGE or STORE, found 'SELEC'\n"
+                               "unknown command '.bogus'; .help lists them\n"
+                               "unknown format 'yaml'; expected text, native, json, csv, tabular "
+                               "or xml\n"
+                               "1 row\n");
+    run_free(&r);
+    /* the error's line and column are within the statement being typed */
+    EXPECT("SELECT Name FROM Machine WHERE Name == \"a\"; SELECT *\n  FORM Machine;\n", 1,
+           "Name = \"a\"\n\n",
+           "1 row\nadstore shell: line 2, column 3: expected FROM, USING, WHERE, GROUP BY, ORDER "
+           "BY, LIMIT or the end of the statement, found 'FORM'\n",
+           "-d", store, "shell");
+}
+
+static void shell__end_of_input_runs_what_is_left(void **state)
+{
+    (void)state;
+    make_store();
+    /* no ';' at the end: run at end of input */
+    EXPECT("SELECT Name FROM Machine\n  WHERE Name == \"b\"", 0, "Name = \"b\"\n\n", "1 row\n",
+           "-d", store, "shell");
+    EXPECT("", 0, "", "", "-d", store, "shell");
+    /* .hidden toggles the '_' attributes of SELECT * */
+    run_result r;
+    RUN_IN(r,
+           ".hidden\nSELECT * FROM Machine WHERE Name == \"b\";\n.hidden\n"
+           "SELECT * FROM Machine WHERE Name == \"b\";\n",
+           0, "-d", store, "shell", "-f", "native");
+    const char *second = strstr(r.out, "hidden attributes hidden\n");
+    assert_non_null(second);
+    assert_true(strncmp(r.out,
+                        "hidden attributes shown\n[ AdType = \"Machine\"; Memory = 200; "
+                        "Name = \"b\"; _Timestamp = `",
+                        80) == 0);
+    assert_string_equal(second, "hidden attributes hidden\n[ AdType = \"Machine\"; Memory = "
+                                "200; Name = \"b\" ]\n");
+    assert_string_equal(r.err, "1 row\n1 row\n");
+    run_free(&r);
+}
+
+static void shell__usage(void **state)
+{
+    (void)state;
+    EXPECT(NULL, 2, "",
+           "adstore shell: the shell takes no statement: type them at its prompt\n"
+           "Try 'adstore help shell'.\n",
+           "-d", store, "shell", "SELECT * FROM Machine");
+    assert_false(exists(store));
+    /* reading through the shell does not create a store either */
+    char want[1400];
+    snprintf(want, sizeof want, "adstore shell: no store at %s: No such file or directory\n",
+             store);
+    EXPECT("SELECT * FROM Machine;\n", 1, "", want, "-d", store, "shell");
+    assert_false(exists(store));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(execute__every_spelling_of_the_format_option),
+        T(execute__usage_errors_exit_2),
+        T(execute__reports_what_each_statement_did),
+        T(execute__errors_exit_1_with_line_and_column),
+        T(execute__statements_from_stdin),
+        T(execute__reading_never_creates_a_store),
+        T(shell__statements_end_with_semicolons),
+        T(shell__dot_commands_and_errors),
+        T(shell__end_of_input_runs_what_is_left),
+        T(shell__usage),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
