@@ -335,6 +335,8 @@ static int parse_string(ads_json_reader *r, bool *slash)
             first = false;
             continue;
         }
+        if (c != '\\')
+            continue; /* the run stopped at the end of a chunk: go on in the next */
         /* an escape */
         uint64_t esc = offset(r);
         take(r);

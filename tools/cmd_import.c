@@ -709,7 +709,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
         else
             fprintf(stderr,
                     "%s: stopped; nothing of this file is in the store. Run the same command "
-                    "again to go on.\n",
+                    "again to go on (after fixing the file, if it was the file).\n",
                     in.name);
     } else {
         im->files_done++;
@@ -847,7 +847,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     if (im.files_skipped)
         fprintf(stderr, ", %llu already imported", (unsigned long long)im.files_skipped);
     if (im.total_bad)
-        fprintf(stderr, ", %llu bad records skipped", (unsigned long long)im.total_bad);
+        fprintf(stderr, ", %llu bad record%s skipped", (unsigned long long)im.total_bad,
+                im.total_bad == 1 ? "" : "s");
     fputc('\n', stderr);
 out:
     free(ops);
