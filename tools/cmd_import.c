@@ -199,7 +199,7 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
         /* an empty dump is a corrupt one: say so when its first record is asked for */
         int ch = fgetc(in->f);
         if (ch == EOF) {
-            rc = ads_error_set(err, ADS_ECORRUPT, "the dump is empty");
+            rc = ads_error_set(err, ADS_ECORRUPT, "%s: the dump is empty", in->name);
             break;
         }
         ungetc(ch, in->f);
@@ -595,6 +595,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
             im->in = NULL;
             return rc < 0 ? 0 : rc;
         }
+        im->done_consumed = skip; /* committed by earlier runs */
     }
 
     /* a dump's rows are whole rows: each replaces the row in effect */
@@ -664,11 +665,12 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
             status = cli_fail(im->c, EXIT_INPUT, "out of memory");
             break;
         }
+        im->loaded++; /* counted before: a full batch commits inside ads_bulk_add */
         rc = ads_bulk_add(im->bulk, rec, &err);
-        if (ads_bulk_added(im->bulk) == num)
+        if (ads_bulk_added(im->bulk) == num) {
             im->npend--; /* refused before it was queued */
-        else
-            im->loaded++;
+            im->loaded--;
+        }
         if (rc) {
             if ((status = bulk_failed(im, rc, &err, line)))
                 break;
