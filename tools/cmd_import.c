@@ -330,6 +330,8 @@ typedef struct imp {
     size_t npend, cappend;
     /* totals of this run */
     uint64_t total_records, total_bad, files_done, files_skipped, bytes;
+    uint64_t input_before; /* input records of the earlier files (as --skip counts them) */
+    bool before_known;     /* false once a file was skipped without reading it */
     bad *bads, **bads_tail;
     uint64_t nbads_listed;
     progress bar;
@@ -541,6 +543,7 @@ static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
                             "again)\n",
                     path, p.committed);
             im->files_skipped++;
+            im->before_known = false;
             return -1;
         }
         *skip = p.consumed;
@@ -609,6 +612,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     }
     const ads_record *rec;
     int line = 0, status = 0;
+    bool partial = false; /* --keep-going stopped reading before the end */
     ads_error last;
     memset(&last, 0, sizeof last);
     for (;;) {
@@ -625,6 +629,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
             if (again) {
                 note_bad(im, "%s: the rest of the file cannot be read past the error above",
                          in.name);
+                partial = true;
                 break;
             }
             last = err;
@@ -637,13 +642,15 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
                 }
                 continue;
             }
-            print_read_error(im, &err);
             if (im->keep_going && rc != ADS_ENOMEM && rc != ADS_EIO && rc != ADS_EINVAL) {
-                /* listed; what was read before it is kept */
+                /* listed; what was read before it is kept, and the file is not
+                 * complete: a re-run stops at the same place */
                 note_bad(im, "%s:%d:%d: %s (the rest of the file was not read)", in.name,
                          err.line, err.column, err.message);
+                partial = true;
                 break;
             }
+            print_read_error(im, &err);
             ads_bulk_discard(im->bulk);
             im->npend = 0;
             im->loaded = im->committed;
@@ -689,7 +696,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
         if (!status)
             after_commit(im);
     }
-    if (!status && im->track && (rc = ads_db_write(im->db, mark_complete, im, &err)))
+    if (!status && !partial && im->track && (rc = ads_db_write(im->db, mark_complete, im, &err)))
         status = cli_fail_err(im->c, &err);
     if ((rc = ads_bulk_end(im->bulk, &err)) && !status)
         status = cli_fail_err(im->c, &err); /* nothing is queued: the sync failed */
@@ -699,7 +706,21 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     if (in.is_file)
         im->bytes += (uint64_t)in.st.st_size;
     im->total_records += im->committed;
-    if (status) {
+    if (status && (!im->track || explicit_skip)) {
+        /* no progress of this file is recorded (stdin, or --skip): --skip goes on */
+        stop_bar(im);
+        if (im->before_known)
+            fprintf(stderr,
+                    "%s: stopped; nothing of the failing batch was stored. Input records 1..%llu "
+                    "of this file are in the store. To go on, run the command with --skip %llu.\n",
+                    in.name, (unsigned long long)im->done_consumed,
+                    (unsigned long long)(im->input_before + im->done_consumed));
+        else
+            fprintf(stderr,
+                    "%s: stopped; nothing of the failing batch was stored. Input records 1..%llu "
+                    "of this file are in the store.\n",
+                    in.name, (unsigned long long)im->done_consumed);
+    } else if (status) {
         stop_bar(im);
         if (im->done_consumed)
             fprintf(stderr,
@@ -716,6 +737,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     } else {
         im->files_done++;
     }
+    im->input_before += im->consumed;
     input_close(&in);
     im->in = NULL;
     return status;
@@ -821,6 +843,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     im.type = type;
     im.keep_going = keep_going;
     im.bads_tail = &im.bads;
+    im.before_known = true;
     progress_init(&im.bar, "import");
     ads_bulk_options bo = {.batch = (size_t)batch, .backfill = backfill, .replace = replace,
                           .on_batch = on_batch, .ctx = &im};
@@ -842,8 +865,9 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     free(im.pend);
     double secs = progress_elapsed(&im.bar);
     fprintf(stderr,
-            "import: %llu records from %llu file%s%s, %llu bytes, %.2f s (%.0f records/s)",
-            (unsigned long long)im.total_records, (unsigned long long)im.files_done,
+            "import: %llu record%s from %llu file%s%s, %llu bytes, %.2f s (%.0f records/s)",
+            (unsigned long long)im.total_records, im.total_records == 1 ? "" : "s",
+            (unsigned long long)im.files_done,
             im.files_done == 1 ? "" : "s", rc ? " (stopped)" : "", (unsigned long long)im.bytes,
             secs, secs > 0 ? (double)im.total_records / secs : 0.0);
     if (im.files_skipped)

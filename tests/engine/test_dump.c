@@ -681,6 +681,7 @@ static void backup__during_writes_is_consistent_and_opens(void **state)
 #endif
 #endif
 
+#ifndef UNDER_ASAN
 /* The process's anonymous resident memory in KiB (heap, not the store's
  * mapped file). */
 static long rss_anon_kib(void)
@@ -783,6 +784,8 @@ static void peaks(int n, long *dump_kib, long *restore_kib)
     *dump_kib = both[0];
     *restore_kib = both[1];
 }
+
+#endif
 
 static void memory__dump_and_restore_stay_flat(void **state)
 {
