@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -178,6 +179,39 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
 
 /* ---- dump ---- */
 
+/* Drop the map's pages from this process's resident set (they stay in the
+ * page cache): a dump reads the whole file once, and without this its
+ * resident set would grow to the size of the store. [lo, hi) spans rows read
+ * since the last drop, all inside the one contiguous map. The map is
+ * read-only (writes go through pwrite), so pages fault back in from the
+ * cache if anything reads them again. */
+typedef struct seen {
+    uintptr_t lo, hi;
+} seen;
+
+static void see(seen *s, const MDB_val *k, const MDB_val *v)
+{
+    uintptr_t a = (uintptr_t)k->mv_data, b = (uintptr_t)v->mv_data + v->mv_size;
+    if (!s->lo || a < s->lo)
+        s->lo = a;
+    if ((uintptr_t)v->mv_data < s->lo)
+        s->lo = (uintptr_t)v->mv_data;
+    if (b > s->hi)
+        s->hi = b;
+    if (a + k->mv_size > s->hi)
+        s->hi = a + k->mv_size;
+}
+
+static void drop_map_pages(seen *s)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (s->lo && s->hi > s->lo && page > 0) {
+        uintptr_t lo = s->lo & ~(uintptr_t)(page - 1);
+        madvise((void *)lo, s->hi - lo, MADV_DONTNEED);
+    }
+    s->lo = s->hi = 0;
+}
+
 static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, const MDB_val *v)
 {
     msgpack_pack_array(pk, 3);
@@ -288,6 +322,8 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         goto cleanup;
     }
     MDB_val hk, hv;
+    uint64_t dropped_at = 0;
+    seen pages = {0, 0};
     int hrc = mdb_cursor_get(hc, &hk, &hv, MDB_FIRST);
     int lrc;
     for (lrc = mdb_cursor_get(lc, &k, &v, MDB_FIRST);; lrc = mdb_cursor_get(lc, &k, &v, MDB_NEXT)) {
@@ -311,6 +347,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                     goto cleanup;
                 if (!text)
                     put_item(&o, &pk, ITEM_HISTORY, &hk, &hv);
+                see(&pages, &hk, &hv);
                 res->rows++;
             }
             hrc = mdb_cursor_get(hc, &hk, &hv, MDB_NEXT);
@@ -327,7 +364,12 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                 goto cleanup;
             if (!text)
                 put_item(&o, &pk, ITEM_LATEST, &k, &v);
+            see(&pages, &k, &v);
             res->rows++;
+        }
+        if (o.bytes - dropped_at >= (4u << 20)) {
+            drop_map_pages(&pages);
+            dropped_at = o.bytes;
         }
         if (opt->progress && (res->rows & 8191) == 0)
             opt->progress(opt->ctx, res->rows, total);
@@ -411,6 +453,7 @@ struct ads_dump_reader {
     /* text */
     char *line;
     size_t cap;
+    size_t linelen; /* the line's bytes without its '\n' (NUL bytes may be among them) */
     long lineno;
     ads_arena *a;
     uint64_t node;
@@ -465,10 +508,63 @@ static bool key_is(const msgpack_object *o, const char *s)
  * in. */
 #define DUMP_OBJECT_MAX ((size_t)1 << 30)
 
+/*
+ * Whether the bytes so far of an object can be a dump's: a map or an array
+ * of at most 15 members (fixmap, fixarray) that are scalars, strings or
+ * bins, or a scalar (refused later). msgpack-c allocates a container's
+ * members from the count in its header before it has them, so a few corrupt
+ * bytes could ask for gigabytes; such objects are refused before it sees
+ * them. False only when they cannot be; too few bytes to tell is true.
+ */
+static bool dump_shape(const unsigned char *p, size_t n)
+{
+    size_t items;
+    if ((p[0] & 0xf0) == 0x80)
+        items = 2 * (size_t)(p[0] & 0x0f);
+    else if ((p[0] & 0xf0) == 0x90)
+        items = p[0] & 0x0f;
+    else
+        return p[0] < 0xdc || p[0] > 0xdf; /* array16/32, map16/32: never */
+    for (size_t at = 1, i = 0; i < items && at < n; i++) {
+        unsigned char c = p[at];
+        size_t len, w;
+        if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3)
+            len = 1;
+        else if (c >= 0xa0 && c <= 0xbf)
+            len = 1 + (size_t)(c & 0x1f);
+        else if ((c >= 0x80 && c <= 0x9f) || (c >= 0xdc && c <= 0xdf))
+            return false; /* a container inside: never in a dump */
+        else if (c >= 0xca && c <= 0xd8) {
+            static const unsigned char fixed[] = {5, 9, 2, 3, 5, 9, 2, 3, 5, 9, 3, 4, 6, 10, 18};
+            len = fixed[c - 0xca];
+        } else {
+            /* bin, str and ext: a length of w bytes after the type byte
+             * (and, for ext, a type byte after the length) */
+            switch (c) {
+            case 0xc4: case 0xd9: case 0xc7: w = 1; break;
+            case 0xc5: case 0xda: case 0xc8: w = 2; break;
+            case 0xc6: case 0xdb: case 0xc9: w = 4; break;
+            default: return true; /* 0xc1: msgpack-c refuses it */
+            }
+            size_t head = 1 + w + (c >= 0xc7 && c <= 0xc9);
+            if (n - at < head)
+                return true;
+            len = 0;
+            for (size_t k = 0; k < w; k++)
+                len = len << 8 | p[at + 1 + k];
+            len += head;
+        }
+        at += len;
+    }
+    return true;
+}
+
 static int next_object(ads_dump_reader *r, const char **bytes, size_t *size, ads_error *err)
 {
     for (;;) {
         if (r->bpos < r->blen) {
+            if (!dump_shape((const unsigned char *)r->buf + r->bpos, r->blen - r->bpos))
+                return corrupt(err, "an item that is not a small map or array of plain values");
             size_t off = r->bpos;
             msgpack_unpack_return ur = msgpack_unpack_next(&r->res, r->buf, r->blen, &off);
             if (ur == MSGPACK_UNPACK_SUCCESS || ur == MSGPACK_UNPACK_EXTRA_BYTES) {
@@ -600,6 +696,7 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     size_t len = (size_t)n;
     if (len && r->line[len - 1] == '\n')
         len--;
+    r->linelen = len;
     if (ads_record_parse(&rec, r->a, r->line, len, err)) {
         char msg[ADS_ERROR_MESSAGE_MAX];
         snprintf(msg, sizeof msg, "%s", err ? err->message : "");
@@ -849,8 +946,16 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
             const ads_record *rec;
             ads_arena_reset(a);
             if ((rc = ads_record_parse(&rec, a, k, kl, err)) ||
-                (rc = text_to_raw(txn, rec, b->kind[i] == ITEM_LATEST, &key, &val, a, err)))
+                (rc = text_to_raw(txn, rec, b->kind[i] == ITEM_LATEST, &key, &val, a, err))) {
+                /* a row the store cannot take (of a type the dump does not
+                 * declare, with a key that is not one) is a corrupt dump */
+                if (rc != ADS_ENOMEM && rc != ADS_ESTORAGE && rc != ADS_ECORRUPT) {
+                    char msg[ADS_ERROR_MESSAGE_MAX];
+                    snprintf(msg, sizeof msg, "%s", err ? err->message : "");
+                    rc = ads_error_set(err, ADS_ECORRUPT, "the dump is corrupt: %s", msg);
+                }
                 break;
+            }
             k = key.p;
             kl = key.len;
             v = val.p;
@@ -991,11 +1096,9 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
             break;
         }
         if (it.rec) {
-            /* keep the text line: it is parsed again inside the transaction */
-            size_t n = strlen(r.line);
-            if (n && r.line[n - 1] == '\n')
-                n--;
-            rc = batch_push(&b, it.kind, true, r.line, n, "", 0, err);
+            /* keep the text line: it is parsed again inside the transaction
+             * (all of it: a comment may hold a NUL byte) */
+            rc = batch_push(&b, it.kind, true, r.line, r.linelen, "", 0, err);
         } else {
             rc = batch_push(&b, it.kind, false, it.key, it.klen, it.val, it.vlen, err);
         }

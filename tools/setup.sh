@@ -13,6 +13,7 @@ packages=(
   libpcre2-dev               # ClassAd regexp() functions
   libedit-dev                # line editing in `adstore shell`
   libsqlite3-dev sqlite3     # the benchmark's peer only
+  time                       # /usr/bin/time: the benchmark's peak-memory figures
   clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
 )
 

@@ -664,6 +664,8 @@ int main(int argc, char **argv)
         failed = 1;
     if (bench_query(&cfg))
         failed = 1;
+    if (bench_tools(&cfg))
+        failed = 1;
     if (notes[0])
         printf("\n%s", notes);
     if (dir == tmpl) {

@@ -41,4 +41,8 @@ int bench_engine(const config *cfg);
 /* The statement-language scenario P6 (bench_query.c). */
 int bench_query(const config *cfg);
 
+/* The scenarios through the adstore program: P1 import, P8 dump and restore
+ * (bench_tools.c). */
+int bench_tools(const config *cfg);
+
 #endif
