@@ -3,7 +3,9 @@
  * type tests, conversions (int real string bool id absTime relTime) and the
  * ones that need the evaluator itself (ifThenElse eval unparse size debug).
  * The string, list, math and regexp functions are in builtins_string.c; the
- * time functions in builtins_time.c. Names are resolved once, at parse time.
+ * time functions in builtins_time.c; unresolved(), which walks an attribute's
+ * references and matches them against a pattern, sits with the regular
+ * expressions in builtins_string.c. Names are resolved once, at parse time.
  */
 #include <math.h>
 #include <stdlib.h>

@@ -7,11 +7,13 @@
  * instead; each such place says so.
  *
  * Every function receives its arguments unevaluated and evaluates them all:
- * none of these is lazy. Results are values in the evaluation's arena, or
- * point into the argument strings (substr, split), which live at least as
- * long. Regular expressions are PCRE2, compiled per call, matched with a
- * match context whose limits bound the work one match may do; a match that
- * hits a limit evaluates to error.
+ * none of these is lazy, except unresolved(), which reads its first argument
+ * as an attribute reference and walks that attribute's expression without
+ * evaluating it (it is here for its pattern, a regular expression). Results
+ * are values in the evaluation's arena, or point into the argument strings
+ * (substr, split), which live at least as long. Regular expressions are
+ * PCRE2, compiled per call, matched with a match context whose limits bound
+ * the work one match may do; a match that hits a limit evaluates to error.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 
@@ -1538,6 +1540,445 @@ static void fn_string_list_regexp_member(ads_value *out, ads_eval_ctx *cx, const
 }
 
 /* ------------------------------------------------------------------------ */
+/* unresolved: the references of an attribute that resolve to nothing      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * unresolved(attr [, pattern]) follows the references of attribute attr's
+ * expression without evaluating it, as HTCondor's (fnCall.cpp hasRefs, over
+ * ClassAd::_GetExternalReferences) does: a name found in scope is followed
+ * into its own expression, in the record where it was found; a name found
+ * nowhere is unresolved; `base.name` whose base is undefined is unresolved
+ * as written (less a leading "TARGET.", as HTCondor drops it), and whose base
+ * is a record looks name up in that record only. Scopes are the evaluator's:
+ * outward through the enclosing records, `.name` from the outermost, and
+ * self, parent, toplevel and root when no attribute has that name. A base
+ * that is a record (written in place, or held by an attribute) is followed
+ * into, so references inside its members count; any other base counts for
+ * the names it needs itself, and is not evaluated (HTCondor evaluates it).
+ * Each attribute is followed once: circular references end there, and
+ * shared ones cost once, so the walk is linear in what it reaches.
+ */
+typedef struct ref_name {
+    ads_str name;
+    size_t seq; /* order met: of names equal without case, the first is kept */
+} ref_name;
+
+typedef struct seen_attr {
+    bool used;
+    const void *self; /* the view's record */
+    ads_str name;
+    uint32_t hash;
+} seen_attr;
+
+typedef struct ref_walk {
+    ads_eval_ctx *cx;
+    bool collect; /* false while the argument itself is resolved */
+    bool failed;  /* too deep, a record that cannot be read, or out of memory */
+    ref_name *refs; /* the unresolved references met (arena) */
+    size_t n, cap;
+    seen_attr *seen; /* attributes followed: open addressing, cap a power of 2 */
+    size_t nseen, seen_cap;
+} ref_walk;
+
+typedef enum base_kind { BASE_RECORD, BASE_UNDEFINED, BASE_OTHER } base_kind;
+
+static void walk_refs(ref_walk *w, const ads_expr *e, const ads_view *view);
+static base_kind resolve_base(ref_walk *w, const ads_expr *e, const ads_view *view,
+                              const ads_view **out);
+
+static void add_ref(ref_walk *w, ads_str name)
+{
+    if (!w->collect || w->failed)
+        return;
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 8;
+        ref_name *p = ads_eval__alloc(w->cx, cap * sizeof *p);
+        if (!p) {
+            w->failed = true;
+            return;
+        }
+        if (w->n)
+            memcpy(p, w->refs, w->n * sizeof *p);
+        w->refs = p;
+        w->cap = cap;
+    }
+    w->refs[w->n].name = name;
+    w->refs[w->n].seq = w->n;
+    w->n++;
+}
+
+static size_t seen_slot(const void *self, uint32_t hash, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)self * 0x9E3779B97F4A7C15u ^ hash;
+    return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* Mark attribute name of record self as followed: true the first time. */
+static bool first_visit(ref_walk *w, const void *self, ads_str name, uint32_t hash)
+{
+    if ((w->nseen + 1) * 2 > w->seen_cap) {
+        size_t cap = w->seen_cap ? w->seen_cap * 2 : 16;
+        seen_attr *s = ads_eval__alloc(w->cx, cap * sizeof *s);
+        if (!s) {
+            w->failed = true;
+            return false;
+        }
+        memset(s, 0, cap * sizeof *s);
+        for (size_t i = 0; i < w->seen_cap; i++) {
+            if (!w->seen[i].used)
+                continue;
+            size_t k = seen_slot(w->seen[i].self, w->seen[i].hash, cap);
+            while (s[k].used)
+                k = (k + 1) & (cap - 1);
+            s[k] = w->seen[i];
+        }
+        w->seen = s;
+        w->seen_cap = cap;
+    }
+    size_t k = seen_slot(self, hash, w->seen_cap);
+    for (; w->seen[k].used; k = (k + 1) & (w->seen_cap - 1))
+        if (w->seen[k].self == self && w->seen[k].hash == hash &&
+            ads_name__eq(w->seen[k].name.p, w->seen[k].name.len, name.p, name.len))
+            return false;
+    w->seen[k].used = true;
+    w->seen[k].self = self;
+    w->seen[k].name = name;
+    w->seen[k].hash = hash;
+    w->nseen++;
+    return true;
+}
+
+/* Look name up in view v, and outward through the enclosing views if
+ * outward: 1 found (*where; *x its expression, or NULL and *lit its plain
+ * value), 0 absent, -1 a record could not be read (w->failed set). */
+static int find_attr(ref_walk *w, const ads_view *v, bool outward, ads_str name, uint32_t hash,
+                     const ads_view **where, const ads_expr **x, ads_value *lit)
+{
+    for (; v; v = outward ? v->parent : NULL) {
+        *x = NULL;
+        int r = v->ops->lookup(v->self, name.p, name.len, hash, w->cx->arena, lit, x);
+        if (r < 0) {
+            w->failed = true;
+            return -1;
+        }
+        if (r > 0) {
+            *where = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* If e is self, parent, toplevel or root and no attribute has that name: 1,
+ * with *target the view it names (NULL for the parent of the outermost
+ * record). Else 0. */
+static int special_target(ref_walk *w, const ads_expr *e, const ads_view *view,
+                          const ads_view **target)
+{
+    if (e->kind != N_ATTR || e->quoted || e->scope != SCOPE_NORMAL)
+        return 0;
+    ads_str nm = e->u.attr.name;
+    const ads_view *t, *where;
+    const ads_expr *x;
+    ads_value lit;
+    if (ads_name__eq(nm.p, nm.len, "self", 4))
+        t = view;
+    else if (ads_name__eq(nm.p, nm.len, "parent", 6))
+        t = view->parent;
+    else if (ads_name__eq(nm.p, nm.len, "toplevel", 8) || ads_name__eq(nm.p, nm.len, "root", 4))
+        t = w->cx->root;
+    else
+        return 0;
+    if (find_attr(w, view, true, nm, e->u.attr.hash, &where, &x, &lit) != 0)
+        return 0;
+    *target = t;
+    return 1;
+}
+
+/* Follow attribute name of where (its expression x, NULL for a plain value)
+ * into that expression, the first time only. */
+static void follow(ref_walk *w, const ads_view *where, ads_str name, uint32_t hash,
+                   const ads_expr *x)
+{
+    if (x && w->collect && !w->failed && first_visit(w, where->self, name, hash))
+        walk_refs(w, x, where);
+}
+
+/* BASE_RECORD with *out a view of record r (in the arena), enclosed by
+ * parent; BASE_OTHER if memory ran out. */
+static base_kind record_base(ref_walk *w, const ads_record *r, const ads_view *parent,
+                             const ads_view **out)
+{
+    ads_view *v = ads_eval__alloc(w->cx, sizeof *v);
+    if (!v) {
+        w->failed = true;
+        return BASE_OTHER;
+    }
+    *v = ads_record_view(r, parent);
+    *out = v;
+    return BASE_RECORD;
+}
+
+/*
+ * The record the base e of `e.name` stands for (BASE_RECORD, *out its view),
+ * or undefined, or anything else. Attribute names, selections and records
+ * are followed through the tree (a nested record's members keep their
+ * expressions). Nothing is evaluated: a base that is an expression, or an
+ * attribute holding one, is BASE_OTHER, after the names it needs are
+ * collected. (Evaluating it could call unresolved() again, and again.)
+ */
+static base_kind resolve_base_at(ref_walk *w, const ads_expr *e, const ads_view *view,
+                                 const ads_view **out)
+{
+    while (e->kind == N_PAREN)
+        e = e->u.ops.a;
+    const ads_view *where, *b;
+    const ads_expr *x;
+    ads_value lit;
+    ads_str name;
+    uint32_t hash;
+    int r;
+    switch ((node_kind)e->kind) {
+    case N_RECORD:
+        return record_base(w, e->u.rec, view, out);
+    case N_ATTR:
+        if (special_target(w, e, view, out))
+            return *out ? BASE_RECORD : BASE_UNDEFINED;
+        name = e->u.attr.name;
+        hash = e->u.attr.hash;
+        r = find_attr(w, e->scope == SCOPE_ROOT ? w->cx->root : view, e->scope != SCOPE_ROOT,
+                      name, hash, &where, &x, &lit);
+        break;
+    case N_SELECT:
+        switch (resolve_base(w, e->u.sel.base, view, &b)) {
+        case BASE_UNDEFINED:
+            return BASE_UNDEFINED;
+        case BASE_OTHER:
+            return BASE_OTHER;
+        default:
+            break;
+        }
+        name = e->u.sel.name;
+        hash = e->u.sel.hash;
+        r = find_attr(w, b, false, name, hash, &where, &x, &lit);
+        break;
+    default:
+        if (w->collect)
+            walk_refs(w, e, view);
+        return BASE_OTHER;
+    }
+    if (r <= 0)
+        return r == 0 ? BASE_UNDEFINED : BASE_OTHER;
+    if (!x) {
+        if (lit.type == ADS_RECORD)
+            return record_base(w, lit.u.rec, view, out);
+        return lit.type == ADS_UNDEFINED ? BASE_UNDEFINED : BASE_OTHER;
+    }
+    const ads_expr *inner = x;
+    while (inner->kind == N_PAREN)
+        inner = inner->u.ops.a;
+    if (inner->kind == N_RECORD)
+        return record_base(w, inner->u.rec, where, out);
+    follow(w, where, name, hash, x);
+    return BASE_OTHER;
+}
+
+/* resolve_base_at within the depth limit (the recursion goes through it). */
+static base_kind resolve_base(ref_walk *w, const ads_expr *e, const ads_view *view,
+                              const ads_view **out)
+{
+    base_kind k = BASE_OTHER;
+    if (++w->cx->depth > ADS_MAX_DEPTH)
+        w->failed = true;
+    else if (!w->failed)
+        k = resolve_base_at(w, e, view, out);
+    w->cx->depth--;
+    return k;
+}
+
+/* `base.name` whose base is undefined: unresolved as written. */
+static void add_selected_ref(ref_walk *w, const ads_expr *e)
+{
+    if (!w->collect || w->failed)
+        return;
+    ads_buf b = ADS_BUF_INIT;
+    ads_expr_unparse(&b, e->u.sel.base);
+    ads_buf_addc(&b, '.');
+    ads_buf_add(&b, nonnull(e->u.sel.name).p, e->u.sel.name.len);
+    const char *p = ads_buf_cstr(&b);
+    size_t len = b.len;
+    if (len > 7 && ads_name__eq(p, 7, "target.", 7)) {
+        p += 7;
+        len -= 7;
+    }
+    char *copy = b.failed ? NULL : ads_eval__alloc(w->cx, len ? len : 1);
+    if (copy) {
+        memcpy(copy, p, len);
+        ads_str s = {copy, len};
+        add_ref(w, s);
+    } else {
+        w->failed = true;
+    }
+    ads_buf_free(&b);
+}
+
+static void walk_refs_at(ref_walk *w, const ads_expr *e, const ads_view *view)
+{
+    const ads_view *where, *b;
+    const ads_expr *x;
+    ads_value lit;
+    int r;
+    switch ((node_kind)e->kind) {
+    case N_LITERAL:
+        return;
+    case N_ATTR: {
+        bool root = e->scope == SCOPE_ROOT;
+        r = find_attr(w, root ? w->cx->root : view, !root, e->u.attr.name, e->u.attr.hash, &where,
+                      &x, &lit);
+        if (r > 0)
+            follow(w, where, e->u.attr.name, e->u.attr.hash, x);
+        else if (r == 0 && !special_target(w, e, view, &b))
+            add_ref(w, e->u.attr.name);
+        return;
+    }
+    case N_SELECT:
+        switch (resolve_base(w, e->u.sel.base, view, &b)) {
+        case BASE_RECORD:
+            r = find_attr(w, b, false, e->u.sel.name, e->u.sel.hash, &where, &x, &lit);
+            if (r > 0)
+                follow(w, where, e->u.sel.name, e->u.sel.hash, x);
+            else if (r == 0)
+                add_ref(w, e->u.sel.name);
+            return;
+        case BASE_UNDEFINED:
+            add_selected_ref(w, e);
+            return;
+        default:
+            return;
+        }
+    case N_RECORD: {
+        /* the members in the record's own scope, as evaluation sees them */
+        ads_view inner = ads_record_view(e->u.rec, view);
+        for (size_t i = 0; i < e->u.rec->n && !w->failed; i++)
+            walk_refs(w, e->u.rec->exprs[i], &inner);
+        return;
+    }
+    default:
+        for (size_t i = 0, n = ads_expr_nargs(e); i < n && !w->failed; i++)
+            walk_refs(w, ads_expr_arg(e, i), view);
+    }
+}
+
+/* Collect the unresolved references of e (in view), within the depth limit
+ * that evaluation shares. */
+static void walk_refs(ref_walk *w, const ads_expr *e, const ads_view *view)
+{
+    if (++w->cx->depth > ADS_MAX_DEPTH)
+        w->failed = true;
+    else if (!w->failed)
+        walk_refs_at(w, e, view);
+    w->cx->depth--;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+    const ref_name *x = a, *y = b;
+    int c = ads_value__strcmp_fold(x->name, y->name);
+    return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * unresolved(attr): the unresolved references of attribute attr (see above),
+ * sorted without regard to case, each once, joined by commas ("" if none).
+ * unresolved(attr, pattern): true if one of them matches the regular
+ * expression pattern (case-insensitive, as HTCondor compiles it; an empty
+ * match does not count), else false. Error if the first argument is not an
+ * attribute reference (`a`, `.a` or `base.a`), if the pattern is not a string
+ * (undefined included: HTCondor's code), is invalid or its match hits the
+ * limits, or if the references go deeper than the evaluation limit or a
+ * record cannot be read; undefined if attr names no attribute.
+ */
+static void fn_unresolved(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
+                          const ads_expr *const *args, size_t n)
+{
+    ref_walk w;
+    memset(&w, 0, sizeof w);
+    w.cx = cx;
+    const ads_expr *a = args[0];
+    while (a->kind == N_PAREN)
+        a = a->u.ops.a;
+    const ads_view *where = NULL, *b;
+    const ads_expr *x = NULL;
+    ads_value lit;
+    ads_str name;
+    uint32_t hash;
+    int found = 0;
+    if (a->kind == N_ATTR) {
+        bool root = a->scope == SCOPE_ROOT;
+        name = a->u.attr.name;
+        hash = a->u.attr.hash;
+        found = find_attr(&w, root ? cx->root : view, !root, name, hash, &where, &x, &lit);
+    } else if (a->kind == N_SELECT) {
+        name = a->u.sel.name;
+        hash = a->u.sel.hash;
+        if (resolve_base(&w, a->u.sel.base, view, &b) == BASE_RECORD)
+            found = find_attr(&w, b, false, name, hash, &where, &x, &lit);
+    } else {
+        *out = ads_errorv();
+        return;
+    }
+    if (w.failed) {
+        *out = ads_errorv();
+        return;
+    }
+    if (found == 0) {
+        *out = ads_undefined();
+        return;
+    }
+    regex re;
+    if (n == 2) {
+        ads_value p = arg(cx, view, args, 1);
+        if (p.type != ADS_STRING || regex_open(&re, cx, p.u.s, PCRE2_CASELESS)) {
+            *out = ads_errorv();
+            return;
+        }
+    }
+    w.collect = true;
+    follow(&w, where, name, hash, x);
+    if (w.failed) {
+        *out = ads_errorv();
+    } else if (n == 2) {
+        *out = ads_bool(false);
+        for (size_t i = 0; i < w.n; i++) {
+            int rc = regex_match(&re, cx, w.refs[i].name, 0, PCRE2_NOTEMPTY);
+            if (rc > 0) {
+                *out = ads_bool(true);
+                break;
+            }
+            if (rc != PCRE2_ERROR_NOMATCH) {
+                *out = ads_errorv();
+                break;
+            }
+        }
+    } else {
+        if (w.n > 1)
+            qsort(w.refs, w.n, sizeof *w.refs, ref_cmp);
+        ads_buf text = ADS_BUF_INIT;
+        for (size_t i = 0; i < w.n; i++) {
+            if (i > 0 && ads_value__strcmp_fold(w.refs[i].name, w.refs[i - 1].name) == 0)
+                continue;
+            if (i > 0)
+                ads_buf_addc(&text, ',');
+            ads_buf_add(&text, nonnull(w.refs[i].name).p, w.refs[i].name.len);
+        }
+        finish_string(out, cx, &text);
+    }
+    if (n == 2)
+        regex_close(&re);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Lists: member identicalMember sum avg min max anyCompare allCompare      */
 /* ------------------------------------------------------------------------ */
 
@@ -1820,6 +2261,7 @@ const ads_builtin ads_builtins__string[] = {
     {"regexps", fn_regexps, 3, 4},
     {"replace", fn_replace, 3, 4},
     {"replaceAll", fn_replace_all, 3, 4},
+    {"unresolved", fn_unresolved, 1, 2},
     /* lists */
     {"member", fn_member, 2, 2},
     {"identicalMember", fn_identical_member, 2, 2},

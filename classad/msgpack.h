@@ -12,7 +12,7 @@
  * holding an offset index of the attribute names, then the map of the
  * attributes sorted by case-folded name, so a lookup is a binary search
  * over the index that decodes nothing else. The format, byte by byte, is in
- * docs/formats.md ("MessagePack rows").
+ * docs/formats.md ("MessagePack values and rows").
  *
  * Nothing read is trusted: every length is checked against the input,
  * nesting is limited to ADS_MAX_DEPTH containers, nothing is allocated

@@ -1,5 +1,5 @@
 /*
- * classad/text_json.c: records as JSON (docs/formats-text.md), with
+ * classad/text_json.c: records as JSON (docs/formats.md, "JSON"), with
  * HTCondor's convention for what JSON cannot carry: a string written
  * "\/Expr(text)\/" holds ClassAd expression text. So `condor_q -json` output
  * reads in, and what adstore writes reads back without loss.

@@ -1,10 +1,10 @@
 /*
  * classad/text_long.c: the informal "long" form of records, one `Name =
  * value` per line and a blank line after each record, which is also what
- * HTCondor's -long options print (docs/formats-text.md). It holds, too, the
- * two rules every text form shares: which texts are values rather than
- * expressions (ads_expr_fold) and which records a text form can hold
- * (ads_record_check_text).
+ * HTCondor's -long options print (docs/formats.md, "Informal long form"). It
+ * holds, too, the two rules every text form shares: which texts are values
+ * rather than expressions (ads_expr_fold) and which records a text form can
+ * hold (ads_record_check_text).
  *
  * Reading is line by line from a buffer or a FILE * (chunks of it), so a
  * record is all that is ever in memory. A line is split into its name parts,

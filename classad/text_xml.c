@@ -1,7 +1,7 @@
 /*
  * classad/text_xml.c: records in HTCondor's classads XML form
  * (<classads><c><a n="Name"><s>..</s></a></c></classads>; the element names
- * are HTCondor's, docs/formats-text.md lists them).
+ * are HTCondor's; docs/formats.md, "XML", lists them).
  *
  * Writing escapes text twice, as HTCondor does: ClassAd C escapes first (for
  * control characters, backslashes, and bytes that are not UTF-8, which XML

@@ -26,7 +26,7 @@ for t in "${targets[@]}"; do
   corpus=tests/fuzz/corpus/$t
   mkdir -p "$corpus" "build-fuzz/new-$t"
   case $t in
-    msgpack_decode|json_read|long_read|xml_read|classad_read) max_len=${ADS_FUZZ_MAX_LEN:-4096} ;;
+    msgpack_decode|json_read|long_read|xml_read|classad_read|dump_read) max_len=${ADS_FUZZ_MAX_LEN:-4096} ;;
     *) max_len=${ADS_FUZZ_MAX_LEN:-256} ;;
   esac
   dict=()

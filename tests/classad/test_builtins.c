@@ -2,7 +2,8 @@
  * tests/classad/test_builtins.c: classad/builtins.c, the function registry
  * and the core built-ins: the type tests, the conversions (int real string
  * bool id absTime relTime), blob, size, and the functions that need the
- * evaluator (ifThenElse eval unparse debug), through parse and evaluate,
+ * evaluator (ifThenElse eval unparse debug, and unresolved, which lives in
+ * builtins_string.c for its pattern), through parse and evaluate,
  * with every error value a user can reach and the arity of each. The math,
  * string, list and regexp functions (builtins_string.c) and the time
  * functions (builtins_time.c) have their own test programs.
@@ -21,6 +22,7 @@
 
 #include "classad/classad.h"
 #include "classad/classad_int.h"
+#include "classad/msgpack.h"
 
 static ads_arena *arena;
 
@@ -821,6 +823,255 @@ static void unparse__error_when_the_record_cannot_be_read(void **state)
     assert_true(got.u.b);
 }
 
+static void unresolved__names_what_an_attribute_needs_and_the_record_lacks(void **state)
+{
+    (void)state;
+    /* HTCondor's documented example: RequestCpus is in the record */
+    expect_in("[Requirements = OpSys == \"LINUX\" && TARGET.Arch == \"ARM\" && "
+              "Cpus >= RequestCpus; RequestCpus = 1]",
+              "unresolved(Requirements)", "\"Arch,Cpus,OpSys\"");
+    const char *ctx = "[a = b + c; b = d * 2; c = 3; d = Zeta + alpha + ALPHA + Alpha; "
+                      "e = 1; f = \"text\"; g = { q, [ h = r ] }; i = strcat(s, \"x\", t[u]); "
+                      "j = k ? l : m ?: n; o = a + b; 'odd name' = 'other name' + 1]";
+    static const row rows[] = {
+        /* followed through the attributes found, sorted without case, each
+         * once (the first spelling met is kept) */
+        {"unresolved(a)", "\"alpha,Zeta\""},
+        {"unresolved(b)", "\"alpha,Zeta\""},
+        {"unresolved(o)", "\"alpha,Zeta\""},
+        {"unresolved(d)", "\"alpha,Zeta\""},
+        {"unresolved(A)", "\"alpha,Zeta\""},
+        /* plain values and expressions that need nothing */
+        {"unresolved(c)", "\"\""},
+        {"unresolved(e)", "\"\""},
+        {"unresolved(f)", "\"\""},
+        /* inside lists, records, calls, subscripts and conditionals */
+        {"unresolved(g)", "\"q,r\""},
+        {"unresolved(i)", "\"s,t,u\""},
+        {"unresolved(j)", "\"k,l,m,n\""},
+        {"unresolved('odd name')", "\"other name\""},
+        {"unresolved((a))", "\"alpha,Zeta\""},
+        /* no such attribute */
+        {"unresolved(nosuch)", "undefined"},
+        {"unresolved(nosuch, \"x\")", "undefined"},
+    };
+    expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void unresolved__with_a_pattern_tells_whether_one_matches(void **state)
+{
+    (void)state;
+    /* HTCondor's documented example */
+    const char *ctx = "[Requirements = OpSys == \"LINUX\" && Arch == \"ARM\"; "
+                      "r2 = OpSysAndVer == \"CentOS7\"; none = 1 + 2]";
+    static const row rows[] = {
+        {"unresolved(Requirements, \"^OpSys\")", "true"},
+        {"unresolved(Requirements, \"OpSys.+\")", "false"},
+        {"unresolved(r2, \"OpSys.+\")", "true"},
+        /* case-insensitive, as HTCondor compiles the pattern */
+        {"unresolved(Requirements, \"^ARCH$\")", "true"},
+        {"unresolved(Requirements, \"(?-i)^ARCH$\")", "false"},
+        /* an empty match does not count */
+        {"unresolved(Requirements, \"\")", "false"},
+        {"unresolved(Requirements, \"x*\")", "false"},
+        {"unresolved(none, \".\")", "false"},
+        /* the pattern must be a valid regular expression in a string */
+        {"unresolved(Requirements, \"(\")", "error"},
+        {"unresolved(Requirements, 1)", "error"},
+        {"unresolved(Requirements, undefined)", "error"},
+        {"unresolved(Requirements, error)", "error"},
+        {"unresolved(Requirements, nosuch)", "error"},
+        /* an attribute that does not exist is undefined before the
+         * pattern is looked at (HTCondor's order) */
+        {"unresolved(nosuch, 1)", "undefined"},
+    };
+    expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+    /* a pattern that backtracks without end hits the match limit */
+    expect_in("[x = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!']", "unresolved(x, \"(a+)+$\")", "error");
+}
+
+static void unresolved__selections_follow_the_evaluators_scopes(void **state)
+{
+    (void)state;
+    const char *ctx =
+        "[top = 1; "
+        "s1 = TARGET.Memory + target.Disk + MY.Cpus; "       /* TARGET. dropped */
+        "s2 = other.x + other.y.z + (Foo ?: Bar).w; "        /* undefined bases */
+        "s3 = self.top + self.gone + toplevel.top + root.gone2 + .top + .gone3; "
+        "s4 = parent.x; "                                    /* no parent here */
+        "r = [x = Foo2; y = 2; n = [deep = Foo3]; up = top + gone4; p = parent.top]; "
+        "s5 = r.x + r.y + r.missing; "
+        "s6 = r.n.deep + r.up + r.p; "
+        "s7 = [k = Foo4; l = k].l; "                         /* a record written in place */
+        "rv = { [x = 1] }; s8 = rv.x; "                      /* a list base: nothing to name */
+        "s9 = (1 + 2).x]";
+    static const row rows[] = {
+        {"unresolved(s1)", "\"Disk,Memory,MY.Cpus\""},
+        {"unresolved(s2)", "\"Bar,Foo,other.x,other.y.z\""},
+        {"unresolved(s3)", "\"gone,gone2,gone3\""},
+        {"unresolved(s4)", "\"parent.x\""},
+        {"unresolved(s5)", "\"Foo2,missing\""},
+        {"unresolved(s6)", "\"Foo3,gone4\""},
+        {"unresolved(s7)", "\"Foo4\""},
+        {"unresolved(s8)", "\"\""},
+        {"unresolved(s9)", "\"\""},
+        /* the argument itself may be selected */
+        {"unresolved(r.x)", "\"Foo2\""},
+        {"unresolved(r.n.deep)", "\"Foo3\""},
+        {"unresolved(r.up)", "\"gone4\""},
+        {"unresolved(.s4)", "\"parent.x\""},
+        {"unresolved(r.nosuch)", "undefined"},
+        {"unresolved(nosuch.x)", "undefined"},
+        {"unresolved(rv.x)", "undefined"},
+    };
+    expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+    /* a base that is an expression is not evaluated: the names it needs
+     * count, the name selected from it does not */
+    static const row exprs[] = {
+        {"unresolved(s1)", "\"Foo\""},
+        {"unresolved(s2)", "\"r2.x\""},
+        {"unresolved(s3)", "\"A,B,c\""},
+        {"unresolved(s4)", "\"\""},
+        {"unresolved(r1.x)", "undefined"},
+    };
+    expect_rows("[r1 = Foo; s1 = r1.x; r2 = undefined; s2 = r2.x; "
+                "r3 = ifThenElse(c, [x = A], [x = B]); s3 = r3.x; r4 = 1; s4 = r4.x]",
+                exprs, sizeof exprs / sizeof exprs[0]);
+    /* so unresolved() inside a base is never called from unresolved(): a
+     * record of them evaluates at once */
+    expect_in("[a = unresolved(b); b = unresolved(a).f + unresolved(a).g + unresolved(a).h; "
+              "c = unresolved(b).x + unresolved(a).y + c]",
+              "{ a, b, c, unresolved(c) }", "{ \"\", error, error, \"\" }");
+    /* an attribute named self is an attribute, not the record */
+    expect_in("[top = 1; self = [sx = Foo5]; s = self.sx + self.top]", "unresolved(s)",
+              "\"Foo5,top\"");
+    /* from inside a nested record: names resolve outward, .name from the
+     * root, and the attribute is found where evaluation would find it */
+    const char *nested = "[a = 1; g = Gone; r = [b = a + c + .a + .d; u = unresolved(b); "
+                         "v = unresolved(g); w = unresolved(.g); x = unresolved(parent.g)]]";
+    expect_in(nested, "r.u", "\"c,d\"");
+    expect_in(nested, "r.v", "\"Gone\"");
+    expect_in(nested, "r.w", "\"Gone\"");
+    expect_in(nested, "r.x", "\"Gone\"");
+}
+
+static void unresolved__circular_and_shared_references_are_followed_once(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"unresolved(a)", "\"z\""},
+        {"unresolved(b)", "\"z\""},
+        {"unresolved(s)", "\"\""},
+        {"unresolved(u)", "\"\""},
+        /* evaluation of the same attributes is error */
+        {"a", "error"},
+    };
+    expect_rows("[a = b + z; b = a; s = s; u = unresolved(u)]", rows,
+                sizeof rows / sizeof rows[0]);
+    /* each attribute costs once: 2^60 paths, 60 attributes */
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "[");
+    for (int i = 0; i < 60; i++)
+        ads_buf_printf(&b, "a%d = a%d + a%d; ", i, i + 1, i + 1);
+    ads_buf_adds(&b, "a60 = Leaf]");
+    expect_in(ads_buf_cstr(&b), "unresolved(a0)", "\"Leaf\"");
+    ads_buf_free(&b);
+}
+
+static void unresolved__error_beyond_the_depth_limit(void **state)
+{
+    (void)state;
+    /* a chain of attributes longer than evaluation may go */
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "[");
+    for (int i = 0; i < ADS_MAX_DEPTH + 10; i++)
+        ads_buf_printf(&b, "a%d = a%d; ", i, i + 1);
+    ads_buf_adds(&b, "]");
+    expect_in(ads_buf_cstr(&b), "unresolved(a0)", "error");
+    expect_in(ads_buf_cstr(&b), "unresolved(a0, \"x\")", "error");
+    expect_in(ads_buf_cstr(&b), "a0", "error");
+    /* a shorter one is fine */
+    expect_in(ads_buf_cstr(&b), "unresolved(a300)", "\"a410\"");
+    ads_buf_free(&b);
+}
+
+static void unresolved__error_for_arguments_that_are_not_attribute_references(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"unresolved()", "error"},
+        {"unresolved(x, \"a\", \"b\")", "error"},
+        {"unresolved(1)", "error"},
+        {"unresolved(\"x\")", "error"},
+        {"unresolved(x + 1)", "error"},
+        {"unresolved(f(x))", "error"},
+        {"unresolved({ x })", "error"},
+        {"unresolved([ x = 1 ])", "error"},
+        {"unresolved(x[0])", "error"},
+        {"unresolved(undefined)", "error"},
+        {"isError(unresolved(1, \"x\"))", "true"},
+        {"UNRESOLVED(x)", "\"y\""},
+    };
+    expect_rows("[x = y]", rows, sizeof rows / sizeof rows[0]);
+}
+
+static void unresolved__reads_stored_rows_as_in_memory_records(void **state)
+{
+    (void)state;
+    /* the same record, in memory and as the bytes a store keeps: the view
+     * over the bytes decodes what the walk reads, once */
+    const char *text = "[Requirements = OpSys == \"LINUX\" && TARGET.Arch == \"ARM\" && "
+                       "Cpus >= RequestCpus; RequestCpus = Slots * 2; r = [x = Foo; y = r2.z]; "
+                       "r2 = [z = Bar]; s = r.x + r.y + r.q; l = { 1, \"a\" }; c = a; a = c + b]";
+    static const row rows[] = {
+        {"unresolved(Requirements)", "\"Arch,Cpus,OpSys,Slots\""},
+        {"unresolved(s)", "\"Bar,Foo,q\""},
+        {"unresolved(l)", "\"\""},
+        {"unresolved(c)", "\"b\""},
+        {"unresolved(r.y)", "\"Bar\""},
+        {"unresolved(s, \"^f\")", "true"},
+        {"unresolved(nosuch)", "undefined"},
+    };
+    const ads_record *r;
+    ads_error err;
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    ads_buf bytes = ADS_BUF_INIT;
+    assert_int_equal(ads_msgpack_encode_record(&bytes, r, &err), 0);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        expect_in(text, rows[i].expr, rows[i].want);
+        ads_msgpack_view mv;
+        assert_int_equal(ads_msgpack_view_init(&mv, bytes.p, bytes.len, arena, &err), 0);
+        ads_view v = ads_msgpack_view_get(&mv, NULL);
+        ads_value got = eval_view(&v, rows[i].expr);
+        if (strcmp(show(&got), rows[i].want) != 0)
+            fail_msg("%s over the bytes: expected %s, got %s", rows[i].expr, rows[i].want,
+                     show(&got));
+    }
+    ads_buf_free(&bytes);
+}
+
+static void unresolved__error_when_the_record_cannot_be_read(void **state)
+{
+    (void)state;
+    static const ads_view_ops ops = {broken_lookup};
+    ads_view v = {&ops, NULL, NULL};
+    ads_value got = eval_view(&v, "unresolved(x)");
+    assert_int_equal(got.type, ADS_ERROR);
+    got = eval_view(&v, "unresolved(x, \"a\")");
+    assert_int_equal(got.type, ADS_ERROR);
+    /* a record that reads, enclosed by one that does not: the walk reaches
+     * the broken one for a name it lacks */
+    const ads_record *r;
+    ads_error err;
+    const char *text = "[x = y; z = 1]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    ads_view inner = ads_record_view(r, &v);
+    got = eval_view(&inner, "unresolved(z)");
+    assert_string_equal(show(&got), "\"\"");
+    got = eval_view(&inner, "unresolved(x)");
+    assert_int_equal(got.type, ADS_ERROR);
+}
+
 static void debug__is_its_argument(void **state)
 {
     (void)state;
@@ -861,6 +1112,14 @@ int main(void)
         T(unparse__gives_the_text_of_an_attribute),
         T(unparse__looks_outward_and_from_the_root),
         T(unparse__error_when_the_record_cannot_be_read),
+        T(unresolved__names_what_an_attribute_needs_and_the_record_lacks),
+        T(unresolved__with_a_pattern_tells_whether_one_matches),
+        T(unresolved__selections_follow_the_evaluators_scopes),
+        T(unresolved__circular_and_shared_references_are_followed_once),
+        T(unresolved__error_beyond_the_depth_limit),
+        T(unresolved__error_for_arguments_that_are_not_attribute_references),
+        T(unresolved__reads_stored_rows_as_in_memory_records),
+        T(unresolved__error_when_the_record_cannot_be_read),
         T(debug__is_its_argument),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

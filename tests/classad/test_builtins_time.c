@@ -283,7 +283,9 @@ static void time_text__abs_out_of_range_instants_write_without_crash(void **stat
         assert_true(b.len > 0);
         ads_buf_free(&b);
     }
-    /* offsets no text can give, as absTime(t, offset) may make them */
+    /* offsets no text can give and absTime(t, offset) refuses (it takes
+     * whole minutes, less than a day either way), which ads_abstime() and
+     * decoded bytes can still carry */
     abs_text(0, INT32_MIN, false, "1901-12-13T20:45:52-596523:14");
     abs_text(0, INT32_MAX, true, "2038-01-19T03:14:07+596523:14");
     abs_text(0, 86400, false, "1970-01-02T00:00:00+24:00");

@@ -213,6 +213,56 @@ static void lexer__identifiers(void **state)
     refused("#1.5", 1, 3, "identifier: unexpected '.'; expected a hex digit or '-'");
 }
 
+/* refused() for text that holds NUL bytes: len bytes of text. */
+static void refused_bytes(const char *text, size_t len, int line, int column,
+                          const char *message)
+{
+    const ads_expr *e;
+    ads_error err;
+    int rc = ads_expr_parse(&e, arena, text, len, &err);
+    if (rc != ADS_ESYNTAX || err.line != line || err.column != column ||
+        strcmp(err.message, message) != 0)
+        fail_msg("%zu bytes: rc %d at %d:%d '%s'; expected %d:%d '%s'", len, rc, err.line,
+                 err.column, err.message, line, column, message);
+}
+
+#define REFUSED_BYTES(lit, line, column, message)                                           \
+    refused_bytes(lit, sizeof lit - 1, line, column, message)
+
+static void lexer__backslash_then_nul_is_refused_like_a_raw_nul(void **state)
+{
+    (void)state;
+    /* the escape would put the NUL in the value: the same error, at the
+     * NUL byte, as a raw one */
+    REFUSED_BYTES("\"a\0b\"", 1, 3, "a NUL byte is not allowed in a string");
+    REFUSED_BYTES("\"a\\\0b\"", 1, 4, "a NUL byte is not allowed in a string");
+    REFUSED_BYTES("'a\0b'", 1, 3, "a NUL byte is not allowed in a quoted name");
+    REFUSED_BYTES("'a\\\0b'", 1, 4, "a NUL byte is not allowed in a quoted name");
+    /* at the very end of the text: still the NUL, not an unterminated string */
+    REFUSED_BYTES("\"\\\0", 1, 3, "a NUL byte is not allowed in a string");
+    /* in a joined string, on a later line */
+    REFUSED_BYTES("x +\n\"ok\" \"a\\\0\"", 2, 9, "a NUL byte is not allowed in a string");
+}
+
+static void lexer__escaped_line_break_in_a_string_counts_a_line(void **state)
+{
+    (void)state;
+    /* the escaped line break is kept in the value... */
+    ads_value v = value_of("\"a\\\nb\"");
+    assert_int_equal(v.type, ADS_STRING);
+    assert_int_equal(v.u.s.len, 3);
+    assert_memory_equal(v.u.s.p, "a\nb", 3);
+    /* ...and counted: an error after it reports the line and column it is on */
+    refused("\"a\\\nb\" + @", 2, 6, "unexpected character '@'");
+    refused("\"\\\n\\\n\" + @", 3, 5, "unexpected character '@'");
+    refused("'a\\\nb' + @", 2, 6, "unexpected character '@'");
+    refused("\"a\\\n\" \"b\\\nc\" + @", 3, 6, "unexpected character '@'");
+    /* an error inside the string, after the break */
+    refused("\"a\\\nb\\0\"", 2, 2, "'\\0' (a NUL character) is not allowed in a string");
+    /* a raw line break counts the same */
+    refused("\"a\nb\" + @", 2, 6, "unexpected character '@'");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -228,6 +278,8 @@ int main(void)
         T(lexer__keywords_ignore_case),
         T(lexer__times_in_backticks),
         T(lexer__identifiers),
+        T(lexer__backslash_then_nul_is_refused_like_a_raw_nul),
+        T(lexer__escaped_line_break_in_a_string_counts_a_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

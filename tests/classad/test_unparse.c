@@ -2,8 +2,9 @@
  * tests/classad/test_unparse.c: writing values and expressions: the exact
  * adstore spelling of every kind of value and node, HTCondor's spelling for
  * string(), parentheses added by precedence in trees that were not parsed,
- * and the round trip: random values of every type, unparsed, parsed and
- * evaluated, come back identical.
+ * the spacing and parentheses that keep a minus or a literal base from
+ * running into what follows, and the round trip: random values of every
+ * type, unparsed, parsed and evaluated, come back identical.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -237,6 +238,82 @@ static void unparse__random_values_round_trip(void **state)
     ads_buf_free(&b);
 }
 
+/* a and b are the same tree, parenthesis nodes aside (what the unparser
+ * adds so that text reads back, and the parser keeps). */
+static bool same_tree(const ads_expr *a, const ads_expr *b)
+{
+    while (ads_expr_kind_of(a) == ADS_X_PAREN)
+        a = ads_expr_arg(a, 0);
+    while (ads_expr_kind_of(b) == ADS_X_PAREN)
+        b = ads_expr_arg(b, 0);
+    if (ads_expr_kind_of(a) != ads_expr_kind_of(b))
+        return false;
+    if (ads_expr_kind_of(a) == ADS_X_LITERAL)
+        return ads_value_same(ads_expr_literal_value(a), ads_expr_literal_value(b));
+    ads_str na = ads_expr_name(a), nb = ads_expr_name(b);
+    if (strcmp(ads_expr_op(a), ads_expr_op(b)) != 0 || na.len != nb.len ||
+        (na.len && memcmp(na.p, nb.p, na.len) != 0) || ads_expr_nargs(a) != ads_expr_nargs(b))
+        return false;
+    for (size_t i = 0; i < ads_expr_nargs(a); i++)
+        if (!same_tree(ads_expr_arg(a, i), ads_expr_arg(b, i)))
+            return false;
+    return true;
+}
+
+/* text parses, unparses as want, which parses back to the same tree (and
+ * so the same value) and unparses as want again. */
+static void reads_back(const char *text, const char *want)
+{
+    const ads_expr *e, *again;
+    ads_error err;
+    if (ads_expr_parse(&e, arena, text, strlen(text), &err))
+        fail_msg("'%s' does not parse: %s", text, err.message);
+    ads_buf b = ADS_BUF_INIT, c = ADS_BUF_INIT;
+    ads_expr_unparse(&b, e);
+    if (strcmp(ads_buf_cstr(&b), want) != 0)
+        fail_msg("'%s' unparses as '%s', expected '%s'", text, ads_buf_cstr(&b), want);
+    if (ads_expr_parse(&again, arena, b.p, b.len, &err))
+        fail_msg("'%s' (from '%s') does not parse: %s", ads_buf_cstr(&b), text, err.message);
+    if (!same_tree(e, again))
+        fail_msg("'%s' reads back from '%s' as another tree", text, ads_buf_cstr(&b));
+    ads_expr_unparse(&c, again);
+    assert_string_equal(ads_buf_cstr(&c), want);
+    ads_value v1, v2;
+    assert_int_equal(ads_expr_eval(&v1, e, NULL, arena), 0);
+    assert_int_equal(ads_expr_eval(&v2, again, NULL, arena), 0);
+    assert_true(ads_value_same(&v1, &v2));
+    ads_buf_free(&b);
+    ads_buf_free(&c);
+}
+
+/* Where a minus or a literal touches what follows, the text keeps them apart
+ * so that it reads back as the tree it came from. */
+static void unparse__minus_and_literal_bases_read_back_as_written(void **state)
+{
+    (void)state;
+    /* a minus on the integer 0: "-0" would read as the literal 0 */
+    reads_back("--0", "- 0");
+    reads_back("- -0", "- 0");
+    reads_back("- - 0", "-- 0");
+    reads_back("-(0)", "-(0)");
+    /* a minus on a postfix expression that starts with a digit: "-1[0]"
+     * would read as (-1)[0] */
+    reads_back("- 1[0]", "- 1[0]");
+    reads_back("- 1.5[0]", "- 1.5[0]");
+    reads_back("- 0[0]", "- 0[0]");
+    reads_back("-1[0]", "(-1)[0]"); /* the literal -1, indexed */
+    /* a minus on a negative literal, and on a name */
+    reads_back("- -1", "--1");
+    reads_back("- x", "-x");
+    /* a number or identifier as the base of a selection, in parentheses:
+     * "#42.a" would read as one identifier, "3.y" as a number */
+    reads_back("#42 .a", "(#42).a");
+    reads_back("(#42).a", "(#42).a");
+    reads_back("#571eed18-0031-000000000002-1 .b", "(#571eed18-0031-000000000002-1).b");
+    reads_back("3 .y", "(3).y");
+    reads_back("- #42 .a", "-(#42).a");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -245,6 +322,7 @@ int main(void)
         T(unparse__lists_records_and_names),
         T(unparse__adds_parentheses_by_precedence),
         T(unparse__random_values_round_trip),
+        T(unparse__minus_and_literal_bases_read_back_as_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "classad/classad.h"
 #include "classad/classad_int.h"
+#include "classad/msgpack.h"
 
 static ads_arena *arena;
 
@@ -361,6 +362,106 @@ static void value__same_is_exact_structure(void **state)
     CHECK_PAIRS("same", ads_value_same, rows);
 }
 
+/* The record of text, as a value (its members unevaluated). */
+static ads_value record_text(const char *text)
+{
+    const ads_record *r;
+    ads_error err;
+    if (ads_record_parse(&r, arena, text, strlen(text), &err))
+        fail_msg("'%s': %s", text, err.message);
+    return ads_recordv(r);
+}
+
+/* A blob of bytes "hi" whose metadata is the record of text. */
+static ads_value blob_with_meta(const char *text)
+{
+    ads_blob *b = ads_arena_alloc(arena, sizeof *b);
+    assert_non_null(b);
+    b->bytes.p = "hi";
+    b->bytes.len = 2;
+    b->meta = record_text(text).u.rec;
+    ads_value v;
+    memset(&v, 0, sizeof v);
+    v.type = ADS_BLOB;
+    v.u.blob = b;
+    return v;
+}
+
+/* v encoded, then decoded from those bytes: a new copy of every expression. */
+static ads_value decoded(const ads_value *v, ads_buf *bytes)
+{
+    ads_value out;
+    ads_error err;
+    ads_buf_clear(bytes);
+    if (ads_msgpack_encode_value(bytes, v, &err))
+        fail_msg("encode: %s", err.message);
+    if (ads_msgpack_decode_value(&out, arena, bytes->p, bytes->len, ADS_MSGPACK_COPY, &err))
+        fail_msg("decode: %s", err.message);
+    return out;
+}
+
+static void value__same_holds_for_expressions_decoded_twice_from_the_same_bytes(void **state)
+{
+    (void)state;
+    static const char *const records[] = {
+        "[ a = x + 1; b = [ c = y * 2; d = { z, 1 } ]; e = 3; f = strcat(\"p\", q) ]",
+        "[ a = -x[0] ?: (y ? #42 : `1m`); b = self.c; c = .top ]",
+    };
+    /* and, for each, one expression changed somewhere */
+    static const char *const changed[] = {
+        "[ a = x + 1; b = [ c = y * 3; d = { z, 1 } ]; e = 3; f = strcat(\"p\", q) ]",
+        "[ a = -x[0] ?: (y ? #43 : `1m`); b = self.c; c = .top ]",
+    };
+    ads_buf bytes = ADS_BUF_INIT;
+    ads_error err;
+    for (size_t i = 0; i < sizeof records / sizeof records[0]; i++) {
+        /* records holding expressions */
+        ads_value orig = record_text(records[i]);
+        ads_value one = decoded(&orig, &bytes);
+        ads_value two;
+        assert_int_equal(ads_msgpack_decode_value(&two, arena, bytes.p, bytes.len, 0, &err), 0);
+        assert_int_equal(one.type, ADS_RECORD);
+        assert_true(ads_value_same(&one, &two));
+        assert_true(ads_value_same(&two, &one));
+        assert_true(ads_value_same(&orig, &one));
+        /* === never evaluates: distinct expression objects do not match */
+        assert_false(ads_value_equiv(&one, &two));
+        ads_value other = record_text(changed[i]);
+        ads_value three = decoded(&other, &bytes);
+        assert_false(ads_value_same(&one, &three));
+        assert_false(ads_value_same(&three, &one));
+        /* a blob whose metadata holds them */
+        ads_value blob = blob_with_meta(records[i]);
+        ads_value b1 = decoded(&blob, &bytes), b2 = decoded(&blob, &bytes);
+        assert_int_equal(b1.type, ADS_BLOB);
+        assert_true(b1.u.blob->meta != b2.u.blob->meta);
+        assert_true(ads_value_same(&b1, &b2));
+        assert_true(ads_value_same(&blob, &b1));
+        ads_value bother = blob_with_meta(changed[i]);
+        ads_value b3 = decoded(&bother, &bytes);
+        assert_false(ads_value_same(&b1, &b3));
+        assert_false(ads_value_same(&b3, &b1));
+        /* whole rows, as the store keeps them */
+        const ads_record *r1, *r2, *r3;
+        ads_buf_clear(&bytes);
+        assert_int_equal(ads_msgpack_encode_record(&bytes, orig.u.rec, &err), 0);
+        assert_int_equal(ads_msgpack_decode_record(&r1, arena, bytes.p, bytes.len, 0, &err), 0);
+        assert_int_equal(ads_msgpack_decode_record(&r2, arena, bytes.p, bytes.len, 0, &err), 0);
+        ads_buf_clear(&bytes);
+        assert_int_equal(ads_msgpack_encode_record(&bytes, other.u.rec, &err), 0);
+        assert_int_equal(ads_msgpack_decode_record(&r3, arena, bytes.p, bytes.len, 0, &err), 0);
+        ads_value v1 = ads_recordv(r1), v2 = ads_recordv(r2), v3 = ads_recordv(r3);
+        assert_true(ads_value_same(&v1, &v2));
+        assert_false(ads_value_same(&v1, &v3));
+    }
+    /* a name written in another case is another expression (names as
+     * written), though it reads the same attribute */
+    ads_value lower = record_text("[ a = x + 1 ]"), upper = record_text("[ a = X + 1 ]");
+    ads_value dl = decoded(&lower, &bytes), du = decoded(&upper, &bytes);
+    assert_false(ads_value_same(&dl, &du));
+    ads_buf_free(&bytes);
+}
+
 static void value__strcmp_fold_orders_bytes_ignoring_ascii_case(void **state)
 {
     (void)state;
@@ -402,6 +503,7 @@ int main(void)
         T(value__equiv_compares_lists_records_and_blobs_by_contents),
         T(value__records_holding_expressions_compare_the_expressions),
         T(value__same_is_exact_structure),
+        T(value__same_holds_for_expressions_decoded_twice_from_the_same_bytes),
         T(value__strcmp_fold_orders_bytes_ignoring_ascii_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
