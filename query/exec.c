@@ -1,6 +1,10 @@
 /*
- * query/exec.c: running statements. The session and its entry points, and
- * SELECT over stored rows or a datasource:
+ * query/exec.c: running statements. The session and its entry points; the
+ * checks every statement gets before it runs, which need no store (so
+ * ads_query_parse can run them before a store is opened: aggregates where
+ * rows are taken one by one, the temporal filter split off WHERE, ORDER BY
+ * names that are select-list labels); and SELECT over stored rows or a
+ * datasource:
  *
  *   plan    the FROM type becomes a scan of its latest rows (or of every
  *           row, when the statement mentions __Latest); a WHERE whose
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "classad/formats.h"
 #include "query/query_int.h"
@@ -48,13 +53,12 @@ void ads_query_free(ads_query *q)
     free(q);
 }
 
-int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err)
+int ads_q__error_place(const stmt *st, const char *at, int rc, ads_error *err)
 {
-    if (!err || rc != ADS_ENOTFOUND || err->line > 0 || !name.p || name.p < st->text ||
-        name.p > st->text + st->end)
+    if (!err || err->line > 0 || !at || at < st->text + st->start || at >= st->text + st->end)
         return rc;
     int line = 1, col = 1;
-    for (const char *p = st->text; p < name.p; p++) {
+    for (const char *p = st->text; p < at; p++) {
         if (*p == '\n') {
             line++;
             col = 1;
@@ -65,6 +69,13 @@ int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err)
     err->line = line;
     err->column = col;
     return rc;
+}
+
+int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err)
+{
+    if (rc != ADS_ENOTFOUND)
+        return rc;
+    return ads_q__error_place(st, name.p, rc, err);
 }
 
 /* ---- statements in a script ---- */
@@ -167,6 +178,109 @@ static long intervals_at(const stmt *st)
     return -1;
 }
 
+/* An aggregate found where rows are filtered or sorted one by one: an error
+ * at the call, naming it as written (canonically) and why. */
+static int agg_misplaced(const stmt *st, const ads_expr *call, const char *why, ads_error *err)
+{
+    ads_buf b = ADS_BUF_INIT;
+    if (ads_expr_star(call)) {
+        ads_str n = ads_expr_name(call);
+        ads_buf_add(&b, n.p, n.len);
+        ads_buf_adds(&b, "(*)");
+    } else {
+        ads_expr_unparse(&b, call);
+    }
+    const char *text = b.failed || !b.p ? "count" : b.p;
+    int n = b.failed || !b.p ? 5 : (int)(b.len > 60 ? 60 : b.len);
+    ads_error_set(err, ADS_EINVAL, "%.*s%s is an aggregate; %s", n, text,
+                  !b.failed && b.len > 60 ? "..." : "", why);
+    ads_buf_free(&b);
+    return ads_q__error_place(st, ads_expr_name(call).p, ADS_EINVAL, err);
+}
+
+/*
+ * What can be checked of a parsed statement without a store, and the
+ * rewrites every statement gets: a bare name in ORDER BY that is a select
+ * item's label refers to that item; an aggregate that is not also a ClassAd
+ * built-in (count, count_distinct, list, distinct) is refused where rows are
+ * taken one by one (WHERE, JOIN's ON, the ORDER BY of a statement that does
+ * not aggregate); the temporal filter is split off WHERE (*tf, *rest);
+ * UPDATE / DELETE / PURGE rules that need no type.
+ */
+static int check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *a, ads_error *err)
+{
+    int rc;
+    if ((rc = ads_q__split_temporal(st, st->where, tf, rest, a, err)))
+        return rc;
+    const ads_expr *bad = ads_q__find_agg_only(st->where);
+    if (bad)
+        return agg_misplaced(st, bad, "WHERE filters rows before they are grouped", err);
+    for (size_t i = 0; i < st->njoins; i++)
+        if ((bad = ads_q__find_agg_only(st->joins[i].on)))
+            return agg_misplaced(st, bad, "JOIN's ON matches rows before they are grouped", err);
+    if (st->kind == ADS_STMT_SELECT) {
+        /* ORDER BY label: SQL's rule, the output column wins over an attribute */
+        for (size_t i = 0; i < st->norder && !st->star; i++) {
+            if (ads_expr_kind_of(st->order[i].e) != ADS_X_ATTR)
+                continue;
+            ads_str n = ads_expr_name(st->order[i].e);
+            for (size_t k = 0; k < st->nitems && st->order[i].item < 0; k++)
+                if (st->items[k].label.len == n.len &&
+                    strncasecmp(st->items[k].label.p, n.p, n.len) == 0)
+                    st->order[i].item = (long)k;
+        }
+        bool grouped = st->ngroup > 0;
+        for (size_t i = 0; i < st->nitems; i++)
+            grouped |= ads_q__has_aggregate(st->items[i].e);
+        for (size_t i = 0; i < st->norder && !grouped; i++)
+            if (st->order[i].item < 0 && (bad = ads_q__find_agg_only(st->order[i].e)))
+                return agg_misplaced(st, bad,
+                                     "ORDER BY sorts rows one by one in a statement without "
+                                     "GROUP BY or an aggregate in the select list",
+                                     err);
+        return 0;
+    }
+    if ((st->kind == ADS_STMT_DELETE || st->kind == ADS_STMT_PURGE) && !st->has_from &&
+        !ads_q__mentions(st->where, "AdType"))
+        return ads_error_set(err, ADS_EINVAL,
+                             "%s without FROM must say which types in WHERE, with AdType "
+                             "(for example WHERE AdType in { \"A\", \"B\" })",
+                             st->kind == ADS_STMT_DELETE ? "DELETE" : "PURGE");
+    if (tf->kind != 0)
+        return ads_error_set(err, ADS_EINVAL,
+                             "a temporal filter (@timerange, @duration, ...) belongs in SELECT "
+                             "only");
+    for (size_t i = 0; i < st->nsets; i++) {
+        ads_str n = st->sets[i].name;
+        for (size_t k = 0; k < i; k++)
+            if (st->sets[k].name.len == n.len && strncasecmp(st->sets[k].name.p, n.p, n.len) == 0)
+                return ads_error_set(err, ADS_EINVAL, "SET names %.*s twice", (int)n.len, n.p);
+    }
+    return 0;
+}
+
+int ads_query_parse(const char *text, size_t len, size_t start, size_t end, ads_stmt_kind *kind,
+                    ads_error *err)
+{
+    if (!text && len)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_arena *a = ads_arena_new();
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    char *copy = ads_arena_strndup(a, text ? text : "", len);
+    stmt st;
+    temporal tf;
+    const ads_expr *rest;
+    int rc;
+    if (!copy)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    else if (!(rc = ads_stmt__parse(&st, a, copy, len, start, end, err)) &&
+             !(rc = check_stmt(&st, &tf, &rest, a, err)) && kind)
+        *kind = st.kind;
+    ads_arena_free(a);
+    return rc;
+}
+
 int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, size_t end,
                       const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
                       ads_error *err)
@@ -186,6 +300,8 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     /* the statement keeps pointers into its text: copy the text once */
     char *copy = ads_arena_strndup(a, text ? text : "", len);
     stmt st;
+    temporal tf;
+    const ads_expr *rest;
     int rc;
     if (!copy) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -194,14 +310,12 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     if ((rc = ads_stmt__parse(&st, a, copy, len, start, end, err)))
         goto cleanup;
     info->kind = st.kind;
+    if ((rc = check_stmt(&st, &tf, &rest, a, err)))
+        goto cleanup;
     if (st.kind != ADS_STMT_SELECT) {
-        rc = ads_q__write(q, &st, info, err);
+        rc = ads_q__write(q, &st, rest, info, err);
         goto cleanup;
     }
-    temporal tf;
-    const ads_expr *rest;
-    if ((rc = ads_q__split_temporal(st.where, &tf, &rest, a, err)))
-        goto cleanup;
     if (tf.kind != 0 || intervals_at(&st) >= 0) {
         if (tf.kind == 0) {
             rc = ads_error_set(err, ADS_EINVAL,
@@ -518,6 +632,7 @@ typedef struct qsel {
     const ads_expr *post;      /* WHERE conjuncts evaluated after the joins */
     const ads_expr **items;    /* prepared select items */
     const ads_expr **order;    /* prepared ORDER BY */
+    ads_value *vals;           /* the current row's select item values (project) */
     bool deleted_visible;
     bool hidden;               /* SELECT * shows _ attributes */
     qgroup *group;
@@ -634,6 +749,7 @@ static int project(qsel *s, rview *rv, const ads_record **out, ads_error *err)
             if (ads_expr_eval(&v, s->items[i], &view, s->ra))
                 return ads_error_set(err, ADS_ENOMEM, "out of memory");
             const sel_item *it = &s->st->items[i];
+            s->vals[i] = v;
             if ((rc = ads_record_builder_add_value(b, it->label.p, it->label.len, &v, err)))
                 return rc;
         }
@@ -665,9 +781,13 @@ static int offer(qsel *s, rview *rv, ads_error *err)
         return rc;
     if (s->coll) {
         ads_value keys[64];
-        for (size_t i = 0; i < s->st->norder; i++)
-            if (ads_expr_eval(&keys[i], s->order[i], &view, s->ra))
+        for (size_t i = 0; i < s->st->norder; i++) {
+            long it = s->st->order[i].item;
+            if (it >= 0)
+                keys[i] = s->vals[it]; /* a label: the item's value, as shown */
+            else if (ads_expr_eval(&keys[i], s->order[i], &view, s->ra))
                 return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
         return ads_q__coll_add(s->coll, row, keys, err);
     }
     if (s->sink && s->sink->row && (rc = s->sink->row(s->sink->ctx, row, err)))
@@ -695,9 +815,9 @@ static int emit_to_coll_or_sink(void *ctx, const ads_record *row, const ads_valu
     return 0;
 }
 
-/* Rows from a datasource. */
-static int run_datasource(qsel *s, const ads_datasource *ds, const ads_expr *where,
-                          ads_error *err)
+/* Rows from a datasource. The WHERE (handed to the datasource, which may use
+ * it) is evaluated on each row once, by offer (all of it is s->post). */
+static int run_datasource(qsel *s, const ads_datasource *ds, ads_error *err)
 {
     void *cur = NULL;
     int rc = ds->open(ds->ctx, s->txn, s->st->where, &cur, err);
@@ -716,16 +836,6 @@ static int run_datasource(qsel *s, const ads_datasource *ds, const ads_expr *whe
         if (rc <= 0)
             break;
         rview rv = {ads_record_view(r, NULL), {"", 0}, NULL, r, s->joins, s->njoins, 0, s->ra};
-        if (where) {
-            ads_value ok;
-            ads_view view = {&rview_ops, &rv, NULL};
-            if (ads_expr_eval(&ok, where, &view, s->ra)) {
-                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-                break;
-            }
-            if (!ads_q__truthy(&ok))
-                continue;
-        }
         rc = offer(s, &rv, err);
         if (rc)
             break;
@@ -860,7 +970,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     /* select items and ORDER BY, prepared */
     s.items = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *s.items);
     s.order = ads_arena_alloc(a, (st->norder ? st->norder : 1) * sizeof *s.order);
-    if (!s.items || !s.order) {
+    s.vals = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *s.vals);
+    if (!s.items || !s.order || !s.vals) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
@@ -899,7 +1010,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     if (st->limit == 0) {
         /* nothing to return */
     } else if (ds) {
-        rc = run_datasource(&s, ds, st->where, err);
+        rc = run_datasource(&s, ds, err);
     } else {
         ads_value keys[16];
         bool point = s.type && !mentions_latest && nconj &&

@@ -20,7 +20,9 @@
  *
  * Columns are the select list's labels; for SELECT * they are the rows'
  * attribute names in order of first appearance, so csv and tabular hold the
- * rows until the end (tabular always does, for its widths).
+ * rows until the end (tabular always does, for its widths). After a
+ * statement that failed part way, ads_writer_abort writes what is held and
+ * closes what the rows written opened, so the output stays well formed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +61,7 @@ struct ads_writer {
     const ads_record **rows;
     size_t nrows, caprows;
     size_t count;
-    bool began;
+    bool began, ended;
 };
 
 int ads_writer_new(ads_writer **out, ads_format f, FILE *to, ads_error *err)
@@ -360,11 +362,14 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
         w->count++;
         return 0;
     }
+    /* a row that cannot be written leaves no part of itself behind */
+    size_t mark = w->b.len;
     switch (w->f) {
     case ADS_FORMAT_TEXT:
         if (ads_record_size(row) == 0) {
             ads_buf_addc(&w->b, '\n');
         } else if ((rc = ads_long_write(&w->b, row, err))) {
+            w->b.len = mark;
             return rc;
         }
         break;
@@ -374,8 +379,10 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
         break;
     case ADS_FORMAT_JSON:
         ads_buf_adds(&w->b, w->count ? ",\n" : "[\n");
-        if ((rc = ads_json_write(&w->b, row, ADS_JSON_COMPACT, err)))
+        if ((rc = ads_json_write(&w->b, row, ADS_JSON_COMPACT, err))) {
+            w->b.len = mark;
             return rc;
+        }
         break;
     case ADS_FORMAT_CSV:
         if (w->count == 0)
@@ -385,8 +392,10 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
     case ADS_FORMAT_XML:
         if (w->count == 0)
             ads_xml_write_begin(&w->b);
-        if ((rc = ads_xml_write(&w->b, row, err)))
+        if ((rc = ads_xml_write(&w->b, row, err))) {
+            w->b.len = mark;
             return rc;
+        }
         break;
     default:
         break;
@@ -398,6 +407,9 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
 static int w_end(void *ctx, ads_error *err)
 {
     ads_writer *w = ctx;
+    if (w->ended)
+        return 0;
+    w->ended = true;
     switch (w->f) {
     case ADS_FORMAT_JSON:
         ads_buf_adds(&w->b, w->count ? "\n]\n" : "[]\n");
@@ -427,6 +439,18 @@ static int w_end(void *ctx, ads_error *err)
         break;
     }
     return flush(w, true, err);
+}
+
+int ads_writer_abort(ads_writer *w, ads_error *err)
+{
+    if (!w || w->ended || !w->began)
+        return 0;
+    if (w->count == 0) {
+        /* nothing was opened: write nothing (not json's [] or xml's header) */
+        w->ended = true;
+        return flush(w, true, err);
+    }
+    return w_end(w, err);
 }
 
 ads_sink ads_writer_sink(ads_writer *w)

@@ -53,6 +53,31 @@ int ads_q__agg_kind(const ads_expr *e)
     return -1;
 }
 
+const ads_expr *ads_q__find_agg_only(const ads_expr *e)
+{
+    if (!e)
+        return NULL;
+    int k = ads_q__agg_kind(e);
+    if (k == AGG_COUNT_STAR || k == AGG_COUNT || k == AGG_COUNT_DISTINCT || k == AGG_LIST ||
+        k == AGG_DISTINCT)
+        return e;
+    if (ads_expr_kind_of(e) == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r); i++) {
+            const ads_expr *f = ads_q__find_agg_only(ads_record_expr(r, i));
+            if (f)
+                return f;
+        }
+        return NULL;
+    }
+    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
+        const ads_expr *f = ads_q__find_agg_only(ads_expr_arg(e, i));
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
 /* One aggregate's running state in one group. */
 typedef struct acc {
     uint64_t count;  /* values seen (not undefined) */
@@ -249,6 +274,9 @@ int ads_q__group_plan(qgroup **out, const stmt *st, const ads_expr *const *gexpr
     }
     c.clause = "ORDER BY";
     for (size_t i = 0; i < st->norder; i++) {
+        g->order[i] = NULL;
+        if (st->order[i].item >= 0)
+            continue; /* a label: sorted by the item's value */
         if ((rc = ads_expr_rewrite(&g->order[i], a, st->order[i].e, rewrite_fn, &c, err)) ||
             (rc = check_refs(g->order[i], "ORDER BY", err)))
             return rc;
@@ -300,6 +328,24 @@ static int64_t as_int(const ads_value *v)
     return v->type == ADS_INTEGER ? v->u.i : v->u.b;
 }
 
+/* What min and max compare, as ClassAd's < does: numbers (booleans as 0/1),
+ * strings, AbsTimes, RelTimes, each only with its own kind; -1 for the rest. */
+static int ordered_kind(const ads_value *v)
+{
+    if (is_number(v))
+        return 0;
+    switch (v->type) {
+    case ADS_STRING:
+        return 1;
+    case ADS_ABSTIME:
+        return 2;
+    case ADS_RELTIME:
+        return 3;
+    default:
+        return -1;
+    }
+}
+
 static int acc_keep(qgroup *g, acc *ac, const ads_value *v, bool distinct)
 {
     if (distinct)
@@ -349,16 +395,16 @@ static int acc_add(qgroup *g, acc *ac, agg_kind k, const ads_value *v)
         return 0;
     case AGG_MIN:
     case AGG_MAX: {
-        bool num = is_number(v), str = v->type == ADS_STRING;
-        if (!num && !str) {
+        int kind = ordered_kind(v);
+        if (kind < 0) {
             ac->bad = true;
             return 0;
         }
         if (ac->count == 0) {
             if (ads_q__copy(&ac->v, v, g->a))
                 return ads_error_set(g->err, ADS_ENOMEM, "out of memory");
-        } else if ((is_number(&ac->v) && !num) || (ac->v.type == ADS_STRING && !str)) {
-            ac->bad = true; /* numbers and strings mixed */
+        } else if (ordered_kind(&ac->v) != kind) {
+            ac->bad = true; /* kinds mixed: numbers and strings, say */
         } else {
             int c = ads_q__compare(v, &ac->v);
             if ((k == AGG_MIN && c < 0) || (k == AGG_MAX && c > 0))
@@ -573,8 +619,12 @@ int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx,
     if (g->ngroups > 1) /* (all is NULL when there are no groups) */
         qsort_r(g->all, g->ngroups, sizeof *g->all, cmp_groups, g);
     ads_arena *a = ads_arena_new();
-    if (!a)
+    ads_value *vals = malloc((g->nitems ? g->nitems : 1) * sizeof *vals);
+    if (!a || !vals) {
+        ads_arena_free(a);
+        free(vals);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
     int rc = 0;
     for (size_t i = 0; i < g->ngroups && !rc; i++) {
         ads_arena_reset(a);
@@ -585,19 +635,22 @@ int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx,
         if ((rc = ads_record_builder_new(&b, a, err)))
             break;
         for (size_t k = 0; k < g->nitems && !rc; k++) {
-            ads_value v;
-            if (ads_expr_eval(&v, g->items[k], &view, a))
+            if (ads_expr_eval(&vals[k], g->items[k], &view, a))
                 rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             else
                 rc = ads_record_builder_add_value(b, st->items[k].label.p, st->items[k].label.len,
-                                                  &v, err);
+                                                  &vals[k], err);
         }
-        for (size_t k = 0; k < g->norder && k < 64 && !rc; k++)
-            if (ads_expr_eval(&keys[k], g->order[k], &view, a))
+        for (size_t k = 0; k < g->norder && k < 64 && !rc; k++) {
+            if (st->order[k].item >= 0)
+                keys[k] = vals[st->order[k].item];
+            else if (ads_expr_eval(&keys[k], g->order[k], &view, a))
                 rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
         if (!rc)
             rc = emit(ctx, ads_record_builder_finish(b), keys, err);
     }
+    free(vals);
     ads_arena_free(a);
     return rc;
 }

@@ -266,10 +266,20 @@ static int default_label(sp *p, sel_item *it, size_t from, size_t to)
                          p->text[to - 1] == '\n' || p->text[to - 1] == '\r'))
         to--;
     ads_buf b = ADS_BUF_INIT;
-    /* collapse runs of white space so labels are one line */
+    /* collapse runs of white space so labels are one line, except inside
+     * strings, quoted names and times, which keep their text */
     bool space = false;
+    char quote = 0;
     for (size_t i = from; i < to; i++) {
         char c = p->text[i];
+        if (quote) {
+            ads_buf_addc(&b, c);
+            if (c == '\\' && i + 1 < to)
+                ads_buf_addc(&b, p->text[++i]);
+            else if (c == quote)
+                quote = 0;
+            continue;
+        }
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
             space = true;
             continue;
@@ -277,6 +287,8 @@ static int default_label(sp *p, sel_item *it, size_t from, size_t to)
         if (space && b.len)
             ads_buf_addc(&b, ' ');
         space = false;
+        if (c == '"' || c == '\'' || c == '`')
+            quote = c;
         ads_buf_addc(&b, c);
     }
     char *s = b.failed ? NULL : ads_arena_strndup(p->a, b.p ? b.p : "", b.len);
@@ -369,7 +381,7 @@ static int parse_select(sp *p, stmt *st)
         if (!accept(p, "by"))
             return fail(p, "BY after ORDER");
         do {
-            order_item o = {NULL, false};
+            order_item o = {NULL, false, -1};
             if ((rc = expr(p, &o.e, "an expression after ORDER BY")))
                 return rc;
             if (accept(p, "desc"))
@@ -386,11 +398,13 @@ static int parse_select(sp *p, stmt *st)
         size_t s = p->pos;
         int64_t v = 0;
         while (p->pos < p->end && p->text[p->pos] >= '0' && p->text[p->pos] <= '9') {
-            if (v > (INT64_MAX - 9) / 10) {
+            int d = p->text[p->pos] - '0';
+            if (v > (INT64_MAX - d) / 10) {
                 p->pos = s;
                 return fail(p, "a smaller LIMIT");
             }
-            v = v * 10 + (p->text[p->pos++] - '0');
+            v = v * 10 + d;
+            p->pos++;
         }
         if (p->pos == s || (p->pos < p->end && is_word_char(p->text[p->pos]))) {
             p->pos = s;

@@ -104,6 +104,18 @@ int ads_query_exec(ads_query *q, const char *text, size_t len, const ads_sink *s
                    const ads_exec_options *opt, ads_exec_info *info, ads_error *err);
 
 /*
+ * Parse and check the statement at [start, end) of text without running it
+ * and without a store: 0 and *kind (may be NULL), or the error that
+ * ads_query_exec_at would report for the statement's text (ADS_ESYNTAX with
+ * line and column; ADS_EINVAL for what is wrong whatever the store holds:
+ * an aggregate in WHERE, DELETE without FROM or AdType, ...). A program can
+ * so refuse a statement before it opens, or creates, a store for it.
+ * ADS_ENOMEM.
+ */
+int ads_query_parse(const char *text, size_t len, size_t start, size_t end, ads_stmt_kind *kind,
+                    ads_error *err);
+
+/*
  * Statements in a script are separated by ';' or by a blank line, outside
  * strings, comments and brackets. Find the next one at or after *pos: returns
  * 1 with [*start, *end) its text (without the separator) and *pos after it,
@@ -147,6 +159,15 @@ const char *ads_format_name(ads_format f);
 typedef struct ads_writer ads_writer;
 int ads_writer_new(ads_writer **out, ads_format f, FILE *to, ads_error *err);
 ads_sink ads_writer_sink(ads_writer *w);
+/*
+ * After a statement that failed part way (its sink's end was not called):
+ * write what is still held or buffered, close what the rows written so far
+ * opened (json's `]`, xml's `</classads>`; a csv header is written with the
+ * first row) and flush, so the output is well formed and holds every row
+ * the statement produced. Nothing when no row came; nothing after end.
+ * ADS_EIO, ADS_ENOMEM.
+ */
+int ads_writer_abort(ads_writer *w, ads_error *err);
 void ads_writer_free(ads_writer *w);
 
 #ifdef __cplusplus

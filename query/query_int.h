@@ -26,6 +26,8 @@ typedef struct join_clause {
 typedef struct order_item {
     const ads_expr *e;
     bool desc;
+    long item; /* a bare name equal to this select item's label: sort by the item's
+                * value (SQL's rule); -1 otherwise */
 } order_item;
 
 typedef struct set_item {
@@ -86,6 +88,10 @@ struct ads_query {
  * statement names points at it. Returns rc. */
 int ads_q__error_at(const stmt *st, ads_str name, int rc, ads_error *err);
 
+/* Put on err the line and column of p, a pointer into st->text (the name
+ * of a call, say), if it is one. Returns rc. */
+int ads_q__error_place(const stmt *st, const char *p, int rc, ads_error *err);
+
 /* The datasource named name (built-in or registered), or NULL. */
 const ads_datasource *ads_ds__find(ads_query *q, const char *name, size_t len);
 
@@ -111,8 +117,10 @@ int ads_q__compare(const ads_value *a, const ads_value *b);
 /* Deep copy of a value into arena a (strings, lists, records). ADS_ENOMEM. */
 int ads_q__copy(ads_value *out, const ads_value *v, ads_arena *a);
 
-/* The whole statement's text and the offset of an expression's first token
- * are not kept; messages name the clause instead. */
+/* Expressions keep no positions, but the names in them (of attributes and
+ * calls) point into the statement's text (the parser's ADS_PARSE_NOCOPY), so
+ * a message about a call gives its place through ads_q__error_place; others
+ * name the clause instead. */
 
 /* Timeline statements (timeline.c): is the WHERE a timeline filter? Splits
  * the WHERE's top-level conjuncts into the temporal filter (if any) and the
@@ -123,8 +131,10 @@ typedef struct temporal {
     bool duration;
 } temporal;
 
-int ads_q__split_temporal(const ads_expr *where, temporal *tf, const ads_expr **rest,
-                          ads_arena *a, ads_error *err);
+/* Errors (a misplaced or unknown @filter, bad arguments) carry the line and
+ * column of the @call in st's text. */
+int ads_q__split_temporal(const stmt *st, const ads_expr *where, temporal *tf,
+                          const ads_expr **rest, ads_arena *a, ads_error *err);
 
 /* ---- grouping (group.c) ---- */
 
@@ -137,6 +147,9 @@ typedef struct qgroup qgroup;
 /* The aggregate an expression is (a call of count, sum, avg, min, max,
  * count_distinct, list or distinct), or -1. */
 int ads_q__agg_kind(const ads_expr *e);
+/* The first call in e (depth first) of an aggregate that is not also a
+ * ClassAd built-in (count, count_distinct, list, distinct), or NULL. */
+const ads_expr *ads_q__find_agg_only(const ads_expr *e);
 /* True if e holds an aggregate call anywhere. */
 bool ads_q__has_aggregate(const ads_expr *e);
 
@@ -171,6 +184,9 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
 int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,
                     const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
                     ads_error *err);
-int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *err);
+/* UPDATE, DELETE, PURGE, STORE; where: the WHERE (checked, without temporal
+ * filter: exec.c's check_stmt). */
+int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
+                 ads_error *err);
 
 #endif

@@ -22,8 +22,13 @@
  *   - sum@ adds, for each instant at which a group has samples, the inner
  *     aggregate of those samples to the interval of the instant.
  * Intervals are [k*D, (k+1)*D) since the epoch, clipped to the range; each
- * output row is dated at its interval's aligned start. Memory: a state per
- * record and a cell per group, interval and aggregate.
+ * output row is dated at its interval's start after clipping (so the first
+ * row of a range that starts between multiples of D is dated at the range's
+ * start). An inner aggregate that sees a value it cannot take (sum, avg,
+ * min, max of a non-number) is error at those instants, and so is every
+ * temporal aggregate of an interval holding such an instant, as the
+ * ordinary aggregates are. Memory: a state per record and a cell per group,
+ * interval and aggregate.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,34 +56,71 @@ static int temporal_kind(const ads_expr *e)
     return 0;
 }
 
-/* Is there an @name call anywhere in e (outside the top-level conjuncts)? */
-static bool has_at_call(const ads_expr *e)
+/* The first call named @name or name@ in e, or NULL. */
+static const ads_expr *find_at_call(const ads_expr *e)
 {
     if (ads_expr_kind_of(e) == ADS_X_CALL) {
         ads_str n = ads_expr_name(e);
         if (n.len && (n.p[0] == '@' || n.p[n.len - 1] == '@'))
-            return true;
+            return e;
     }
     if (ads_expr_kind_of(e) == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++)
-            if (has_at_call(ads_record_expr(r, i)))
-                return true;
-        return false;
+        for (size_t i = 0; i < ads_record_size(r); i++) {
+            const ads_expr *f = find_at_call(ads_record_expr(r, i));
+            if (f)
+                return f;
+        }
+        return NULL;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++)
-        if (has_at_call(ads_expr_arg(e, i)))
-            return true;
-    return false;
+    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
+        const ads_expr *f = find_at_call(ads_expr_arg(e, i));
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+static bool has_at_call(const ads_expr *e)
+{
+    return find_at_call(e) != NULL;
 }
 
 typedef struct split {
+    const stmt *st;
     temporal *tf;
     const ads_expr *rest;
     ads_arena *a;
     ads_error *err;
     int found;
 } split;
+
+/* An @call in WHERE that is not a temporal filter in its place: which
+ * mistake it is, at the call. */
+static int misplaced(split *s, const ads_expr *call)
+{
+    ads_str n = ads_expr_name(call);
+    int rc;
+    if (n.p[0] != '@')
+        rc = ads_error_set(s->err, ADS_EINVAL,
+                           "%.*s is a temporal aggregate: it belongs in the select list of a "
+                           "timeline aggregation, not in WHERE",
+                           (int)n.len, n.p);
+    else if (ads_q__name_is(n, "@intervals"))
+        rc = ads_error_set(s->err, ADS_EINVAL,
+                           "@intervals belongs in GROUP BY (GROUP BY ..., @intervals(D)), not in "
+                           "WHERE");
+    else if (!temporal_kind(call))
+        rc = ads_error_set(s->err, ADS_EINVAL,
+                           "unknown temporal filter %.*s: expected @timerange(T1, T2), "
+                           "@duration(D), @last(D), @anytime() or @now()",
+                           (int)(n.len > 64 ? 64 : n.len), n.p);
+    else
+        rc = ads_error_set(s->err, ADS_EINVAL,
+                           "a temporal filter must be joined to the rest of WHERE with && at "
+                           "the top level");
+    return s->st ? ads_q__error_place(s->st, n.p, rc, s->err) : rc;
+}
 
 static int walk(split *s, const ads_expr *e)
 {
@@ -91,23 +133,25 @@ static int walk(split *s, const ads_expr *e)
     }
     int k = temporal_kind(inner);
     if (k) {
-        if (s->found++)
-            return ads_error_set(s->err, ADS_EINVAL, "a statement takes one temporal filter");
-        size_t n = ads_expr_nargs(inner), want = k == 1 ? 2 : k == 2 ? 1 : 0;
         ads_str name = ads_expr_name(inner);
-        if (n != want)
-            return ads_error_set(s->err, ADS_EINVAL, "%.*s takes %zu argument%s, not %zu",
-                                 (int)name.len, name.p, want, want == 1 ? "" : "s", n);
+        int rc = 0;
+        size_t n = ads_expr_nargs(inner), want = k == 1 ? 2 : k == 2 ? 1 : 0;
+        if (s->found++)
+            rc = ads_error_set(s->err, ADS_EINVAL, "a statement takes one temporal filter");
+        else if (n != want)
+            rc = ads_error_set(s->err, ADS_EINVAL, "%.*s takes %zu argument%s, not %zu",
+                               (int)name.len, name.p, want, want == 1 ? "" : "s", n);
+        if (rc)
+            return s->st ? ads_q__error_place(s->st, name.p, rc, s->err) : rc;
         s->tf->kind = k == 4 ? 0 : k == 3 ? 2 : 1;
         s->tf->duration = k == 2;
         s->tf->t1 = n > 0 ? ads_expr_arg(inner, 0) : NULL;
         s->tf->t2 = n > 1 ? ads_expr_arg(inner, 1) : NULL;
         return 0;
     }
-    if (has_at_call(inner))
-        return ads_error_set(s->err, ADS_EINVAL,
-                             "a temporal filter must be joined to the rest of WHERE with && at "
-                             "the top level");
+    const ads_expr *at = find_at_call(inner);
+    if (at)
+        return misplaced(s, at);
     if (!s->rest) {
         s->rest = e;
         return 0;
@@ -115,14 +159,14 @@ static int walk(split *s, const ads_expr *e)
     return ads_expr_new_and(&s->rest, s->a, s->rest, e, s->err);
 }
 
-int ads_q__split_temporal(const ads_expr *where, temporal *tf, const ads_expr **rest,
-                          ads_arena *a, ads_error *err)
+int ads_q__split_temporal(const stmt *st, const ads_expr *where, temporal *tf,
+                          const ads_expr **rest, ads_arena *a, ads_error *err)
 {
     memset(tf, 0, sizeof *tf);
     *rest = NULL;
     if (!where)
         return 0;
-    split s = {tf, NULL, a, err, 0};
+    split s = {st, tf, NULL, a, err, 0};
     int rc = walk(&s, where);
     if (!rc)
         *rest = s.rest;
@@ -142,8 +186,10 @@ static int range_of(ads_query *q, const temporal *tf, double *t1, double *t2, ad
     ads_value v1, v2;
     double now = ads_db_now(q->db);
     if (tf->kind == 2) {
+        /* all stored time, rows dated in the future included; a timeline
+         * aggregation bounds it (last_stored) */
         *t1 = -INFINITY;
-        *t2 = now;
+        *t2 = INFINITY;
         return 0;
     }
     if (tf->duration) {
@@ -178,6 +224,7 @@ typedef struct raw {
     const stmt *st;
     const ads_expr *where;
     const ads_expr **items, **order;
+    ads_value *vals; /* the current row's select item values */
     bool deleted_visible, hidden;
     qgroup *group;
     qcoll *coll;
@@ -234,18 +281,22 @@ static int raw_row(raw *r, ads_row *row, ads_error *err)
         }
     } else {
         for (size_t i = 0; i < r->st->nitems; i++) {
-            ads_value v;
-            if (ads_expr_eval(&v, r->items[i], &view, r->ra))
+            ads_value *v = &r->vals[i];
+            if (ads_expr_eval(v, r->items[i], &view, r->ra))
                 return ads_error_set(err, ADS_ENOMEM, "out of memory");
             if ((rc = ads_record_builder_add_value(b, r->st->items[i].label.p,
-                                                   r->st->items[i].label.len, &v, err)))
+                                                   r->st->items[i].label.len, v, err)))
                 return rc;
         }
     }
     ads_value keys[64];
-    for (size_t i = 0; r->coll && i < r->st->norder; i++)
-        if (ads_expr_eval(&keys[i], r->order[i], &view, r->ra))
+    for (size_t i = 0; r->coll && i < r->st->norder; i++) {
+        long it = r->st->order[i].item;
+        if (it >= 0)
+            keys[i] = r->vals[it]; /* a label: the item's value, as shown */
+        else if (ads_expr_eval(&keys[i], r->order[i], &view, r->ra))
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
     rc = raw_emit(r, ads_record_builder_finish(b), keys, err);
     if (!rc && !r->coll && r->left == 0)
         return 1;
@@ -278,6 +329,7 @@ typedef struct mset {
 /* A group's inner aggregate state for one timeline aggregate. */
 typedef struct inner {
     uint64_t records, defined, numbers;
+    uint64_t others; /* defined values that are not (finite) numbers */
     double sum;
     mset ms;
 } inner;
@@ -288,11 +340,13 @@ typedef struct cell {
     double lo, hi;          /* min@ / max@ */
     bool seen;
     double sum;             /* sum@ */
+    bool bad_f;             /* f was error at some instant (avg@, min@, max@: error) */
+    bool bad_samples;       /* the samples of some instant gave error (sum@: error) */
 } cell;
 
 /* The samples of one group at the current instant (sum@). */
 typedef struct instant {
-    uint64_t records, defined, numbers;
+    uint64_t records, defined, numbers, others;
     double sum, lo, hi;
 } instant;
 
@@ -377,38 +431,49 @@ static void mset_del(mset *m, double v)
     }
 }
 
-/* f: the inner aggregate of a group's contributing records. */
-static bool inner_value(const tagg *t, const inner *in, double *out)
+/* Does the inner aggregate give error when it sees values that are not
+ * numbers? (sum, avg, min and max, as the ordinary aggregates do; a timeline
+ * value must be a number, so min and max of strings or times are error too) */
+static bool needs_numbers(inner_kind k)
+{
+    return k == IA_SUM || k == IA_AVG || k == IA_MIN || k == IA_MAX;
+}
+
+/* f: the inner aggregate of a group's contributing records: 1 and *out, 0
+ * when it has no value (undefined), -1 when it is error. */
+static int inner_value(const tagg *t, const inner *in, double *out)
 {
     if (in->records == 0)
-        return false;
+        return 0;
+    if (in->others && needs_numbers(t->inner))
+        return -1;
     switch (t->inner) {
     case IA_COUNT_STAR:
         *out = (double)in->records;
-        return true;
+        return 1;
     case IA_COUNT:
         *out = (double)in->defined;
-        return true;
+        return 1;
     case IA_SUM:
         *out = in->sum;
-        return true;
+        return 1;
     case IA_AVG:
         if (!in->numbers)
-            return false;
+            return 0;
         *out = in->sum / (double)in->numbers;
-        return true;
+        return 1;
     case IA_MIN:
         if (!in->ms.n)
-            return false;
+            return 0;
         *out = in->ms.v[0];
-        return true;
+        return 1;
     case IA_MAX:
         if (!in->ms.n)
-            return false;
+            return 0;
         *out = in->ms.v[in->ms.n - 1];
-        return true;
+        return 1;
     }
-    return false;
+    return 0;
 }
 
 /* Add the span [g->last, t) of constant f to the cells it covers. */
@@ -421,8 +486,9 @@ static void integrate(tl *x, tgroup *g, double t)
     if (!(to > from))
         return;
     for (size_t k = 0; k < x->naggs; k++) {
-        double f;
-        if (!inner_value(&x->aggs[k], &g->in[k], &f))
+        double f = 0;
+        int have = inner_value(&x->aggs[k], &g->in[k], &f);
+        if (!have)
             continue;
         size_t j = (size_t)floor((from - x->a0) / x->D);
         for (; j < x->nint; j++) {
@@ -432,6 +498,10 @@ static void integrate(tl *x, tgroup *g, double t)
                 break;
             if (hi > lo) {
                 cell *c = &g->cells[j * x->naggs + k];
+                if (have < 0) {
+                    c->bad_f = true;
+                    continue;
+                }
                 c->integral += f * (hi - lo);
                 c->dtime += hi - lo;
                 if (!c->seen || f < c->lo)
@@ -452,6 +522,8 @@ static int inner_update(tl *x, tgroup *g, const rval *vals, int sign)
         in->records += (uint64_t)(int64_t)sign;
         if (v->state)
             in->defined += (uint64_t)(int64_t)sign;
+        if (v->state == 2)
+            in->others += (uint64_t)(int64_t)sign;
         if (v->state == 1) {
             in->numbers += (uint64_t)(int64_t)sign;
             in->sum += sign * v->v;
@@ -482,6 +554,10 @@ static void instant_flush(tl *x)
                 instant *s = &g->now_in[k];
                 double v = 0;
                 bool have = true;
+                if (s->others && needs_numbers(x->aggs[k].inner)) {
+                    g->cells[j * x->naggs + k].bad_samples = true;
+                    continue;
+                }
                 switch (x->aggs[k].inner) {
                 case IA_COUNT_STAR:
                     v = (double)s->records;
@@ -534,6 +610,8 @@ static int instant_note(tl *x, tgroup *g, const rval *vals)
         s->records++;
         if (vals[k].state)
             s->defined++;
+        if (vals[k].state == 2)
+            s->others++;
         if (vals[k].state == 1) {
             if (!s->numbers || vals[k].v < s->lo)
                 s->lo = vals[k].v;
@@ -559,6 +637,15 @@ static int intervals_setup(tl *x, double first)
                              "%.0f intervals: choose a longer @intervals or a shorter range", n);
     x->nint = (size_t)n;
     return 0;
+}
+
+/* The start of interval j, clipped to the range: the first interval of a
+ * range that does not start on a multiple of D starts (and is dated) at the
+ * range's start. */
+static double interval_start(const tl *x, size_t j)
+{
+    double a = x->a0 + (double)j * x->D;
+    return a > x->t1 ? a : x->t1;
 }
 
 static tgroup *group_of(tl *x, const ads_value *keys)
@@ -694,6 +781,8 @@ typedef struct oview {
 static ads_value cell_value(tl *x, tgroup *g, size_t j, size_t k)
 {
     const cell *c = &g->cells[j * x->naggs + k];
+    if (x->aggs[k].outer == TA_SUM ? c->bad_samples : c->bad_f)
+        return ads_errorv();
     switch (x->aggs[k].outer) {
     case TA_AVG:
         return c->dtime > 0 ? ads_real(c->integral / c->dtime) : ads_undefined();
@@ -714,7 +803,7 @@ static int oview_lookup(const void *self, const char *name, size_t len, uint32_t
     (void)arena;
     *expr = NULL;
     if (len == 10 && strncasecmp(name, "_Timestamp", 10) == 0) {
-        *value = ads_abstime(o->x->a0 + (double)o->j * o->x->D, 0);
+        *value = ads_abstime(interval_start(o->x, o->j), 0);
         return 1;
     }
     if (len > 5 && (strncmp(name, "__tag", 5) == 0 || strncmp(name, "__grp", 5) == 0)) {
@@ -879,6 +968,24 @@ static void tl_free(tl *x)
     free(x->touched);
 }
 
+/* The latest _Timestamp stored for type (NULL: every type), deleted rows
+ * included; -INFINITY for none. A record's latest row is its last in time,
+ * so this reads latest rows only. */
+static int last_stored(double *out, ads_txn *txn, const ads_type *type, ads_error *err)
+{
+    ads_scan *sc;
+    ads_row *row;
+    *out = -INFINITY;
+    int rc = ads_scan_open(&sc, txn, type, NULL, ADS_SCAN_DELETED, err);
+    if (rc)
+        return rc;
+    while ((rc = ads_scan_next(sc, &row, err)) == 1)
+        if (row->ts > *out)
+            *out = row->ts;
+    ads_scan_close(sc);
+    return rc < 0 ? rc : 0;
+}
+
 static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,
                      long iv, const ads_sink *sink, ads_exec_info *info, ads_error *err,
                      ads_txn *txn, const ads_type *type, ads_arena *a, ads_arena *ra)
@@ -935,10 +1042,14 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
         if ((rc = ads_expr_rewrite(&x.items[i], a, st->items[i].e, trewrite, &c, err)) ||
             (rc = check_trefs(x.items[i], err)))
             return rc;
-    for (size_t i = 0; i < st->norder; i++)
+    for (size_t i = 0; i < st->norder; i++) {
+        x.order[i] = NULL;
+        if (st->order[i].item >= 0)
+            continue; /* a label: sorted by the item's value */
         if ((rc = ads_expr_rewrite(&x.order[i], a, st->order[i].e, trewrite, &c, err)) ||
             (rc = check_trefs(x.order[i], err)))
             return rc;
+    }
     for (size_t i = 0; i < x.ngroup; i++)
         if ((rc = ads_expr_prepare(&x.gexprs[i], a, x.gexprs[i], err)))
             return rc;
@@ -950,57 +1061,26 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
                                  "_Timestamp is the interval's start in a timeline aggregation: "
                                  "label the column otherwise");
 
-    /* the sweep */
-    double t_open = x.t1 == -INFINITY ? -1e300 : x.t1;
-    double t_close = x.t2 > t_open ? x.t2 : t_open + x.D;
-    if ((rc = ads_timeline_open(&it, txn, type, t_open, t_close, err)))
-        goto cleanup;
-    x.nrecs = ads_timeline_records(it);
-    x.recs = calloc(x.nrecs ? x.nrecs : 1, sizeof *x.recs);
-    x.nbuckets = 64;
-    x.table = calloc(x.nbuckets, sizeof *x.table);
-    if (!x.recs || !x.table) {
-        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    ads_row *row;
-    size_t rec;
-    bool started = false;
-    x.instant_t = -INFINITY;
-    while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
-        if (!started) {
-            if ((rc = intervals_setup(&x, row->ts)))
-                goto cleanup;
-            started = true;
-        }
-        ads_arena_reset(ra);
-        if ((rc = agg_row(&x, row, rec, err)))
-            goto cleanup;
-    }
-    if (rc < 0)
-        goto cleanup;
-    if (!started && x.t1 == -INFINITY) {
-        /* @anytime over nothing: no rows */
-        x.nint = 0;
-    } else if (!started && (rc = intervals_setup(&x, x.t1))) {
-        goto cleanup;
-    }
-    if (x.nint) {
-        instant_flush(&x);
-        for (size_t i = 0; i < x.ngroups; i++)
-            integrate(&x, x.groups[i], x.t2);
+    /* @anytime: to now, or, when rows are dated later, to the end of the
+     * interval holding the last of them */
+    if (tf->kind == 2) {
+        double last, now = ads_db_now(q->db);
+        if ((rc = last_stored(&last, txn, type, err)))
+            return rc;
+        x.t2 = now;
+        if (last >= now)
+            x.t2 = (floor(last / x.D) + 1) * x.D;
     }
 
-    /* output: _Timestamp, the GROUP BY values the select list does not show
-     * (labelled as select items would be), then the select list; groups in
-     * GROUP BY value order, each interval in time order */
+    /* the output's columns: _Timestamp, the GROUP BY values the select list
+     * does not show (labelled as select items would be), then the select
+     * list */
     size_t nextra = 0;
     size_t *extra = ads_arena_alloc(a, (x.ngroup ? x.ngroup : 1) * sizeof *extra);
     ads_str *extra_label = ads_arena_alloc(a, (x.ngroup ? x.ngroup : 1) * sizeof *extra_label);
-    if (!extra || !extra_label) {
-        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-        goto cleanup;
-    }
+    ads_value *vals = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *vals);
+    if (!extra || !extra_label || !vals)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
     for (size_t gi = 0, si = 0; gi < st->ngroup; gi++) {
         if ((long)gi == iv)
             continue;
@@ -1020,10 +1100,8 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
         }
         char *l = lb.failed ? NULL : ads_arena_strndup(a, lb.p ? lb.p : "", lb.len);
         ads_buf_free(&lb);
-        if (!l) {
-            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-            goto cleanup;
-        }
+        if (!l)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
         extra[nextra] = me;
         extra_label[nextra].p = l;
         extra_label[nextra].len = strlen(l);
@@ -1031,21 +1109,65 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
     }
     if (sink && sink->begin) {
         ads_str *cols = ads_arena_alloc(a, (st->nitems + nextra + 1) * sizeof *cols);
-        if (!cols) {
-            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-            goto cleanup;
-        }
+        if (!cols)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
         cols[0] = (ads_str){"_Timestamp", 10};
         for (size_t i = 0; i < nextra; i++)
             cols[1 + i] = extra_label[i];
         for (size_t i = 0; i < st->nitems; i++)
             cols[1 + nextra + i] = st->items[i].label;
         if ((rc = sink->begin(sink->ctx, cols, st->nitems + nextra + 1, err)))
-            goto cleanup;
+            return rc;
     }
+
+    /* the sweep (none for LIMIT 0: nothing to return) */
+    if (st->limit != 0) {
+        double t_open = x.t1 == -INFINITY ? -1e300 : x.t1;
+        double t_close = x.t2 > t_open ? x.t2 : t_open + x.D;
+        if ((rc = ads_timeline_open(&it, txn, type, t_open, t_close, err)))
+            goto cleanup;
+        x.nrecs = ads_timeline_records(it);
+        x.recs = calloc(x.nrecs ? x.nrecs : 1, sizeof *x.recs);
+        x.nbuckets = 64;
+        x.table = calloc(x.nbuckets, sizeof *x.table);
+        if (!x.recs || !x.table) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        ads_row *row;
+        size_t rec;
+        bool started = false;
+        x.instant_t = -INFINITY;
+        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
+            if (!started) {
+                if ((rc = intervals_setup(&x, row->ts)))
+                    goto cleanup;
+                started = true;
+            }
+            ads_arena_reset(ra);
+            if ((rc = agg_row(&x, row, rec, err)))
+                goto cleanup;
+        }
+        if (rc < 0)
+            goto cleanup;
+        if (!started && x.t1 == -INFINITY) {
+            /* @anytime over nothing: no rows */
+            x.nint = 0;
+        } else if (!started && (rc = intervals_setup(&x, x.t1))) {
+            goto cleanup;
+        }
+        if (x.nint) {
+            instant_flush(&x);
+            for (size_t i = 0; i < x.ngroups; i++)
+                integrate(&x, x.groups[i], x.t2);
+        }
+    }
+
+    /* output: groups in GROUP BY value order, each interval in time order */
     if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
         goto cleanup;
-    qsort_r(x.groups, x.ngroups, sizeof *x.groups, cmp_tgroups, &x);
+    if (x.ngroups > 1)
+        qsort_r(x.groups, x.ngroups, sizeof *x.groups, cmp_tgroups, &x);
     uint64_t rows = 0;
     int64_t left = st->norder ? -1 : st->limit;
     for (size_t i = 0; i < x.ngroups && left != 0; i++) {
@@ -1056,7 +1178,7 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
             ads_record_builder *b;
             if ((rc = ads_record_builder_new(&b, ra, err)))
                 goto cleanup;
-            ads_value ts = ads_abstime(x.a0 + (double)j * x.D, 0);
+            ads_value ts = ads_abstime(interval_start(&x, j), 0);
             if ((rc = ads_record_builder_add_value(b, "_Timestamp", 10, &ts, err)))
                 goto cleanup;
             for (size_t k = 0; k < nextra; k++)
@@ -1064,23 +1186,25 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
                                                        &x.groups[i]->keys[extra[k]], err)))
                     goto cleanup;
             for (size_t k = 0; k < st->nitems; k++) {
-                ads_value v;
-                if (ads_expr_eval(&v, x.items[k], &view, ra)) {
+                if (ads_expr_eval(&vals[k], x.items[k], &view, ra)) {
                     rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
                     goto cleanup;
                 }
                 if ((rc = ads_record_builder_add_value(b, st->items[k].label.p,
-                                                       st->items[k].label.len, &v, err)))
+                                                       st->items[k].label.len, &vals[k], err)))
                     goto cleanup;
             }
             const ads_record *out = ads_record_builder_finish(b);
             if (coll) {
                 ads_value keys[64];
-                for (size_t k = 0; k < st->norder && k < 64; k++)
-                    if (ads_expr_eval(&keys[k], x.order[k], &view, ra)) {
+                for (size_t k = 0; k < st->norder && k < 64; k++) {
+                    if (st->order[k].item >= 0) {
+                        keys[k] = vals[st->order[k].item];
+                    } else if (ads_expr_eval(&keys[k], x.order[k], &view, ra)) {
                         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
                         goto cleanup;
                     }
+                }
                 if ((rc = ads_q__coll_add(coll, out, keys, err)))
                     goto cleanup;
                 continue;
@@ -1134,8 +1258,10 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
     }
     if ((rc = ads_txn_begin(&txn, q->db, ADS_TXN_READONLY, err)))
         goto cleanup;
-    if (st->has_from && (rc = ads_txn_type(&type, txn, st->type.p, st->type.len, err)))
+    if (st->has_from && (rc = ads_txn_type(&type, txn, st->type.p, st->type.len, err))) {
+        ads_q__error_at(st, st->type, rc, err);
         goto cleanup;
+    }
     long iv = find_intervals(st);
     if (iv >= 0) {
         rc = aggregate(q, st, tf, where, iv, sink, info, err, txn, type, a, ra);
@@ -1161,6 +1287,8 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
     bool mentions_deleted = ads_q__mentions(where, "_Deleted");
     for (size_t i = 0; i < st->nitems; i++)
         mentions_deleted |= ads_q__mentions(st->items[i].e, "_Deleted");
+    for (size_t i = 0; i < st->ngroup; i++)
+        mentions_deleted |= ads_q__mentions(st->group[i], "_Deleted");
     for (size_t i = 0; i < st->norder; i++)
         mentions_deleted |= ads_q__mentions(st->order[i].e, "_Deleted");
     r.deleted_visible = mentions_deleted;
@@ -1168,7 +1296,8 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
         goto cleanup;
     r.items = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *r.items);
     r.order = ads_arena_alloc(a, (st->norder ? st->norder : 1) * sizeof *r.order);
-    if (!r.items || !r.order) {
+    r.vals = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *r.vals);
+    if (!r.items || !r.order || !r.vals) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }

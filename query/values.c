@@ -293,7 +293,8 @@ int ads_q__copy(ads_value *out, const ads_value *v, ads_arena *a)
         char *bytes = bl ? ads_arena_alloc(a, v->u.blob->bytes.len + 1) : NULL;
         if (!bytes)
             return ADS_ENOMEM;
-        memcpy(bytes, v->u.blob->bytes.p, v->u.blob->bytes.len);
+        if (v->u.blob->bytes.len) /* (an empty blob's bytes may be NULL) */
+            memcpy(bytes, v->u.blob->bytes.p, v->u.blob->bytes.len);
         bl->bytes.p = bytes;
         bl->bytes.len = v->u.blob->bytes.len;
         bl->meta = NULL;

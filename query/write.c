@@ -162,7 +162,8 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
     return rc;
 }
 
-int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *err)
+int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
+                 ads_error *err)
 {
     wjob j = {q, st, NULL, NULL, 0, ads_arena_new()};
     if (!j.a)
@@ -172,24 +173,7 @@ int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *e
         rc = ads_db_write(q->db, store_fn, &j, err);
         goto done;
     }
-    if ((st->kind == ADS_STMT_DELETE || st->kind == ADS_STMT_PURGE) && !st->has_from &&
-        !ads_q__mentions(st->where, "AdType")) {
-        rc = ads_error_set(err, ADS_EINVAL,
-                           "%s without FROM must say which types in WHERE, with AdType "
-                           "(for example WHERE AdType in { \"A\", \"B\" })",
-                           st->kind == ADS_STMT_DELETE ? "DELETE" : "PURGE");
-        goto done;
-    }
-    temporal tf;
-    const ads_expr *rest;
-    if ((rc = ads_q__split_temporal(st->where, &tf, &rest, j.a, err)))
-        goto done;
-    if (tf.kind != 0) {
-        rc = ads_error_set(err, ADS_EINVAL, "a temporal filter (@timerange, @duration, ...) "
-                                            "belongs in SELECT only");
-        goto done;
-    }
-    if (rest && (rc = ads_expr_prepare(&j.where, j.a, rest, err)))
+    if (where && (rc = ads_expr_prepare(&j.where, j.a, where, err)))
         goto done;
     if (st->kind == ADS_STMT_UPDATE) {
         j.sets = ads_arena_alloc(j.a, (st->nsets ? st->nsets : 1) * sizeof *j.sets);
@@ -197,17 +181,10 @@ int ads_q__write(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *e
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto done;
         }
-        for (size_t i = 0; i < st->nsets; i++) {
-            ads_str n = st->sets[i].name;
-            for (size_t k = 0; k < i; k++)
-                if (st->sets[k].name.len == n.len &&
-                    strncasecmp(st->sets[k].name.p, n.p, n.len) == 0) {
-                    rc = ads_error_set(err, ADS_EINVAL, "SET names %.*s twice", (int)n.len, n.p);
-                    goto done;
-                }
+        /* (the same name twice was refused by exec.c's check_stmt) */
+        for (size_t i = 0; i < st->nsets; i++)
             if ((rc = ads_expr_prepare(&j.sets[i], j.a, st->sets[i].e, err)))
                 goto done;
-        }
         /* a key attribute cannot be SET: check against the type */
         ads_txn *txn;
         const ads_type *t;

@@ -16,30 +16,6 @@
 #include "query/query.h"
 #include "tools/cli.h"
 
-/* Does the statement at text[start..end) only read? (SELECT, after any
- * white space and comments) */
-static bool reads_only(const char *text, size_t start, size_t end)
-{
-    size_t p = start;
-    for (;;) {
-        while (p < end &&
-               (text[p] == ' ' || text[p] == '\t' || text[p] == '\n' || text[p] == '\r'))
-            p++;
-        if (end - p >= 2 && text[p] == '/' && text[p + 1] == '/') {
-            while (p < end && text[p] != '\n')
-                p++;
-        } else if (end - p >= 2 && text[p] == '/' && text[p + 1] == '*') {
-            p += 2;
-            while (end - p >= 2 && !(text[p] == '*' && text[p + 1] == '/'))
-                p++;
-            p = end - p >= 2 ? p + 2 : end;
-        } else {
-            break;
-        }
-    }
-    return end - p >= 6 && strncasecmp(text + p, "select", 6) == 0;
-}
-
 typedef struct runner {
     cli_ctx *c;
     ads_db *db;
@@ -80,27 +56,41 @@ static void report(const ads_exec_info *info)
                 info->rows == 1 ? "" : "s");
 }
 
-/* Run the statement at [start, end) of a script; 0 or an exit status. */
+static int fail_stmt(runner *r, const ads_error *err)
+{
+    if (err->line > 0)
+        return cli_fail(r->c, EXIT_INPUT, "line %d, column %d: %s", err->line, err->column,
+                        err->message);
+    return cli_fail_err(r->c, err);
+}
+
+/* Run the statement at [start, end) of a script; 0 or an exit status. The
+ * statement is parsed before the store is opened, so a statement that does
+ * not parse never creates a store; a SELECT opens it read-only. */
 static int run_one(runner *r, const char *text, size_t len, size_t start, size_t end)
 {
-    int rc = open_store(r, !reads_only(text, start, end));
+    ads_error err;
+    ads_stmt_kind kind;
+    if (ads_query_parse(text, len, start, end, &kind, &err))
+        return fail_stmt(r, &err);
+    int rc = open_store(r, kind != ADS_STMT_SELECT);
     if (rc)
         return rc;
     ads_writer *w;
-    ads_error err;
     if (ads_writer_new(&w, r->fmt, stdout, &err))
         return cli_fail_err(r->c, &err);
     ads_sink sink = ads_writer_sink(w);
     ads_exec_info info;
     rc = ads_query_exec_at(r->q, text, len, start, end, &sink, &r->opt, &info, &err);
+    if (rc) {
+        /* a SELECT that failed part way: its rows so far, well formed */
+        ads_error err2;
+        ads_writer_abort(w, &err2);
+    }
     fflush(stdout);
     ads_writer_free(w);
-    if (rc) {
-        if (err.line > 0)
-            return cli_fail(r->c, EXIT_INPUT, "line %d, column %d: %s", err.line, err.column,
-                            err.message);
-        return cli_fail_err(r->c, &err);
-    }
+    if (rc)
+        return fail_stmt(r, &err);
     report(&info);
     return 0;
 }

@@ -2,8 +2,10 @@
  * tests/cli/test_execute.c: `adstore execute` and `adstore shell` through
  * the real program: every spelling of the format option, statements from
  * stdin separated by ';' and by blank lines, what each statement did on
- * stderr, exit statuses and error messages, stores that are only read
- * never created, and the shell fed from a pipe.
+ * stderr, exit statuses and error messages, stores that are only read (or
+ * given a statement that does not parse) never created, a SELECT failing
+ * part way (a corrupt row) that still writes its rows well formed, the help
+ * text's statement, and the shell fed from a pipe.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -276,6 +278,126 @@ static void execute__reading_never_creates_a_store(void **state)
         "execute", "-f", "native", "-");
 }
 
+static void execute__a_statement_that_does_not_parse_never_creates_a_store(void **state)
+{
+    (void)state;
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 1, column 1: expected SELECT, UPDATE, DELETE, PURGE or STORE, "
+           "found 'STOR'\n",
+           "-d", store, "execute", "STOR x");
+    assert_false(exists(store));
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 1, column 46: expected ']' after a subscript, found '='\n", "-d",
+           store, "execute", "STORE [ AdType = \"Machine\"; Name = \"z\" ] [ x = 1 ]");
+    assert_false(exists(store));
+    /* nor one that is wrong whatever the store holds */
+    EXPECT(NULL, 1, "",
+           "adstore execute: DELETE without FROM must say which types in WHERE, with AdType "
+           "(for example WHERE AdType in { \"A\", \"B\" })\n",
+           "-d", store, "execute", "DELETE WHERE Name == \"a\"");
+    assert_false(exists(store));
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 1, column 26: count(*) is an aggregate; WHERE filters rows "
+           "before they are grouped\n",
+           "-d", store, "execute", "UPDATE M SET x = 1 WHERE count(*) > 1");
+    assert_false(exists(store));
+    /* in a script likewise, with the line counted from the script's start */
+    EXPECT("// a script\n\n  STOR x", 1, "",
+           "adstore execute: line 3, column 3: expected SELECT, UPDATE, DELETE, PURGE or STORE, "
+           "found 'STOR'\n",
+           "-d", store, "execute", "-");
+    assert_false(exists(store));
+    /* a SELECT that does not parse says so, not that the store is missing */
+    EXPECT(NULL, 1, "",
+           "adstore execute: line 1, column 10: expected FROM, USING, WHERE, GROUP BY, ORDER BY, "
+           "LIMIT or the end of the statement, found 'FORM'\n",
+           "-d", store, "execute", "SELECT * FORM Machine");
+    /* a statement that parses but fails because of what the store holds
+     * (here: no such type) leaves the new, empty store behind */
+    EXPECT(NULL, 1, "", "adstore execute: no type named Nope (store a Type record first)\n", "-d",
+           store, "execute", "STORE [ AdType = \"Nope\"; x = 1 ]");
+    assert_true(exists(store));
+}
+
+/* Flip a bit of text in the store's data file, wherever it is stored. */
+static void corrupt(const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/data.mdb", store);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    size_t tl = strlen(text);
+    int hits = 0;
+    for (long i = 0; i + (long)tl <= n; i++)
+        if (memcmp(buf + i, text, tl) == 0) {
+            buf[i + (long)tl - 1] ^= 1;
+            hits++;
+        }
+    assert_true(hits > 0);
+    fseek(f, 0, SEEK_SET);
+    assert_int_equal(fwrite(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    free(buf);
+}
+
+static void execute__a_select_failing_part_way_writes_its_rows_well_formed(void **state)
+{
+    (void)state;
+    make_store();
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"d\"; Memory = 1; Mark = \"QQCORRUPTQQ\" ]");
+    corrupt("QQCORRUPTQQ");
+    /* a, b and c come before d in key order: written and closed, then the
+     * error, exit 1 */
+    const char *msg = "adstore execute: latest row of type Machine: row checksum mismatch (the row "
+                      "is corrupt)\n";
+    EXPECT(NULL, 1, "[\n{\"Name\":\"a\"},\n{\"Name\":\"b\"},\n{\"Name\":\"c\"}\n]\n", msg, "-d",
+           store, "execute", "-f", "json", "SELECT Name FROM Machine");
+    EXPECT(NULL, 1,
+           "<?xml version=\"1.0\"?>\n<!DOCTYPE classads SYSTEM \"classads.dtd\">\n<classads>\n"
+           "<c>\n    <a n=\"Name\"><s>a</s></a>\n</c>\n<c>\n    <a n=\"Name\"><s>b</s></a>\n</c>\n"
+           "<c>\n    <a n=\"Name\"><s>c</s></a>\n</c>\n</classads>\n",
+           msg, "-d", store, "execute", "-f", "xml", "SELECT Name FROM Machine");
+    EXPECT(NULL, 1, "Name\n----\na\nb\nc\n", msg, "-d", store, "execute", "-f", "tabular",
+           "SELECT Name FROM Machine");
+    EXPECT(NULL, 1, "[ Name = \"a\" ]\n[ Name = \"b\" ]\n[ Name = \"c\" ]\n", msg, "-d", store,
+           "execute", "-f", "native", "SELECT Name FROM Machine");
+    /* a script stops there */
+    EXPECT("SELECT count(*) AS n FROM Machine WHERE Name == \"b\"; SELECT Name FROM Machine; "
+           "SELECT 1 AS x FROM Machine",
+           1, "[ n = 1 ]\n[ Name = \"a\" ]\n[ Name = \"b\" ]\n[ Name = \"c\" ]\n",
+           "1 row\nadstore execute: latest row of type Machine: row checksum mismatch (the row is "
+           "corrupt)\n",
+           "-d", store, "execute", "-f", "native", "-");
+}
+
+static void execute__the_help_texts_timeline_statement_runs(void **state)
+{
+    (void)state;
+    make_store();
+    run_result r;
+    RUN(r, 0, "help", "execute");
+    const char *p = strstr(r.out, "  SELECT avg@(");
+    assert_non_null(p);
+    /* the statement and its continuation line, without the remark after it */
+    const char *end = strstr(strchr(p, '\n'), "    (");
+    assert_non_null(end);
+    char stmt[512];
+    snprintf(stmt, sizeof stmt, "%.*s", (int)(end - p), p);
+    run_free(&r);
+    /* the machines have no Platform: one group, an hour a row */
+    RUN(r, 0, "-d", store, "execute", "-f", "native", stmt);
+    assert_non_null(strstr(r.out, "Platform = undefined; M = 350.0 ]\n"));
+    assert_true(strcmp(r.err, "24 rows\n") == 0 || strcmp(r.err, "25 rows\n") == 0);
+    run_free(&r);
+}
+
 /* ---- the shell ---- */
 
 static void shell__statements_end_with_semicolons(void **state)
@@ -395,6 +517,9 @@ int main(void)
         T(execute__errors_exit_1_with_line_and_column),
         T(execute__statements_from_stdin),
         T(execute__reading_never_creates_a_store),
+        T(execute__a_statement_that_does_not_parse_never_creates_a_store),
+        T(execute__a_select_failing_part_way_writes_its_rows_well_formed),
+        T(execute__the_help_texts_timeline_statement_runs),
         T(shell__statements_end_with_semicolons),
         T(shell__dot_commands_and_errors),
         T(shell__end_of_input_runs_what_is_left),

@@ -5,7 +5,8 @@
  * reals; booleans; undefined; a list; a record; an AbsTime; a RelTime; an
  * identifier; an unevaluated expression): with the select list's columns,
  * with SELECT * (csv and tabular then take the union of the rows' attribute
- * names in first-seen order), and with no rows at all.
+ * names in first-seen order), with no rows at all, and for a statement that
+ * fails part way (the rows it produced, closed, once the writer is aborted).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -417,6 +418,95 @@ static void formats__a_row_with_no_attributes(void **state)
                   "</classads>\n");
 }
 
+/* A datasource that gives fail_after rows ([ a = 1 ], [ a = 2 ], ...), then
+ * fails. */
+static int failing_after;
+
+static int failing_next(void *cursor, const ads_record **row, ads_arena *a, ads_error *err)
+{
+    int *i = cursor;
+    if (*i >= failing_after)
+        return ads_error_set(err, ADS_ESTORAGE, "the source broke");
+    char t[32];
+    snprintf(t, sizeof t, "[ a = %d ]", ++*i);
+    return ads_record_parse(row, a, t, strlen(t), err) ? -1 : 1;
+}
+
+/* What format f holds after a statement that failed: the writer aborted. */
+static char *aborted_output(ads_format f, const char *stmt)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    ads_writer *w;
+    ads_error err;
+    assert_int_equal(ads_writer_new(&w, f, mem, &err), 0);
+    ads_sink sink = ads_writer_sink(w);
+    assert_int_equal(ads_query_exec(q, stmt, strlen(stmt), &sink, NULL, NULL, &err), ADS_ESTORAGE);
+    assert_string_equal(err.message, "the source broke");
+    assert_int_equal(ads_writer_abort(w, &err), 0);
+    assert_int_equal(ads_writer_abort(w, &err), 0); /* once is enough */
+    ads_writer_free(w);
+    fclose(mem);
+    return text;
+}
+
+static void formats__a_statement_failing_part_way_keeps_its_rows_well_formed(void **state)
+{
+    (void)state;
+    ads_datasource ds = {two_open, failing_next, two_close, NULL};
+    ads_error err;
+    assert_int_equal(ads_query_register(q, "failing", &ds, &err), 0);
+    static const struct {
+        ads_format f;
+        const char *two, *none;
+    } want[] = {
+        {ADS_FORMAT_TEXT, "a = 1\n\na = 2\n\n", ""},
+        {ADS_FORMAT_NATIVE, "[ a = 1 ]\n[ a = 2 ]\n", ""},
+        {ADS_FORMAT_JSON, "[\n{\"a\":1},\n{\"a\":2}\n]\n", ""},
+        {ADS_FORMAT_CSV, "a\r\n1\r\n2\r\n", ""},
+        {ADS_FORMAT_TABULAR, "a\n-\n1\n2\n", ""},
+        {ADS_FORMAT_XML,
+         "<?xml version=\"1.0\"?>\n<!DOCTYPE classads SYSTEM \"classads.dtd\">\n<classads>\n"
+         "<c>\n    <a n=\"a\"><i>1</i></a>\n</c>\n<c>\n    <a n=\"a\"><i>2</i></a>\n</c>\n"
+         "</classads>\n",
+         ""},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        /* the rows produced before the failure, then what closes them */
+        failing_after = 2;
+        char *got = aborted_output(want[i].f, "SELECT a USING failing");
+        if (strcmp(got, want[i].two) != 0)
+            fail_msg("%s: got\n%s---\nwant\n%s---", ads_format_name(want[i].f), got, want[i].two);
+        free(got);
+        /* SELECT * (csv holds the rows) */
+        got = aborted_output(want[i].f, "SELECT * USING failing");
+        if (strcmp(got, want[i].two) != 0)
+            fail_msg("%s *: got\n%s---\nwant\n%s---", ads_format_name(want[i].f), got, want[i].two);
+        free(got);
+        /* no row before the failure: nothing at all (no [] and no header) */
+        failing_after = 0;
+        got = aborted_output(want[i].f, "SELECT a USING failing");
+        assert_string_equal(got, want[i].none);
+        free(got);
+    }
+    /* after a statement that ended normally, abort writes nothing more */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    ads_writer *w;
+    assert_int_equal(ads_writer_new(&w, ADS_FORMAT_JSON, mem, &err), 0);
+    ads_sink sink = ads_writer_sink(w);
+    assert_int_equal(ads_query_exec(q, "SELECT K FROM T WHERE K == 1", 28, &sink, NULL, NULL, &err),
+                     0);
+    assert_int_equal(ads_writer_abort(w, &err), 0);
+    ads_writer_free(w);
+    fclose(mem);
+    assert_string_equal(text, "[\n{\"K\":1}\n]\n");
+    free(text);
+}
+
 static void formats__names_parse_and_print(void **state)
 {
     (void)state;
@@ -450,6 +540,7 @@ int main(void)
         T(xml__the_classads_form),
         T(formats__hidden_attributes_and_aggregates),
         T(formats__a_row_with_no_attributes),
+        T(formats__a_statement_failing_part_way_keeps_its_rows_well_formed),
         T(formats__names_parse_and_print),
 #undef T
     };

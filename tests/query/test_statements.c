@@ -259,6 +259,13 @@ static void select__labels_name_plain_references_else_the_text(void **state)
     /* an attribute that is absent is undefined */
     expect("SELECT Name, Nope FROM Machine WHERE Name == \"a\"",
            "[ Name = \"a\"; Nope = undefined ]\n");
+    /* white space is collapsed outside strings, quoted names and times only */
+    expect("SELECT strcat(Name,  \"a  b\"),   Memory  +\t1, Memory + 'x  y' FROM Machine WHERE "
+           "Name == \"a\"",
+           "[ 'strcat(Name, \"a  b\")' = \"aa  b\"; 'Memory + 1' = 101; "
+           "'Memory + \\'x  y\\'' = undefined ]\n");
+    assert_string_equal(ads_buf_cstr(&last.cols),
+                        "strcat(Name, \"a  b\"), Memory + 1, Memory + 'x  y'");
 }
 
 static void select__two_equal_labels_are_an_error(void **state)
@@ -680,6 +687,147 @@ static void limit__top_n_over_many_rows_equals_sort_then_cut(void **state)
            "[ N = 0 ]\n[ N = 11 ]\n[ N = 22 ]\n[ N = 33 ]\n");
 }
 
+static void order_by__a_bare_label_sorts_by_the_select_item(void **state)
+{
+    (void)state;
+    expect("SELECT Name, Memory * 2 AS M2 FROM Machine ORDER BY M2 DESC",
+           "[ Name = \"b\"; M2 = 400 ]\n[ Name = \"a\"; M2 = 200 ]\n[ Name = \"c\"; M2 = 100 ]\n"
+           "[ Name = \"d\"; M2 = undefined ]\n");
+    /* the label wins over a stored attribute of the same name (SQL's rule) */
+    expect(
+        "SELECT Name, Memory AS Cpus FROM Machine ORDER BY Cpus",
+        "[ Name = \"c\"; Cpus = 50 ]\n[ Name = \"a\"; Cpus = 100 ]\n[ Name = \"b\"; Cpus = 200 ]\n"
+        "[ Name = \"d\"; Cpus = undefined ]\n");
+    /* names compare ignoring case; ORDER BY + LIMIT (the top-N path) too */
+    expect("SELECT Name, Memory * 2 AS M2 FROM Machine ORDER BY m2 LIMIT 2",
+           "[ Name = \"c\"; M2 = 100 ]\n[ Name = \"a\"; M2 = 200 ]\n");
+    /* only a bare name: (M2) is an expression over the row, where M2 is
+     * undefined, so the rows keep the scan's order */
+    expect("SELECT Name, Memory * 2 AS M2 FROM Machine ORDER BY (M2) DESC",
+           "[ Name = \"a\"; M2 = 200 ]\n[ Name = \"b\"; M2 = 400 ]\n[ Name = \"c\"; M2 = 100 ]\n"
+           "[ Name = \"d\"; M2 = undefined ]\n");
+    /* the rows are sorted by the values shown, not by the item evaluated again */
+    for (int limit = 0; limit < 2; limit++) {
+        const char *r = rows(limit ? "SELECT Name, random() AS R FROM Machine ORDER BY R LIMIT 3"
+                                   : "SELECT Name, random() AS R FROM Machine ORDER BY R");
+        double prev = -1;
+        int n = 0;
+        for (const char *p = r; (p = strstr(p, "R = ")); p += 4, n++) {
+            double v = strtod(p + 4, NULL);
+            if (v < prev)
+                fail_msg("not sorted by the values shown:\n%s", r);
+            prev = v;
+        }
+        assert_int_equal(n, limit ? 3 : 4);
+    }
+    /* in an aggregation: the label of an aggregate, of a GROUP BY value */
+    expect("SELECT Platform, count(*) AS n FROM Machine GROUP BY Platform ORDER BY n DESC, "
+           "Platform",
+           "[ Platform = \"linux\"; n = 2 ]\n[ Platform = \"mac\"; n = 1 ]\n"
+           "[ Platform = \"windows\"; n = 1 ]\n");
+    expect("SELECT Role AS Kind, count(*) AS n FROM Machine GROUP BY Role ORDER BY kind DESC",
+           "[ Kind = \"head\"; n = 1 ]\n[ Kind = \"compute\"; n = 3 ]\n");
+    /* CycleServer's natural query */
+    store_ok("{ [ AdType = \"Event\"; Owner = \"ann\" ], [ AdType = \"Event\"; Owner = \"bob\" ], "
+             "[ AdType = \"Event\"; Owner = \"cy\" ], [ AdType = \"Event\"; Owner = \"ann\" ], "
+             "[ AdType = \"Event\"; Owner = \"cy\" ], [ AdType = \"Event\"; Owner = \"ann\" ] }");
+    expect("SELECT Owner, count(*) AS Count FROM Event GROUP BY Owner ORDER BY Count DESC",
+           "[ Owner = \"ann\"; Count = 3 ]\n[ Owner = \"cy\"; Count = 2 ]\n"
+           "[ Owner = \"bob\"; Count = 1 ]\n");
+    expect("SELECT Owner, count(*) AS Count FROM Event GROUP BY Owner ORDER BY Count LIMIT 1",
+           "[ Owner = \"bob\"; Count = 1 ]\n");
+}
+
+static void where__an_aggregate_that_is_not_a_builtin_is_an_error(void **state)
+{
+    (void)state;
+    char *before = snapshot();
+    const char *why = "is an aggregate; WHERE filters rows before they are grouped";
+    static const struct {
+        const char *stmt;
+        int line, column;
+        const char *call;
+    } cases[] = {
+        {"SELECT Role, count(*) AS n FROM Machine WHERE count(*) > 1 GROUP BY Role", 1, 47,
+         "count(*)"},
+        {"SELECT Name FROM Machine WHERE COUNT(Cpus) > 1", 1, 32, "COUNT(Cpus)"},
+        {"SELECT Name FROM Machine\n  WHERE Name == \"a\" && size(list(Name)) > 0", 2, 29,
+         "list(Name)"},
+        {"SELECT Name FROM Machine WHERE [ x = distinct(Name) ].x", 1, 38, "distinct(Name)"},
+        {"SELECT Name FROM Machine WHERE count_distinct(Role) == 2 && @anytime()", 1, 32,
+         "count_distinct(Role)"},
+        {"UPDATE Machine SET x = 1 WHERE count(*) > 0", 1, 32, "count(*)"},
+        {"DELETE FROM Machine WHERE count(*) > 0", 1, 27, "count(*)"},
+        {"PURGE WHERE AdType == \"Machine\" && list(Name) == { }", 1, 36, "list(Name)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s %s", cases[i].call, why);
+        expect_error(cases[i].stmt, ADS_EINVAL, cases[i].line, cases[i].column, msg);
+    }
+    /* ... and nothing was written */
+    char *after = snapshot();
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    expect_error("SELECT Name FROM Machine JOIN Owner O ON count(*) == 1", ADS_EINVAL, 1, 42,
+                 "count(*) is an aggregate; JOIN's ON matches rows before they are grouped");
+    /* ORDER BY of a statement that does not aggregate */
+    expect_error("SELECT Name FROM Machine ORDER BY Name, count(*) DESC", ADS_EINVAL, 1, 41,
+                 "count(*) is an aggregate; ORDER BY sorts rows one by one in a statement "
+                 "without GROUP BY or an aggregate in the select list");
+    /* sum, avg, min and max are also ClassAd built-ins (over a list): in
+     * WHERE, and in the ORDER BY of a statement that does not aggregate,
+     * they are those */
+    expect("SELECT Name FROM Machine WHERE max({ Memory, Cpus }) > 150", "[ Name = \"b\" ]\n");
+    expect("SELECT Name FROM Machine WHERE Cpus > 2 ORDER BY sum({ Memory, Cpus }) DESC",
+           "[ Name = \"b\" ]\n[ Name = \"a\" ]\n");
+    /* in an aggregation ORDER BY count(*) is the aggregate */
+    expect("SELECT Role FROM Machine GROUP BY Role ORDER BY count(*)",
+           "[ Role = \"head\" ]\n[ Role = \"compute\" ]\n");
+}
+
+static void group_by__min_max_of_times_compare_within_their_kind(void **state)
+{
+    (void)state;
+    ts_time(&ts, T0 + 180);
+    store_ok("[ AdType = \"Machine\"; Name = \"a\"; Memory = 101 ]");
+    /* every row's _Timestamp: the machines stored at +60, a again at +180 */
+    expect("SELECT min(_Timestamp) AS first, max(_Timestamp) AS last, count(*) AS n FROM Machine "
+           "WHERE __Latest is __Latest",
+           "[ first = `2023-11-14T22:14:20Z`; last = `2023-11-14T22:16:20Z`; n = 5 ]\n");
+    store_ok("{ [ AdType = \"Event\"; At = `2024-01-02T00:00:00Z`; Rt = `1h` ], "
+             "[ AdType = \"Event\"; At = `2023-05-01T00:00:00Z`; Rt = `90s` ], "
+             "[ AdType = \"Event\"; At = `2024-03-01T12:00:00Z`; Rt = `2d` ] }");
+    expect("SELECT min(At) AS first, max(At) AS last, min(Rt) AS lo, max(Rt) AS hi FROM Event",
+           "[ first = `2023-05-01T00:00:00Z`; last = `2024-03-01T12:00:00Z`; lo = `1m30s`; "
+           "hi = `2d` ]\n");
+    /* per group, and as an ORDER BY of groups */
+    expect("SELECT Role, max(_Timestamp) AS last FROM Machine WHERE __Latest is __Latest GROUP BY "
+           "Role ORDER BY last DESC, Role",
+           "[ Role = \"compute\"; last = `2023-11-14T22:16:20Z` ]\n"
+           "[ Role = \"head\"; last = `2023-11-14T22:14:20Z` ]\n");
+    /* kinds mixed (a time and a RelTime, a time and a number) are error */
+    expect("SELECT min(V) AS lo, max(V) AS hi FROM Event", "[ lo = undefined; hi = undefined ]\n");
+    store_ok(
+        "{ [ AdType = \"Event\"; V = `2024-01-01T00:00:00Z` ], [ AdType = \"Event\"; V = `1h` ] }");
+    expect("SELECT min(V) AS lo, max(V) AS hi FROM Event", "[ lo = error; hi = error ]\n");
+    expect("SELECT min(At) AS lo FROM Event WHERE isUndefined(V) || isTime(V)",
+           "[ lo = `2023-05-01T00:00:00Z` ]\n");
+    expect("SELECT max({ At }) AS lo FROM Event", "[ lo = error ]\n");
+}
+
+static void limit__the_largest_whole_number_is_accepted(void **state)
+{
+    (void)state;
+    expect("SELECT Name FROM Machine LIMIT 9223372036854775807",
+           "[ Name = \"a\" ]\n[ Name = \"b\" ]\n[ Name = \"c\" ]\n[ Name = \"d\" ]\n");
+    expect("SELECT Name FROM Machine ORDER BY Name DESC LIMIT 9223372036854775807",
+           "[ Name = \"d\" ]\n[ Name = \"c\" ]\n[ Name = \"b\" ]\n[ Name = \"a\" ]\n");
+    expect_error("SELECT Name FROM Machine LIMIT 9223372036854775808", ADS_ESYNTAX, 1, 32,
+                 "expected a smaller LIMIT, found '9'");
+}
+
 /* ---- USING ---- */
 
 static void using__types_and_sequences_are_built_in(void **state)
@@ -748,6 +896,86 @@ static void plug_close(void *cursor)
     plug_cursor *c = cursor;
     c->p->closed++;
     free(c);
+}
+
+/* A datasource of `many_rows` rows [ i = 0 ] ... */
+static int many_rows;
+
+static int many_next(void *cursor, const ads_record **row, ads_arena *a, ads_error *err)
+{
+    plug_cursor *c = cursor;
+    if (c->i >= many_rows)
+        return 0;
+    char t[32];
+    snprintf(t, sizeof t, "[ i = %d ]", c->i++);
+    return ads_record_parse(row, a, t, strlen(t), err) ? -1 : 1;
+}
+
+static void using__the_where_is_evaluated_once_per_row(void **state)
+{
+    (void)state;
+    plug p = {0, 0, false, 0};
+    ads_datasource ds = {plug_open, many_next, plug_close, &p};
+    ads_error err;
+    assert_int_equal(ads_query_register(q, "many", &ds, &err), 0);
+    /* random(2) == 0 passes half the rows when evaluated once per row, a
+     * quarter when evaluated twice: 4000 rows give 2000 +- 32 (one standard
+     * deviation) against 1000 +- 27 */
+    many_rows = 4000;
+    expect("SELECT count(*) AS n USING many WHERE i >= 0", "[ n = 4000 ]\n");
+    rows("SELECT count(*) AS n USING many WHERE random(2) == 0");
+    long n = strtol(ads_buf_cstr(&last.rows) + 6, NULL, 10);
+    if (n < 1700 || n > 2300)
+        fail_msg("%ld of 4000 rows passed random(2) == 0: WHERE is not evaluated once", n);
+    assert_true(p.saw_where);
+    assert_int_equal(p.opened, p.closed);
+}
+
+/* A datasource of two rows [ n = 2; b = <empty blob> ], [ n = 1; b = ... ]
+ * whose empty blobs have no bytes at all (a NULL pointer, as a program
+ * building one would leave it). */
+static int blob_next(void *cursor, const ads_record **row, ads_arena *a, ads_error *err)
+{
+    plug_cursor *c = cursor;
+    if (c->i >= 2)
+        return 0;
+    ads_blob *bl = ads_arena_alloc(a, sizeof *bl);
+    if (!bl)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    bl->bytes.p = NULL;
+    bl->bytes.len = 0;
+    bl->meta = NULL;
+    ads_value n = ads_int(2 - c->i++), b;
+    b.type = ADS_BLOB;
+    b.u.blob = bl;
+    ads_record_builder *rb;
+    int rc = ads_record_builder_new(&rb, a, err);
+    if (!rc)
+        rc = ads_record_builder_add_value(rb, "n", 1, &n, err);
+    if (!rc)
+        rc = ads_record_builder_add_value(rb, "b", 1, &b, err);
+    if (rc)
+        return rc;
+    *row = ads_record_builder_finish(rb);
+    return 1;
+}
+
+static void values__empty_blobs_are_copied(void **state)
+{
+    (void)state;
+    plug p = {0, 0, false, 0};
+    ads_datasource ds = {plug_open, blob_next, plug_close, &p};
+    ads_error err;
+    assert_int_equal(ads_query_register(q, "blobs", &ds, &err), 0);
+    /* ORDER BY, list(), distinct() and GROUP BY copy values out of the row
+     * (under UndefinedBehaviorSanitizer a copy from NULL would stop here) */
+    expect("SELECT n, b USING blobs ORDER BY n",
+           "[ n = 1; b = blob(\"\") ]\n[ n = 2; b = blob(\"\") ]\n");
+    expect("SELECT list(b) AS l, distinct(b) AS d USING blobs",
+           "[ l = { blob(\"\"), blob(\"\") }; d = { blob(\"\") } ]\n");
+    expect("SELECT b, count(*) AS c USING blobs GROUP BY b", "[ b = blob(\"\"); c = 2 ]\n");
+    expect("SELECT Name, blob(\"\") AS b FROM Machine WHERE Name < \"c\" ORDER BY Name DESC",
+           "[ Name = \"b\"; b = blob(\"\") ]\n[ Name = \"a\"; b = blob(\"\") ]\n");
 }
 
 static void using__a_registered_datasource(void **state)
@@ -1268,6 +1496,38 @@ static void errors__semantic_ones_name_what_is_wrong(void **state)
                  "@last or @anytime)");
 }
 
+static void errors__a_statement_parses_and_checks_without_a_store(void **state)
+{
+    (void)state;
+    ads_stmt_kind kind = ADS_STMT_SELECT;
+    ads_error err;
+    const char *t = "STORE [ AdType = \"Machine\"; Name = \"z\" ]";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), 0);
+    assert_int_equal(kind, ADS_STMT_STORE);
+    /* what ads_query_exec_at would say of the text, with its place */
+    t = "SELECT 1 FROM M;\n  STOR x";
+    assert_int_equal(ads_query_parse(t, strlen(t), 17, strlen(t), &kind, &err), ADS_ESYNTAX);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 3);
+    assert_string_equal(err.message,
+                        "expected SELECT, UPDATE, DELETE, PURGE or STORE, found 'STOR'");
+    t = "DELETE WHERE Name == \"a\"";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), ADS_EINVAL);
+    t = "UPDATE M SET a = 1, A = 2";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "SET names A twice");
+    t = "DELETE FROM M WHERE @duration(`1h`)";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), ADS_EINVAL);
+    t = "SELECT a FROM M WHERE count(*) > 1";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), ADS_EINVAL);
+    assert_int_equal(err.column, 23);
+    /* types need the store: an unknown one parses */
+    t = "UPDATE Nope SET x = 1";
+    assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), 0);
+    assert_int_equal(kind, ADS_STMT_UPDATE);
+    assert_int_equal(ads_query_parse(NULL, 0, 0, 0, NULL, &err), ADS_ESYNTAX);
+}
+
 /* A failing statement leaves the store as it was; a sink that stops ends the
  * statement with its error. */
 static void errors__a_sink_that_stops_ends_the_statement(void **state)
@@ -1484,12 +1744,18 @@ int main(void)
         T(group_by__min_max_of_strings_ignore_case_and_mixing_is_error),
         T(group_by__joined_values_and_names_without_case),
         T(group_by__order_by_and_limit_apply_to_groups),
+        T(group_by__min_max_of_times_compare_within_their_kind),
+        T(order_by__a_bare_label_sorts_by_the_select_item),
+        T(where__an_aggregate_that_is_not_a_builtin_is_an_error),
+        T(limit__the_largest_whole_number_is_accepted),
         T(order_by__keys_directions_and_undefined_last),
         T(order_by__is_stable),
         T(limit__with_and_without_order_by),
         T(limit__top_n_over_many_rows_equals_sort_then_cut),
         T(using__types_and_sequences_are_built_in),
         T(using__a_registered_datasource),
+        T(using__the_where_is_evaluated_once_per_row),
+        T(values__empty_blobs_are_copied),
         T(update__sets_from_the_row_as_it_was_and_counts),
         T(update__keeps_expressions_and_skips_deleted_records),
         T(update__errors),
@@ -1502,6 +1768,7 @@ int main(void)
         T(point_lookup__agrees_with_a_scan),
         T(errors__syntax_names_the_place_and_what_was_expected),
         T(errors__semantic_ones_name_what_is_wrong),
+        T(errors__a_statement_parses_and_checks_without_a_store),
         T(errors__a_sink_that_stops_ends_the_statement),
         T(script__statements_split_at_semicolons_and_blank_lines),
         T(seed__select_examples),

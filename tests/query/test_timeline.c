@@ -3,8 +3,11 @@
  * section 3) on small histories built by hand, with every expected value
  * worked out in the comments: raw rows over a range, avg@ / min@ / max@ /
  * sum@ per interval with records that appear, change, disappear and are
- * deleted mid-interval, backfilled rows, @duration / @last / @anytime / @now,
- * and the errors of the temporal syntax.
+ * deleted mid-interval, backfilled rows, @duration / @last / @anytime / @now
+ * (rows dated in the future included), intervals clipped to the range and
+ * dated at their clipped start, inner aggregates over values that are not
+ * numbers, ORDER BY a label, LIMIT 0, and the errors of the temporal syntax
+ * with their places.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -84,6 +87,16 @@ static void select_fails(const char *text, int code, const char *message)
     int rc = ads_query_exec(q, text, strlen(text), NULL, NULL, NULL, &err);
     if (rc != code || strcmp(err.message, message) != 0)
         fail_msg("%s\ngot %d '%s'\nwant %d '%s'", text, rc, rc ? err.message : "", code, message);
+}
+
+/* The same, and the error's line and column. */
+static void select_fails_at(const char *text, int code, int line, int column, const char *message)
+{
+    ads_error err;
+    int rc = ads_query_exec(q, text, strlen(text), NULL, NULL, NULL, &err);
+    if (rc != code || strcmp(err.message, message) != 0 || err.line != line || err.column != column)
+        fail_msg("%s\ngot %d %d:%d '%s'\nwant %d %d:%d '%s'", text, rc, rc ? err.line : 0,
+                 rc ? err.column : 0, rc ? err.message : "", code, line, column, message);
 }
 
 /*
@@ -171,16 +184,36 @@ static void aggregate__intervals_align_to_the_epoch_and_clip(void **state)
     build_history();
     /*
      * Range 00:40 .. 01:10 with 30-minute intervals: intervals 00:30, 01:00
-     * (aligned), clipped to the range. linux f: 500 throughout (a 300 + b 200).
-     * windows: d deleted at 00:45, in effect (80) from 00:40 to 00:45.
+     * (aligned), clipped to the range, so the first is [00:40, 01:00) and is
+     * dated 00:40 (the spec's _Timestamp = a of the clipped interval).
+     * linux f: 500 throughout (a 300 + b 200). windows: d deleted at 00:45,
+     * in effect (80) from 00:40 to 00:45.
      */
     select_is("SELECT avg@(sum(Memory)) AS Avg, Platform FROM Machine WHERE "
               "Role == \"compute\" && @timerange(`2024-01-01T00:40:00Z`, `2024-01-01T01:10:00Z`) "
               "GROUP BY Platform, @intervals(`30m`)",
-              "[ _Timestamp = `2024-01-01T00:30:00Z`; Avg = 500.0; Platform = \"linux\" ]\n"
+              "[ _Timestamp = `2024-01-01T00:40:00Z`; Avg = 500.0; Platform = \"linux\" ]\n"
               "[ _Timestamp = `2024-01-01T01:00:00Z`; Avg = 500.0; Platform = \"linux\" ]\n"
-              "[ _Timestamp = `2024-01-01T00:30:00Z`; Avg = 80.0; Platform = \"windows\" ]\n"
+              "[ _Timestamp = `2024-01-01T00:40:00Z`; Avg = 80.0; Platform = \"windows\" ]\n"
               "[ _Timestamp = `2024-01-01T01:00:00Z`; Avg = undefined; Platform = \"windows\" ]\n");
+    /* @duration(`1d`) ending at now (02:00 + 17m, between hours): 25 intervals,
+     * the first [01:17 yesterday, 02:00) dated at the range's start, the
+     * last [02:00, 02:17) at its aligned start */
+    ts_time(&ts, T + 7200 + 17 * 60);
+    lines l = {ADS_BUF_INIT};
+    ads_sink sink = {NULL, l_row, NULL, &l};
+    const char *text = "SELECT avg@(count(*)) AS N FROM Machine WHERE @duration(`1d`) "
+                       "GROUP BY @intervals(`1h`)";
+    assert_int_equal(ads_query_exec(q, text, strlen(text), &sink, NULL, NULL, NULL), 0);
+    const char *got = ads_buf_cstr(&l.b);
+    size_t n = 0;
+    for (const char *p = got; (p = strchr(p, '\n')); p++)
+        n++;
+    assert_int_equal(n, 25);
+    assert_memory_equal(got, "[ _Timestamp = `2023-12-31T02:17:00Z`;", 38);
+    assert_non_null(strstr(got, "[ _Timestamp = `2024-01-01T02:00:00Z`;"));
+    assert_null(strstr(got, "`2023-12-31T02:00:00Z`"));
+    ads_buf_free(&l.b);
 }
 
 static void aggregate__backfilled_rows_count_in_the_past(void **state)
@@ -259,16 +292,129 @@ static void filters__duration_last_anytime_now(void **state)
     select_is("SELECT avg@(sum(Memory)) AS Avg FROM Machine WHERE Platform == \"linux\" && "
               "Role == \"compute\" && @last(`2h`) GROUP BY @intervals(`1h`)",
               want);
-    /* @anytime: from the first row (23:50) to now; intervals start at 23:00.
-     * linux f: [23:50,00:00) 100 -> hour 23:00 avg@ over its defined 10 min = 100 */
+    /* @anytime: from the first row (23:50) to now; the first interval is hour
+     * 23:00 clipped to [23:50, 00:00), so dated 23:50.
+     * linux f: [23:50,00:00) 100 -> avg@ over its defined 10 min = 100 */
     select_is("SELECT avg@(sum(Memory)) AS Avg FROM Machine WHERE Platform == \"linux\" && "
               "Role == \"compute\" && @anytime() GROUP BY @intervals(`1h`)",
-              "[ _Timestamp = `2023-12-31T23:00:00Z`; Avg = 100.0 ]\n"
+              "[ _Timestamp = `2023-12-31T23:50:00Z`; Avg = 100.0 ]\n"
               "[ _Timestamp = `2024-01-01T00:00:00Z`; Avg = 350.0 ]\n"
               "[ _Timestamp = `2024-01-01T01:00:00Z`; Avg = 350.0 ]\n");
     /* @now() is the default: latest rows */
     select_is("SELECT Name, Memory FROM Machine WHERE @now() && Role == \"compute\"",
               "[ Name = \"b\"; Memory = 200 ]\n");
+}
+
+static void aggregate__inner_aggregates_of_non_numbers_are_error(void **state)
+{
+    (void)state;
+    build_history();
+    /* as the ordinary aggregates: sum of strings is error (only b is left) */
+    select_is("SELECT sum(Platform) AS S, min(Name) AS M, count(Platform) AS N FROM Machine "
+              "WHERE Role == \"compute\"",
+              "[ S = error; M = \"b\"; N = 1 ]\n");
+    /* over time, f is error wherever a contributing record has a string, so
+     * every temporal aggregate of the interval is; count is a number. sum@
+     * of hour 01:00 has no samples (a deletion is none): 0.0.
+     * avg@(count(Platform)): (1 x 15 + 2 x 45) / 60, then (2 x 30 + 1 x 30) / 60 */
+    select_is("SELECT avg@(sum(Platform)) AS A, min@(sum(Platform)) AS Lo, max@(max(Name)) AS Hi, "
+              "sum@(sum(Platform)) AS S, avg@(count(Platform)) AS N FROM Machine WHERE "
+              "Role == \"compute\" && Platform == \"linux\" && " RANGE " GROUP BY @intervals(`1h`)",
+              "[ _Timestamp = `2024-01-01T00:00:00Z`; A = error; Lo = error; Hi = error; "
+              "S = error; N = 1.75 ]\n"
+              "[ _Timestamp = `2024-01-01T01:00:00Z`; A = error; Lo = error; Hi = error; "
+              "S = 0.0; N = 1.5 ]\n");
+    /* only the intervals holding such an instant: b's Memory is a string from
+     * 01:45, so hour 00:00 keeps its value */
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"b\"; Memory = \"lots\"; "
+            "_Timestamp = `2024-01-01T01:45:00Z`]");
+    select_is("SELECT avg@(sum(Memory)) AS A, max@(avg(Memory)) AS M, sum@(sum(Memory)) AS S "
+              "FROM Machine WHERE Role == \"compute\" && Platform == \"linux\" && " RANGE
+              " GROUP BY @intervals(`1h`)",
+              "[ _Timestamp = `2024-01-01T00:00:00Z`; A = 350.0; M = 250.0; S = 500.0 ]\n"
+              "[ _Timestamp = `2024-01-01T01:00:00Z`; A = error; M = error; S = error ]\n");
+}
+
+static void aggregate__order_by_a_label(void **state)
+{
+    (void)state;
+    build_history();
+    /* linux 350, 350; windows 80, undefined (last) */
+    select_is(
+        "SELECT Platform, avg@(sum(Memory)) AS Avg FROM Machine WHERE Role == \"compute\" && " RANGE
+        " GROUP BY Platform, @intervals(`1h`) ORDER BY avg DESC LIMIT 3",
+        "[ _Timestamp = `2024-01-01T00:00:00Z`; Platform = \"linux\"; Avg = 350.0 ]\n"
+        "[ _Timestamp = `2024-01-01T01:00:00Z`; Platform = \"linux\"; Avg = 350.0 ]\n"
+        "[ _Timestamp = `2024-01-01T00:00:00Z`; Platform = \"windows\"; Avg = 80.0 ]\n");
+    select_is("SELECT avg@(sum(Memory)) AS Avg, Platform AS P FROM Machine WHERE "
+              "Role == \"compute\" && " RANGE " GROUP BY Platform, @intervals(`1h`) ORDER BY P "
+              "DESC, _Timestamp DESC LIMIT 2",
+              "[ _Timestamp = `2024-01-01T01:00:00Z`; Avg = undefined; P = \"windows\" ]\n"
+              "[ _Timestamp = `2024-01-01T00:00:00Z`; Avg = 80.0; P = \"windows\" ]\n");
+    /* rows over time */
+    select_is("SELECT Name, Memory * 2 AS M2 FROM Machine WHERE " RANGE " ORDER BY M2 DESC LIMIT 2",
+              "[ Name = \"a\"; M2 = 600 ]\n[ Name = \"b\"; M2 = 400 ]\n");
+    select_is("SELECT Role AS R, count(*) AS N FROM Machine WHERE " RANGE
+              " GROUP BY Role ORDER BY N DESC, R",
+              "[ R = \"compute\"; N = 4 ]\n[ R = \"login\"; N = 1 ]\n");
+}
+
+static void aggregate__limit_0_reads_no_rows(void **state)
+{
+    (void)state;
+    build_history();
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"old\"; Memory = 1; "
+            "_Timestamp = `2020-01-01T00:00:00Z`]");
+    /* @anytime from 2020 to now in seconds: the sweep finds it too many */
+    const char *text = "SELECT avg@(count(*)) AS N FROM Machine WHERE @anytime() GROUP BY "
+                       "@intervals(`1s`)";
+    select_fails(text, ADS_ELIMIT,
+                 "126237600 intervals: choose a longer @intervals or a shorter range");
+    /* with LIMIT 0 there is nothing to return: no sweep, no rows, no error */
+    char limited[256];
+    snprintf(limited, sizeof limited, "%s LIMIT 0", text);
+    select_is(limited, "");
+    snprintf(limited, sizeof limited, "%s ORDER BY N LIMIT 0", text);
+    select_is(limited, "");
+}
+
+static void raw__group_by_deleted_shows_deleted_rows(void **state)
+{
+    (void)state;
+    build_history();
+    /* seven rows: a 100, 300, deleted; b; c; d 80, deleted */
+    const char *want = "[ _Deleted = false; n = 5 ]\n[ _Deleted = true; n = 2 ]\n";
+    select_is("SELECT _Deleted, count(*) AS n FROM Machine WHERE __Latest is __Latest GROUP BY "
+              "_Deleted",
+              want);
+    select_is("SELECT _Deleted, count(*) AS n FROM Machine WHERE @anytime() GROUP BY _Deleted",
+              want);
+    select_is("SELECT count(*) AS n FROM Machine WHERE @anytime() GROUP BY _Deleted",
+              "[ n = 5 ]\n[ n = 2 ]\n");
+}
+
+static void filters__anytime_covers_rows_dated_in_the_future(void **state)
+{
+    (void)state;
+    build_history();
+    /* now is 02:00; e is dated 2030 */
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"e\"; Memory = 7; Role = \"compute\"; "
+            "Platform = \"mac\"; _Timestamp = `2030-01-01T06:00:00Z`]");
+    select_is("SELECT Name, Memory FROM Machine WHERE Name == \"e\"",
+              "[ Name = \"e\"; Memory = 7 ]\n");
+    select_is("SELECT Name, Memory FROM Machine WHERE Name == \"e\" && @anytime()",
+              "[ Name = \"e\"; Memory = 7 ]\n");
+    select_is("SELECT count(*) AS n FROM Machine WHERE @anytime()", "[ n = 6 ]\n");
+    /* an aggregation runs to the end of the interval holding the last row */
+    select_is("SELECT avg@(sum(Memory)) AS Avg, sum@(count(*)) AS N FROM Machine WHERE "
+              "Platform == \"mac\" && @anytime() GROUP BY @intervals(`1d`) ORDER BY _Timestamp "
+              "DESC LIMIT 2",
+              "[ _Timestamp = `2030-01-01T00:00:00Z`; Avg = 7.0; N = 1.0 ]\n"
+              "[ _Timestamp = `2029-12-31T00:00:00Z`; Avg = undefined; N = 0.0 ]\n");
+    /* ... and from the first stored row (23:50, any record) */
+    select_is("SELECT avg@(sum(Memory)) AS Avg FROM Machine WHERE Platform == \"mac\" && "
+              "@anytime() GROUP BY @intervals(`1d`) ORDER BY _Timestamp LIMIT 1",
+              "[ _Timestamp = `2023-12-31T23:50:00Z`; Avg = undefined ]\n");
 }
 
 static void seed__worked_example_runs(void **state)
@@ -335,6 +481,34 @@ static void errors__temporal_syntax(void **state)
     select_fails("SELECT avg@(sum(Memory)) FROM Machine WHERE @duration(`1000d`) GROUP BY "
                  "@intervals(`1s`)",
                  ADS_ELIMIT, "86400000 intervals: choose a longer @intervals or a shorter range");
+    /* with their place */
+    select_fails_at("SELECT * FROM Nope WHERE @anytime()", ADS_ENOTFOUND, 1, 15,
+                    "no type named Nope (store a Type record first)");
+    select_fails_at("SELECT avg@(sum(Memory)) FROM Nope\nWHERE @anytime() GROUP BY "
+                    "@intervals(`1h`)",
+                    ADS_ENOTFOUND, 1, 31, "no type named Nope (store a Type record first)");
+    select_fails_at("SELECT Name FROM Machine WHERE Memory > 1 || @duration(`1h`)", ADS_EINVAL, 1,
+                    46,
+                    "a temporal filter must be joined to the rest of WHERE with && at the top "
+                    "level");
+    select_fails_at("SELECT Name FROM Machine WHERE @foo(1)", ADS_EINVAL, 1, 32,
+                    "unknown temporal filter @foo: expected @timerange(T1, T2), @duration(D), "
+                    "@last(D), @anytime() or @now()");
+    select_fails_at("SELECT Name FROM Machine WHERE Memory > 1 &&\n  (@Anytimes() || Memory < 0)",
+                    ADS_EINVAL, 2, 4,
+                    "unknown temporal filter @Anytimes: expected @timerange(T1, T2), "
+                    "@duration(D), @last(D), @anytime() or @now()");
+    select_fails_at("UPDATE Machine SET x = 1 WHERE @foo()", ADS_EINVAL, 1, 32,
+                    "unknown temporal filter @foo: expected @timerange(T1, T2), @duration(D), "
+                    "@last(D), @anytime() or @now()");
+    select_fails_at("SELECT Name FROM Machine WHERE avg@(sum(Memory)) > 1", ADS_EINVAL, 1, 32,
+                    "avg@ is a temporal aggregate: it belongs in the select list of a timeline "
+                    "aggregation, not in WHERE");
+    select_fails_at("SELECT Name FROM Machine WHERE @anytime() && @intervals(`1h`)", ADS_EINVAL, 1,
+                    46,
+                    "@intervals belongs in GROUP BY (GROUP BY ..., @intervals(D)), not in WHERE");
+    select_fails_at("SELECT Name FROM Machine WHERE @anytime() && @now()", ADS_EINVAL, 1, 46,
+                    "a statement takes one temporal filter");
 }
 
 int main(void)
@@ -345,6 +519,11 @@ int main(void)
         TT(aggregate__count_and_avg_inner_aggregates),
         TT(aggregate__intervals_align_to_the_epoch_and_clip),
         TT(aggregate__backfilled_rows_count_in_the_past),
+        TT(aggregate__inner_aggregates_of_non_numbers_are_error),
+        TT(aggregate__order_by_a_label),
+        TT(aggregate__limit_0_reads_no_rows),
+        TT(raw__group_by_deleted_shows_deleted_rows),
+        TT(filters__anytime_covers_rows_dated_in_the_future),
         TT(raw__rows_in_effect_over_the_range),
         TT(filters__duration_last_anytime_now),
         TT(seed__worked_example_runs),
