@@ -85,6 +85,8 @@ typedef struct acc {
     bool bad;        /* a value it cannot take: the result is error */
     ads_value *vals; /* list / distinct / count_distinct */
     size_t nvals, capvals;
+    uint32_t *slots; /* distinct: an open-addressing set of vals indexes + 1 */
+    size_t nslots;   /* a power of two, or 0 */
 } acc;
 
 typedef struct group {
@@ -304,8 +306,10 @@ void ads_q__group_free(qgroup *g)
     if (!g)
         return;
     for (size_t i = 0; i < g->ngroups; i++)
-        for (size_t k = 0; k < g->naggs; k++)
+        for (size_t k = 0; k < g->naggs; k++) {
             free(g->all[i]->accs[k].vals);
+            free(g->all[i]->accs[k].slots);
+        }
     free(g->table);
     free(g->all);
     ads_arena_free(g->a);
@@ -346,12 +350,49 @@ static int ordered_kind(const ads_value *v)
     }
 }
 
+/* Put vals[i] into the distinct set (which has room). */
+static void set_put(acc *ac, size_t i)
+{
+    size_t mask = ac->nslots - 1, at = (size_t)ads_q__hash(&ac->vals[i]) & mask;
+    while (ac->slots[at])
+        at = (at + 1) & mask;
+    ac->slots[at] = (uint32_t)(i + 1);
+}
+
+/* Is a value === v in the distinct set? Keeps the set at most half full. */
+static int set_has(qgroup *g, acc *ac, const ads_value *v, bool *has)
+{
+    if (2 * (ac->nvals + 1) > ac->nslots) {
+        if (ac->nvals >= UINT32_MAX / 4)
+            return ads_error_set(g->err, ADS_ELIMIT, "too many distinct values");
+        size_t n = ac->nslots ? 2 * ac->nslots : 16;
+        uint32_t *m = calloc(n, sizeof *m);
+        if (!m)
+            return ads_error_set(g->err, ADS_ENOMEM, "out of memory");
+        free(ac->slots);
+        ac->slots = m;
+        ac->nslots = n;
+        for (size_t i = 0; i < ac->nvals; i++)
+            set_put(ac, i);
+    }
+    size_t mask = ac->nslots - 1, at = (size_t)ads_q__hash(v) & mask;
+    for (; ac->slots[at]; at = (at + 1) & mask)
+        if (ads_value_equiv(&ac->vals[ac->slots[at] - 1], v)) {
+            *has = true;
+            return 0;
+        }
+    *has = false;
+    return 0;
+}
+
 static int acc_keep(qgroup *g, acc *ac, const ads_value *v, bool distinct)
 {
-    if (distinct)
-        for (size_t i = 0; i < ac->nvals; i++)
-            if (ads_value_equiv(&ac->vals[i], v))
-                return 0;
+    if (distinct) {
+        bool has = false;
+        int rc = set_has(g, ac, v, &has);
+        if (rc || has)
+            return rc;
+    }
     if (ac->nvals == ac->capvals) {
         size_t cap = ac->capvals ? 2 * ac->capvals : 8;
         ads_value *m = realloc(ac->vals, cap * sizeof *m);
@@ -364,6 +405,8 @@ static int acc_keep(qgroup *g, acc *ac, const ads_value *v, bool distinct)
     if (rc)
         return ads_error_set(g->err, ADS_ENOMEM, "out of memory");
     ac->nvals++;
+    if (distinct)
+        set_put(ac, ac->nvals - 1);
     return 0;
 }
 

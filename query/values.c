@@ -64,10 +64,21 @@ bool ads_q__truthy(const ads_value *v)
 
 /* ---- hashing as `===` compares ---- */
 
+/* A 64-bit finaliser (every input bit reaches every output bit), so hashes
+ * of numbers, whose low bits are often all zero, spread over a table. */
+static uint64_t fmix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
 static uint64_t mix(uint64_t h, uint64_t x)
 {
-    h ^= x + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-    return h;
+    return fmix(h ^ (x + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2)));
 }
 
 static uint64_t hash_double(double d)

@@ -523,6 +523,33 @@ static void group_by__every_aggregate(void **state)
            "[ mean = 116; n1 = 5; n = 4 ]\n");
 }
 
+/* count_distinct, distinct and GROUP BY over thousands of values, spelled
+ * differently but === equal (1 and 1.0, "ab" and "AB"): one group each. */
+static void group_by__many_values_that_are_equal_as_identical_compares(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < 1400; i++) {
+        ads_buf_clear(&b);
+        if (i < 700)
+            ads_buf_printf(&b, "[ AdType = \"Event\"; V = %d; W = \"n%d\" ]", i, i % 300);
+        else
+            ads_buf_printf(&b, "[ AdType = \"Event\"; V = %d.0; W = \"N%d\" ]", i - 700, i % 300);
+        store_ok(ads_buf_cstr(&b));
+    }
+    ads_buf_free(&b);
+    expect("SELECT count(*) AS n, count_distinct(V) AS v, count_distinct(W) AS w FROM Event",
+           "[ n = 1400; v = 700; w = 300 ]\n");
+    expect("SELECT count(*) AS groups FROM Event GROUP BY V ORDER BY groups LIMIT 1",
+           "[ groups = 2 ]\n");
+    const char *r = rows("SELECT V, count(*) AS n FROM Event GROUP BY V");
+    size_t lines = 0;
+    for (const char *p = r; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 700);
+    expect("SELECT size(distinct(W)) AS w FROM Event", "[ w = 300 ]\n");
+}
+
 static void group_by__aggregates_of_nothing(void **state)
 {
     (void)state;
@@ -1740,6 +1767,7 @@ int main(void)
         T(join__deleted_rows_are_not_joined),
         T(group_by__groups_compare_with_identity_and_sort_by_value),
         T(group_by__every_aggregate),
+        T(group_by__many_values_that_are_equal_as_identical_compares),
         T(group_by__aggregates_of_nothing),
         T(group_by__min_max_of_strings_ignore_case_and_mixing_is_error),
         T(group_by__joined_values_and_names_without_case),
