@@ -268,6 +268,11 @@ uint32_t ads_name_hash(const char *name, size_t len);
  * largest text accepted. Deeper or larger input is an error, never a crash. */
 #define ADS_MAX_DEPTH 400
 #define ADS_MAX_TEXT ((size_t)1 << 30)
+/* Attribute expressions one evaluation may evaluate (each reference counts
+ * once per time it is followed): attributes that refer to each other in
+ * layers (a0 = a1 + a1; a1 = a2 + a2; ...) would otherwise take time
+ * exponential in the number of layers. Past it, references give error. */
+#define ADS_MAX_ATTR_EVALS ((uint64_t)1 << 20)
 
 /*
  * Parse one expression from text (len bytes) into arena a. The tree keeps
@@ -367,7 +372,8 @@ int ads_expr_rewrite(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_
  * Evaluate e in the scope of view (NULL: an empty record), eagerly: lists
  * and records come back with their members evaluated. Temporaries and the
  * result live in arena a. Returns 0, or ADS_ENOMEM (out is then error).
- * Circular references and nesting past ADS_MAX_DEPTH evaluate to error.
+ * Circular references, nesting past ADS_MAX_DEPTH and references followed
+ * more than ADS_MAX_ATTR_EVALS times evaluate to error.
  */
 int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a);
 

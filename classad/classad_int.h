@@ -170,6 +170,7 @@ typedef struct ads_eval_ctx {
     const ads_view *root; /* the outermost view, for toplevel and `.name` */
     int depth;
     int nactive;
+    uint64_t attr_evals;               /* attribute expressions evaluated (a budget) */
     active_attr active[ADS_MAX_DEPTH]; /* attributes being evaluated: cycle check */
     bool oom;                          /* an allocation failed */
 } ads_eval_ctx;

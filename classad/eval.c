@@ -346,7 +346,7 @@ static void eval_found(ads_value *out, ads_eval_ctx *cx, const ads_view *v, cons
             *out = error_value();
             return;
         }
-    if (cx->nactive >= ADS_MAX_DEPTH) {
+    if (cx->nactive >= ADS_MAX_DEPTH || ++cx->attr_evals > ADS_MAX_ATTR_EVALS) {
         *out = error_value();
         return;
     }
@@ -702,6 +702,7 @@ int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_a
     cx.root = root;
     cx.depth = 0;
     cx.nactive = 0;
+    cx.attr_evals = 0;
     cx.oom = false;
     ads_eval__expr(out, &cx, e, view);
     if (cx.oom) {

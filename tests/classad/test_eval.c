@@ -91,6 +91,22 @@ static void eval__cycles_are_error(void **state)
     is_text("[a = 2; b = a * a + a]", "b", "6");
 }
 
+/* Attributes built in layers (a0 = a1 + a1, a1 = a2 + a2, ...) double the
+ * work per layer; past the budget of followed references they give error
+ * instead of running for ages, and below it they evaluate. */
+static void eval__layered_references_stop_at_the_budget(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "[");
+    for (int i = 0; i < 60; i++)
+        ads_buf_printf(&b, "a%d = a%d + a%d; ", i, i + 1, i + 1);
+    ads_buf_adds(&b, "a60 = 1 ]");
+    is_text(ads_buf_cstr(&b), "a0", "error");
+    is_text(ads_buf_cstr(&b), "a45", "32768"); /* 2^15 leaves: under the budget */
+    ads_buf_free(&b);
+}
+
 static void eval__deep_chains_are_error_not_crash(void **state)
 {
     (void)state;
@@ -247,6 +263,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(eval__scopes),
         T(eval__cycles_are_error),
+        T(eval__layered_references_stop_at_the_budget),
         T(eval__deep_chains_are_error_not_crash),
         T(eval__integer_edges_wrap_without_ub),
         T(eval__reals_and_nan),
