@@ -245,6 +245,9 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     }
     b->committed += b->n;
     ads_bulk_discard(b);
+    pthread_rwlock_rdlock(&b->db->resize);
+    ads_db__drop_map_pages(b->db);
+    pthread_rwlock_unlock(&b->db->resize);
     return 0;
 }
 

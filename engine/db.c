@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "engine/engine_int.h"
@@ -738,4 +740,40 @@ int ads_db_info_get(ads_db *db, ads_db_info *out, ads_error *err)
     }
     ads_txn_abort(t);
     return 0;
+}
+
+/* ---- resident set ---- */
+
+/* The address range of the store's map in this process (LMDB gives it only
+ * for fixed maps): the mapping of the data file's inode in /proc/self/maps. */
+static int map_range(ads_db *db, uintptr_t *lo, uintptr_t *hi)
+{
+    mdb_filehandle_t fd;
+    struct stat st;
+    if (mdb_env_get_fd(db->env, &fd) || fstat(fd, &st))
+        return 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return 0;
+    char line[4400];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long a, b, ino;
+        unsigned maj, mnr;
+        if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &a, &b, &maj, &mnr, &ino) == 5 &&
+            ino == (unsigned long)st.st_ino && makedev(maj, mnr) == st.st_dev) {
+            *lo = a;
+            *hi = b;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+void ads_db__drop_map_pages(ads_db *db)
+{
+    uintptr_t lo, hi;
+    if (map_range(db, &lo, &hi) && hi > lo)
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }

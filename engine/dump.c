@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -179,39 +178,6 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
 
 /* ---- dump ---- */
 
-/* Drop the map's pages from this process's resident set (they stay in the
- * page cache): a dump reads the whole file once, and without this its
- * resident set would grow to the size of the store. [lo, hi) spans rows read
- * since the last drop, all inside the one contiguous map. The map is
- * read-only (writes go through pwrite), so pages fault back in from the
- * cache if anything reads them again. */
-typedef struct seen {
-    uintptr_t lo, hi;
-} seen;
-
-static void see(seen *s, const MDB_val *k, const MDB_val *v)
-{
-    uintptr_t a = (uintptr_t)k->mv_data, b = (uintptr_t)v->mv_data + v->mv_size;
-    if (!s->lo || a < s->lo)
-        s->lo = a;
-    if ((uintptr_t)v->mv_data < s->lo)
-        s->lo = (uintptr_t)v->mv_data;
-    if (b > s->hi)
-        s->hi = b;
-    if (a + k->mv_size > s->hi)
-        s->hi = a + k->mv_size;
-}
-
-static void drop_map_pages(seen *s)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    if (s->lo && s->hi > s->lo && page > 0) {
-        uintptr_t lo = s->lo & ~(uintptr_t)(page - 1);
-        madvise((void *)lo, s->hi - lo, MADV_DONTNEED);
-    }
-    s->lo = s->hi = 0;
-}
-
 static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, const MDB_val *v)
 {
     msgpack_pack_array(pk, 3);
@@ -323,7 +289,6 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
     }
     MDB_val hk, hv;
     uint64_t dropped_at = 0;
-    seen pages = {0, 0};
     int hrc = mdb_cursor_get(hc, &hk, &hv, MDB_FIRST);
     int lrc;
     for (lrc = mdb_cursor_get(lc, &k, &v, MDB_FIRST);; lrc = mdb_cursor_get(lc, &k, &v, MDB_NEXT)) {
@@ -347,7 +312,6 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                     goto cleanup;
                 if (!text)
                     put_item(&o, &pk, ITEM_HISTORY, &hk, &hv);
-                see(&pages, &hk, &hv);
                 res->rows++;
             }
             hrc = mdb_cursor_get(hc, &hk, &hv, MDB_NEXT);
@@ -364,11 +328,10 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                 goto cleanup;
             if (!text)
                 put_item(&o, &pk, ITEM_LATEST, &k, &v);
-            see(&pages, &k, &v);
             res->rows++;
         }
-        if (o.bytes - dropped_at >= (4u << 20)) {
-            drop_map_pages(&pages);
+        if (o.bytes - dropped_at >= (8u << 20)) {
+            ads_db__drop_map_pages(db);
             dropped_at = o.bytes;
         }
         if (opt->progress && (res->rows & 8191) == 0)

@@ -281,6 +281,14 @@ int ads_db__next_systs(ads_txn *txn, int64_t *out, ads_error *err);
 /* Now, from the store's clock, in seconds. */
 double ads_db__now(ads_txn *txn);
 
+/* Drop the map's pages from this process's resident set after reading much
+ * of the store (a scan, a dump, a bulk load): they stay in the page cache
+ * and fault back in when read again, so the resident set of long reads stays
+ * flat instead of growing to the size of the store. Safe because the map is
+ * read-only (no MDB_WRITEMAP: writes go through pwrite). The caller must hold
+ * db->resize (a transaction does), so the map cannot move meanwhile. */
+void ads_db__drop_map_pages(ads_db *db);
+
 /* Lower-case ASCII copy of s into the transaction arena (NUL-terminated). */
 char *ads_db__fold(ads_txn *txn, const char *s, size_t len);
 

@@ -33,6 +33,7 @@ struct ads_scan {
     unsigned char hlast[ADS_KEY_INLINE_MAX + 16];
     size_t hlast_len;
     const ads_type *cur; /* type of the current record (every-type scans) */
+    uint64_t visited;    /* records visited (the map's pages are dropped every 2^17) */
 };
 
 static bool truthy(const ads_value *v)
@@ -312,6 +313,8 @@ int ads_scan_next(ads_scan *s, ads_row **row, ads_error *err)
             rc = next_record(s, &k, &v, err);
             if (rc <= 0)
                 return rc;
+            if ((++s->visited & 131071) == 0)
+                ads_db__drop_map_pages(s->txn->db); /* the txn holds db->resize */
             if (s->flags & ADS_SCAN_HISTORY) {
                 s->in_history = true;
                 s->hlast_len = 0;
