@@ -330,7 +330,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                 put_item(&o, &pk, ITEM_LATEST, &k, &v);
             res->rows++;
         }
-        if (o.bytes - dropped_at >= (8u << 20)) {
+        if (o.bytes - dropped_at >= (2u << 20)) {
             ads_db__drop_map_pages(db);
             dropped_at = o.bytes;
         }

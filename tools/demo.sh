@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Set up, build, and run the main job: a small pool of machines and jobs kept
-# in an embedded store, loaded in bulk with a day of history, changed, queried
-# now and over time, dumped, restored and checked. The store is
-# ./adstore-demo.db (rebuilt on every run; set ADSTORE_DEMO_DB to put it
-# elsewhere); nothing else is written outside a temporary directory.
+# Set up, build, and run the main job on the embedded default store
+# (./adstore.db, or $ADSTORE_DB): a small pool of machines and jobs, loaded in
+# bulk with a day of history, changed, queried now and over time, dumped,
+# restored elsewhere and checked. The demo rebuilds the store on every run,
+# so it refuses a store it did not make (it marks its own with a file
+# .adstore-demo in the store's directory).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)" --target adstore_cli >/dev/null
 
-db=${ADSTORE_DEMO_DB:-./adstore-demo.db}
+db=${ADSTORE_DB:-./adstore.db}
+if [ -e "$db" ] && [ ! -e "$db/.adstore-demo" ]; then
+  echo "demo: $db holds a store the demo did not make; set ADSTORE_DB=DIR to run it elsewhere" >&2
+  exit 1
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$db" "$tmp/copy.db"
+rm -rf "$db"
 ads() { build/tools/adstore -d "$db" "$@"; }
 
 # A day of samples for six machines, every 10 minutes, in HTCondor's long
@@ -35,6 +40,7 @@ set -x
 # Declare the record types: machines keyed by Name, jobs keyed by a generated id.
 ads execute 'STORE [ AdType = "Type"; ForType = "Machine"; KeyAttributes = { "Name" } ],
                    [ AdType = "Type"; ForType = "Job"; AutoGenerateKey = true ]'
+touch "$db/.adstore-demo"
 # Bulk-load the day of history (each sample dated by its own _Timestamp).
 ads import --backfill --type Machine "$tmp/pool.long"
 # Jobs arrive and change; every change is a new row of the record's timeline.
