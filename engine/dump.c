@@ -1076,6 +1076,9 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
                 goto fail;
             b.n = 0;
             ads_buf_clear(&b.bytes);
+            pthread_rwlock_rdlock(&db->resize);
+            ads_db__drop_map_pages(db);
+            pthread_rwlock_unlock(&db->resize);
             if (opt->progress)
                 opt->progress(opt->ctx, res->rows, 0);
         }
