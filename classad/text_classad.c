@@ -196,6 +196,22 @@ static int to_record(ads_classad_reader *r, ads_error *err)
     }
 }
 
+/* More input while scanning the record at pos, *q (an index into buf) kept
+ * pointing at the same byte: 0, or the error (the end of the input inside
+ * the record is one). */
+static int more_of_record(ads_classad_reader *r, size_t *q, ads_error *err)
+{
+    size_t off = *q - r->pos;
+    int rc = refill(r, err);
+    if (rc < 0)
+        return rc;
+    *q = r->pos + off;
+    if (rc == 0)
+        return ads_error_set_at(err, ADS_ESYNTAX, r->line, r->col,
+                                "the record starting here is not closed");
+    return 0;
+}
+
 /* The extent of the record at pos: *end is one past its ']'. */
 static int extent(ads_classad_reader *r, size_t *end, ads_error *err)
 {
@@ -204,28 +220,18 @@ static int extent(ads_classad_reader *r, size_t *end, ads_error *err)
     char quote = 0;
     for (;;) {
         if (q >= r->len) {
-            size_t off = q - r->pos;
-            int rc = refill(r, err);
-            if (rc < 0)
+            int rc = more_of_record(r, &q, err);
+            if (rc)
                 return rc;
-            q = r->pos + off;
-            if (rc == 0)
-                return ads_error_set_at(err, ADS_ESYNTAX, r->line, r->col,
-                                        "the record starting here is not closed");
             continue;
         }
         char c = r->buf[q];
         if (quote) {
             if (c == '\\' && quote != '`') {
                 if (q + 1 >= r->len) {
-                    size_t off = q - r->pos;
-                    int rc = refill(r, err);
-                    if (rc < 0)
+                    int rc = more_of_record(r, &q, err);
+                    if (rc)
                         return rc;
-                    q = r->pos + off;
-                    if (rc == 0)
-                        return ads_error_set_at(err, ADS_ESYNTAX, r->line, r->col,
-                                                "the record starting here is not closed");
                     continue;
                 }
                 q += 2;
@@ -243,14 +249,9 @@ static int extent(ads_classad_reader *r, size_t *end, ads_error *err)
             q += 2;
             for (;;) {
                 if (q >= r->len || (!line && q + 1 >= r->len)) {
-                    size_t off = q - r->pos;
-                    int rc = refill(r, err);
-                    if (rc < 0)
+                    int rc = more_of_record(r, &q, err);
+                    if (rc)
                         return rc;
-                    q = r->pos + off;
-                    if (rc == 0)
-                        return ads_error_set_at(err, ADS_ESYNTAX, r->line, r->col,
-                                                "the record starting here is not closed");
                     continue;
                 }
                 if (line && r->buf[q] == '\n')
