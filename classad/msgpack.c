@@ -1,7 +1,7 @@
 /*
  * classad/msgpack.c: the MessagePack codec of ClassAd values and rows, and
  * the record view that evaluates over row bytes (classad/msgpack.h; the
- * format is docs/formats.md, "MessagePack rows").
+ * format is docs/formats.md, "MessagePack values and rows").
  *
  * Writing goes through msgpack-c's packer (msgpack_packer), whose choice of
  * forms is already the canonical one (smallest integer, fixstr / str8 /
