@@ -168,10 +168,11 @@ int ads_long_write(ads_buf *b, const ads_record *r, ads_error *err);
  * constant (ads_expr_fold); an array a list; an object a record. Input is
  * strict RFC 8259 JSON in UTF-8 (an initial byte-order mark is skipped):
  * either one array of objects, or objects one after another separated by
- * white space (JSON Lines). Escapes \uXXXX (surrogate pairs included) become
- * UTF-8. Invalid UTF-8, lone surrogates, unescaped control characters,
- * \u0000, empty names, trailing commas and comments are errors; a repeated
- * name keeps the last value at the first position, as records do.
+ * white space (JSON Lines). Escapes of \u and four hex digits (surrogate
+ * pairs included) become UTF-8. Invalid UTF-8, lone surrogates, unescaped
+ * control characters, \u0000, empty names, trailing commas and comments are
+ * errors; a repeated name keeps the last value at the first position, as
+ * records do.
  */
 typedef struct ads_json_reader ads_json_reader;
 
