@@ -19,6 +19,7 @@
 
 #include "classad/classad_int.h"
 #include "classad/formats.h"
+#include "classad/text_in.h"
 
 /* ------------------------------------------------------------------------ */
 /* UTF-8                                                                    */
@@ -89,7 +90,6 @@ static void utf8_put(ads_buf *b, uint32_t cp)
 /* Reading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define CHUNK 65536
 
 typedef enum top_state {
     TOP_START,       /* nothing read yet */
@@ -101,17 +101,7 @@ typedef enum top_state {
 } top_state;
 
 struct ads_json_reader {
-    const char *p, *end; /* unread bytes of the buffer or chunk */
-    const char *chunk;   /* start of the buffer or chunk */
-    uint64_t base;       /* offset in the input of chunk[0] */
-    FILE *f;
-    char *mem;           /* the chunk's memory (file input) */
-    bool eof;
-    int io_errno;        /* a read failed: reported as ADS_EIO */
-    bool too_big;        /* the record passed ADS_MAX_TEXT bytes */
-    int line;
-    uint64_t line_start; /* offset of the current line's first byte */
-    uint64_t record_start;
+    ads_text_in in; /* the bytes, their position and line */
     top_state state;
     int final_rc;
     ads_error final_err;
@@ -122,60 +112,33 @@ struct ads_json_reader {
     ads_error *err;
 };
 
-static uint64_t offset(const ads_json_reader *r)
+static inline uint64_t offset(const ads_json_reader *r)
 {
-    return r->base + (uint64_t)(r->p - r->chunk);
+    return ads_text_in_offset(&r->in);
 }
 
-static int column(const ads_json_reader *r, uint64_t at)
+static inline int column(const ads_json_reader *r, uint64_t at)
 {
-    uint64_t c = at - r->line_start + 1;
-    return c > INT_MAX ? INT_MAX : (int)c;
+    return ads_text_in_column(&r->in, at);
 }
 
-/* More bytes: 0, or -1 at the end (or when a read failed, or the record got
- * too big: the error reported then says so). */
-static int refill(ads_json_reader *r)
-{
-    if (r->eof || !r->f)
-        return -1;
-    if (offset(r) - r->record_start > ADS_MAX_TEXT) {
-        r->too_big = true;
-        return -1;
-    }
-    size_t n = fread(r->mem, 1, CHUNK, r->f);
-    r->base += (uint64_t)(r->end - r->chunk);
-    r->chunk = r->p = r->mem;
-    r->end = r->mem + n;
-    if (n == 0) {
-        if (ferror(r->f))
-            r->io_errno = errno ? errno : EIO;
-        r->eof = true;
-        return -1;
-    }
-    return 0;
-}
-
-/* The next byte without taking it, or -1 at the end. */
+/* The next byte without taking it, or -1 at the end (or when a read failed,
+ * or the record got too big: the error reported then says so). */
 static inline int peek(ads_json_reader *r)
 {
-    if (r->p < r->end)
-        return (unsigned char)*r->p;
-    if (refill(r))
-        return -1;
-    return (unsigned char)*r->p;
+    return ads_text_in_peek(&r->in);
 }
 
 static inline void take(ads_json_reader *r)
 {
-    r->p++;
+    r->in.p++;
 }
 
 static int failv(ads_json_reader *r, uint64_t at, int line, const char *fmt, va_list ap)
 {
-    if (r->io_errno)
-        return ads_error_set(r->err, ADS_EIO, "read error: %s", strerror(r->io_errno));
-    if (r->too_big)
+    if (r->in.io_errno)
+        return ads_error_set(r->err, ADS_EIO, "read error: %s", strerror(r->in.io_errno));
+    if (r->in.too_big)
         return ads_error_set_at(r->err, ADS_ELIMIT, line, column(r, at),
                                 "record longer than %zu bytes", (size_t)ADS_MAX_TEXT);
     ads_error_vset(r->err, ADS_ESYNTAX, line, column(r, at), fmt, ap);
@@ -189,7 +152,7 @@ static int fail(ads_json_reader *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = failv(r, offset(r), r->line, fmt, ap);
+    int rc = failv(r, offset(r), r->in.line, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -202,14 +165,14 @@ static int fail_at(ads_json_reader *r, uint64_t at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = failv(r, at, r->line, fmt, ap);
+    int rc = failv(r, at, r->in.line, fmt, ap);
     va_end(ap);
     return rc;
 }
 
 static int oom(ads_json_reader *r)
 {
-    return ads_error_set_at(r->err, ADS_ENOMEM, r->line, column(r, offset(r)),
+    return ads_error_set_at(r->err, ADS_ENOMEM, r->in.line, column(r, offset(r)),
                             "out of memory");
 }
 
@@ -232,9 +195,9 @@ static void skip_ws(ads_json_reader *r)
         int c = peek(r);
         if (c == '\n') {
             take(r);
-            if (r->line < INT_MAX)
-                r->line++;
-            r->line_start = offset(r);
+            if (r->in.line < INT_MAX)
+                r->in.line++;
+            r->in.line_start = offset(r);
         } else if (c == ' ' || c == '\t' || c == '\r') {
             take(r);
         } else {
@@ -278,19 +241,19 @@ static int parse_string(ads_json_reader *r, bool *slash)
     bool first = true;
     for (;;) {
         /* the plain run within this chunk, in one copy */
-        const char *run = r->p;
-        while (r->p < r->end) {
-            unsigned char c = (unsigned char)*r->p;
+        const char *run = r->in.p;
+        while (r->in.p < r->in.end) {
+            unsigned char c = (unsigned char)*r->in.p;
             if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
                 break;
-            r->p++;
+            r->in.p++;
         }
-        if (r->p > run) {
-            ads_buf_add(&r->s, run, (size_t)(r->p - run));
+        if (r->in.p > run) {
+            ads_buf_add(&r->s, run, (size_t)(r->in.p - run));
             first = false;
         }
         if (r->s.len > ADS_MAX_TEXT) {
-            r->too_big = true;
+            r->in.too_big = true;
             return fail_at(r, open, "string too long");
         }
         int c = peek(r);
@@ -456,7 +419,7 @@ static int parse_number(ads_json_reader *r, ads_value *out)
     if (r->num.failed)
         return oom(r);
     if (r->num.len > ADS_MAX_TEXT) {
-        r->too_big = true;
+        r->in.too_big = true;
         return fail_at(r, start, "number too long");
     }
     const char *s = r->num.p;
@@ -522,7 +485,7 @@ static int literal(ads_json_reader *r, const ads_expr **out, ads_value v)
 static int string_value(ads_json_reader *r, const ads_expr **out)
 {
     uint64_t open = offset(r);
-    int line = r->line;
+    int line = r->in.line;
     bool slash;
     int rc;
     if ((rc = parse_string(r, &slash)))
@@ -581,7 +544,7 @@ static int make_list(ads_json_reader *r, const ads_expr **out, const ads_expr **
 static int enter(ads_json_reader *r, int depth)
 {
     if (depth > ADS_MAX_DEPTH)
-        return ads_error_set_at(r->err, ADS_ELIMIT, r->line, column(r, offset(r)),
+        return ads_error_set_at(r->err, ADS_ELIMIT, r->in.line, column(r, offset(r)),
                                 "JSON nested deeper than %d levels", ADS_MAX_DEPTH);
     return 0;
 }
@@ -756,7 +719,6 @@ static int new_reader(ads_json_reader **out, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     ads_buf_init(&r->s);
     ads_buf_init(&r->num);
-    r->line = 1;
     r->state = TOP_START;
     *out = r;
     return 0;
@@ -770,9 +732,7 @@ int ads_json_reader_new(ads_json_reader **out, const char *text, size_t len, ads
     if ((rc = new_reader(out, err)))
         return rc;
     ads_json_reader *r = *out;
-    r->chunk = r->p = text ? text : "";
-    r->end = r->p + len;
-    r->eof = true;
+    ads_text_in_buffer(&r->in, text, len);
     return 0;
 }
 
@@ -784,13 +744,11 @@ int ads_json_reader_new_file(ads_json_reader **out, FILE *f, ads_error *err)
     if ((rc = new_reader(out, err)))
         return rc;
     ads_json_reader *r = *out;
-    if (!(r->mem = malloc(CHUNK))) {
+    if (ads_text_in_file(&r->in, f)) {
         ads_json_reader_free(r);
         *out = NULL;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    r->f = f;
-    r->chunk = r->p = r->end = r->mem;
     return 0;
 }
 
@@ -800,7 +758,7 @@ void ads_json_reader_free(ads_json_reader *r)
         return;
     ads_buf_free(&r->s);
     ads_buf_free(&r->num);
-    free(r->mem);
+    ads_text_in_free(&r->in);
     free(r);
 }
 
@@ -808,7 +766,7 @@ void ads_json_reader_free(ads_json_reader *r)
 static int read_record(ads_json_reader *r, const ads_record **out, int *line)
 {
     bool all;
-    int start = r->line;
+    int start = r->in.line;
     int rc = parse_object(r, out, &all, 1);
     if (rc == 0 && line)
         *line = start;
@@ -820,11 +778,11 @@ static int next(ads_json_reader *r, const ads_record **out, int *line)
     char what[16];
     int c;
     for (;;) {
-        r->record_start = offset(r);
+        r->in.record_start = offset(r);
         switch (r->state) {
         case TOP_START:
-            if (peek(r) == 0xEF && r->end - r->p >= 3 && memcmp(r->p, "\xEF\xBB\xBF", 3) == 0)
-                r->p += 3; /* a byte-order mark */
+            if (peek(r) == 0xEF && r->in.end - r->in.p >= 3 && memcmp(r->in.p, "\xEF\xBB\xBF", 3) == 0)
+                r->in.p += 3; /* a byte-order mark */
             skip_ws(r);
             c = peek(r);
             if (c < 0) {
@@ -858,14 +816,14 @@ static int next(ads_json_reader *r, const ads_record **out, int *line)
             if (c != '{')
                 return fail(r, "expected '{' to start the next record, found %s",
                             found(r, what, sizeof what));
-            r->record_start = offset(r);
+            r->in.record_start = offset(r);
             return read_record(r, out, line) ? -1 : 1;
         case TOP_ARRAY:
             skip_ws(r);
             if (peek(r) != '{')
                 return fail(r, "expected '{' to start a record in the array, found %s",
                             found(r, what, sizeof what));
-            r->record_start = offset(r);
+            r->in.record_start = offset(r);
             r->state = TOP_ARRAY_AFTER;
             return read_record(r, out, line) ? -1 : 1;
         case TOP_ARRAY_AFTER:
@@ -894,7 +852,7 @@ static int next(ads_json_reader *r, const ads_record **out, int *line)
             r->state = TOP_DONE;
             continue;
         case TOP_DONE:
-            if (r->io_errno || r->too_big)
+            if (r->in.io_errno || r->in.too_big)
                 return fail(r, "read error");
             return 0;
         }

@@ -23,6 +23,7 @@
 
 #include "classad/classad_int.h"
 #include "classad/formats.h"
+#include "classad/text_in.h"
 
 /* The length of the UTF-8 sequence at p (n bytes available) if it is a
  * well-formed character that XML 1.0 allows (not U+FFFE or U+FFFF), else 0.
@@ -282,7 +283,6 @@ int ads_xml_write(ads_buf *b, const ads_record *r, ads_error *err)
 /* Reading                                                                  */
 /* ------------------------------------------------------------------------ */
 
-#define CHUNK 65536
 #define TAG_MAX 16
 
 typedef enum top_state {
@@ -305,17 +305,7 @@ typedef struct tag {
 } tag;
 
 struct ads_xml_reader {
-    const char *p, *end;
-    const char *chunk;
-    uint64_t base;
-    FILE *f;
-    char *mem;
-    bool eof;
-    int io_errno;
-    bool too_big;
-    int line;
-    uint64_t line_start;
-    uint64_t record_start;
+    ads_text_in in; /* the bytes, their position and line */
     top_state state;
     int final_rc;
     ads_error final_err;
@@ -326,62 +316,38 @@ struct ads_xml_reader {
     ads_error *err;
 };
 
-static uint64_t offset(const ads_xml_reader *r)
+static inline uint64_t offset(const ads_xml_reader *r)
 {
-    return r->base + (uint64_t)(r->p - r->chunk);
+    return ads_text_in_offset(&r->in);
 }
 
-static int column(const ads_xml_reader *r, uint64_t at)
+static inline int column(const ads_xml_reader *r, uint64_t at)
 {
-    uint64_t c = at - r->line_start + 1;
-    return c > INT_MAX ? INT_MAX : (int)c;
+    return ads_text_in_column(&r->in, at);
 }
 
-static int refill(ads_xml_reader *r)
-{
-    if (r->eof || !r->f)
-        return -1;
-    if (offset(r) - r->record_start > ADS_MAX_TEXT) {
-        r->too_big = true;
-        return -1;
-    }
-    size_t n = fread(r->mem, 1, CHUNK, r->f);
-    r->base += (uint64_t)(r->end - r->chunk);
-    r->chunk = r->p = r->mem;
-    r->end = r->mem + n;
-    if (n == 0) {
-        if (ferror(r->f))
-            r->io_errno = errno ? errno : EIO;
-        r->eof = true;
-        return -1;
-    }
-    return 0;
-}
-
+/* The next byte without taking it, or -1 at the end (or when a read failed,
+ * or the record got too big: the error reported then says so). */
 static inline int peek(ads_xml_reader *r)
 {
-    if (r->p < r->end)
-        return (unsigned char)*r->p;
-    if (refill(r))
-        return -1;
-    return (unsigned char)*r->p;
+    return ads_text_in_peek(&r->in);
 }
 
 /* Take the current byte (there is one: the caller peeked). */
 static inline void take(ads_xml_reader *r)
 {
-    if (*r->p++ == '\n') {
-        if (r->line < INT_MAX)
-            r->line++;
-        r->line_start = offset(r);
+    if (*r->in.p++ == '\n') {
+        if (r->in.line < INT_MAX)
+            r->in.line++;
+        r->in.line_start = offset(r);
     }
 }
 
 static int failv(ads_xml_reader *r, int line, int col, const char *fmt, va_list ap)
 {
-    if (r->io_errno)
-        return ads_error_set(r->err, ADS_EIO, "read error: %s", strerror(r->io_errno));
-    if (r->too_big)
+    if (r->in.io_errno)
+        return ads_error_set(r->err, ADS_EIO, "read error: %s", strerror(r->in.io_errno));
+    if (r->in.too_big)
         return ads_error_set_at(r->err, ADS_ELIMIT, line, col, "record longer than %zu bytes",
                                 (size_t)ADS_MAX_TEXT);
     ads_error_vset(r->err, ADS_ESYNTAX, line, col, fmt, ap);
@@ -395,7 +361,7 @@ static int fail(ads_xml_reader *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = failv(r, r->line, column(r, offset(r)), fmt, ap);
+    int rc = failv(r, r->in.line, column(r, offset(r)), fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -414,7 +380,7 @@ static int fail_at(ads_xml_reader *r, int line, int col, const char *fmt, ...)
 
 static int oom(ads_xml_reader *r)
 {
-    return ads_error_set_at(r->err, ADS_ENOMEM, r->line, column(r, offset(r)),
+    return ads_error_set_at(r->err, ADS_ENOMEM, r->in.line, column(r, offset(r)),
                             "out of memory");
 }
 
@@ -447,7 +413,7 @@ static void skip_ws(ads_xml_reader *r)
  */
 static int entity(ads_xml_reader *r, ads_buf *b)
 {
-    int line = r->line, col = column(r, offset(r));
+    int line = r->in.line, col = column(r, offset(r));
     char name[12];
     size_t n = 0;
     take(r);
@@ -536,7 +502,7 @@ static int char_data(ads_xml_reader *r, ads_buf *b, int stop)
         if (c < 0 || c == stop)
             break;
         if (b->len > ADS_MAX_TEXT) {
-            r->too_big = true;
+            r->in.too_big = true;
             return fail(r, "text too long");
         }
         if (c == '&') {
@@ -555,7 +521,7 @@ static int char_data(ads_xml_reader *r, ads_buf *b, int stop)
             continue;
         }
         /* one UTF-8 sequence, byte by byte (it may cross chunks) */
-        int line = r->line, col = column(r, offset(r));
+        int line = r->in.line, col = column(r, offset(r));
         unsigned char seq[4];
         size_t want = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
                       : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
@@ -588,7 +554,7 @@ static bool tag_char(int c)
 /* Note where a tag starts, '<' current, and take the '<'. */
 static void tag_open(ads_xml_reader *r, tag *t)
 {
-    t->line = r->line;
+    t->line = r->in.line;
     t->at = offset(r);
     t->column = column(r, t->at);
     take(r);
@@ -1064,7 +1030,6 @@ static int new_reader(ads_xml_reader **out, ads_error *err)
     ads_buf_init(&r->text);
     ads_buf_init(&r->attr);
     ads_buf_init(&r->str);
-    r->line = 1;
     *out = r;
     return 0;
 }
@@ -1077,9 +1042,7 @@ int ads_xml_reader_new(ads_xml_reader **out, const char *text, size_t len, ads_e
     if ((rc = new_reader(out, err)))
         return rc;
     ads_xml_reader *r = *out;
-    r->chunk = r->p = text ? text : "";
-    r->end = r->p + len;
-    r->eof = true;
+    ads_text_in_buffer(&r->in, text, len);
     return 0;
 }
 
@@ -1091,13 +1054,11 @@ int ads_xml_reader_new_file(ads_xml_reader **out, FILE *f, ads_error *err)
     if ((rc = new_reader(out, err)))
         return rc;
     ads_xml_reader *r = *out;
-    if (!(r->mem = malloc(CHUNK))) {
+    if (ads_text_in_file(&r->in, f)) {
         ads_xml_reader_free(r);
         *out = NULL;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    r->f = f;
-    r->chunk = r->p = r->end = r->mem;
     return 0;
 }
 
@@ -1108,7 +1069,7 @@ void ads_xml_reader_free(ads_xml_reader *r)
     ads_buf_free(&r->text);
     ads_buf_free(&r->attr);
     ads_buf_free(&r->str);
-    free(r->mem);
+    ads_text_in_free(&r->in);
     free(r);
 }
 
@@ -1146,11 +1107,11 @@ static int next(ads_xml_reader *r, const ads_record **out, int *line)
     tag t;
     int rc;
     for (;;) {
-        r->record_start = offset(r);
+        r->in.record_start = offset(r);
         switch (r->state) {
         case TOP_START:
-            if (peek(r) == 0xEF && r->end - r->p >= 3 && memcmp(r->p, "\xEF\xBB\xBF", 3) == 0)
-                r->p += 3; /* a byte-order mark */
+            if (peek(r) == 0xEF && r->in.end - r->in.p >= 3 && memcmp(r->in.p, "\xEF\xBB\xBF", 3) == 0)
+                r->in.p += 3; /* a byte-order mark */
             for (;;) {
                 skip_ws(r);
                 if (peek(r) < 0) {
@@ -1212,7 +1173,7 @@ static int next(ads_xml_reader *r, const ads_record **out, int *line)
             r->state = TOP_DONE;
             continue;
         case TOP_DONE:
-            if (r->io_errno || r->too_big)
+            if (r->in.io_errno || r->in.too_big)
                 return fail(r, "read error");
             return 0;
         }
