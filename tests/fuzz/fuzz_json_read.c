@@ -10,29 +10,7 @@
 
 #include "classad/formats.h"
 #include "tests/fuzz/fuzz.h"
-
-/* The same names in the same order, the same values, the same text. */
-static int same_record(const ads_record *a, const ads_record *b)
-{
-    if (ads_record_size(a) != ads_record_size(b))
-        return 0;
-    ads_buf x = ADS_BUF_INIT, y = ADS_BUF_INIT;
-    int same = 1;
-    for (size_t i = 0; same && i < ads_record_size(a); i++) {
-        ads_str na = ads_record_name(a, i), nb = ads_record_name(b, i);
-        const ads_expr *ea = ads_record_expr(a, i), *eb = ads_record_expr(b, i);
-        const ads_value *va = ads_expr_literal_value(ea), *vb = ads_expr_literal_value(eb);
-        ads_buf_clear(&x);
-        ads_buf_clear(&y);
-        ads_expr_unparse(&x, ea);
-        ads_expr_unparse(&y, eb);
-        same = na.len == nb.len && memcmp(na.p, nb.p, na.len) == 0 && x.len == y.len &&
-               memcmp(x.p, y.p, x.len) == 0 && (!va || !vb || ads_value_same(va, vb));
-    }
-    ads_buf_free(&x);
-    ads_buf_free(&y);
-    return same;
-}
+#include "tests/fuzz/fuzz_record.h"
 
 static void write_and_read_back(const ads_record *rec, int flags, ads_arena *b)
 {
@@ -46,9 +24,9 @@ static void write_and_read_back(const ads_record *rec, int flags, ads_arena *b)
     if (rc != 1)
         fprintf(stderr, "re-read failed: %s\n--- text ---\n%s\n", err.message, text.p);
     fuzz_check(rc == 1);
-    if (!same_record(rec, again))
+    if (!fuzz_same_record(rec, again))
         fprintf(stderr, "--- text ---\n%s\n", text.p);
-    fuzz_check(same_record(rec, again));
+    fuzz_check(fuzz_same_record(rec, again));
     fuzz_check(ads_json_reader_next(back, &again, NULL, b, &err) == 0);
     ads_json_reader_free(back);
     ads_buf_free(&text);
@@ -79,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fuzz_check(err.line == errf.line && err.column == errf.column &&
                            strcmp(err.message, errf.message) == 0);
             else if (rc == 1)
-                fuzz_check(line == linef && same_record(rec, recf));
+                fuzz_check(line == linef && fuzz_same_record(rec, recf));
         }
         if (rc == 0)
             break;
