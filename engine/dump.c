@@ -418,7 +418,8 @@ struct ads_dump_reader {
     size_t cap;
     size_t linelen; /* the line's bytes without its '\n' (NUL bytes may be among them) */
     long lineno;
-    ads_arena *a;
+    ads_arena *a;          /* items of restore */
+    ads_arena *rec_arena;  /* records of ads_dump_reader_next: its caller's arena */
     uint64_t node;
 };
 
@@ -654,13 +655,18 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     r->bytes += (uint64_t)n;
     if (r->line[n - 1] != '\n')
         return corrupt(err, "its last line is cut short (truncated)");
-    ads_arena_reset(r->a);
+    /* records for ads_dump_reader_next go straight into its caller's arena */
+    ads_arena *a = r->rec_arena;
+    if (!a) {
+        ads_arena_reset(r->a);
+        a = r->a;
+    }
     const ads_record *rec;
     size_t len = (size_t)n;
     if (len && r->line[len - 1] == '\n')
         len--;
     r->linelen = len;
-    if (ads_record_parse(&rec, r->a, r->line, len, err)) {
+    if (ads_record_parse(&rec, a, r->line, len, err)) {
         char msg[ADS_ERROR_MESSAGE_MAX];
         snprintf(msg, sizeof msg, "%s", err ? err->message : "");
         return ads_error_set(err, ADS_ECORRUPT, "the dump is corrupt: line %ld: %s", r->lineno,
@@ -669,16 +675,16 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     ads_value v;
     if (!r->started) {
         ads_value ver;
-        if (ads_record_eval_attr(&v, rec, "Format", 6, r->a) || v.type != ADS_STRING ||
+        if (ads_record_eval_attr(&v, rec, "Format", 6, a) || v.type != ADS_STRING ||
             v.u.s.len != strlen(DUMP_FORMAT) || memcmp(v.u.s.p, DUMP_FORMAT, v.u.s.len) != 0)
             return ads_error_set(err, ADS_ECORRUPT, "this is not an adstore dump");
-        if (ads_record_eval_attr(&ver, rec, "Version", 7, r->a) || ver.type != ADS_INTEGER ||
+        if (ads_record_eval_attr(&ver, rec, "Version", 7, a) || ver.type != ADS_INTEGER ||
             ver.u.i != DUMP_VERSION)
             return ads_error_set(err, ADS_EVERSION,
                                  "the dump is of format version %lld; this build reads version %d",
                                  ver.type == ADS_INTEGER ? (long long)ver.u.i : -1LL,
                                  DUMP_VERSION);
-        if (!ads_record_eval_attr(&v, rec, "Node", 4, r->a) && v.type == ADS_STRING)
+        if (!ads_record_eval_attr(&v, rec, "Node", 4, a) && v.type == ADS_STRING)
             it->node = strtoull(v.u.s.p, NULL, 16);
         r->started = true;
         r->node = it->node;
@@ -689,9 +695,9 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     if (ads_record_lookup(rec, "End", 3)) {
         it->kind = 99;
         ads_value m, rows, sum;
-        if (ads_record_eval_attr(&m, rec, "Meta", 4, r->a) ||
-            ads_record_eval_attr(&rows, rec, "Rows", 4, r->a) ||
-            ads_record_eval_attr(&sum, rec, "Checksum", 8, r->a) || m.type != ADS_INTEGER ||
+        if (ads_record_eval_attr(&m, rec, "Meta", 4, a) ||
+            ads_record_eval_attr(&rows, rec, "Rows", 4, a) ||
+            ads_record_eval_attr(&sum, rec, "Checksum", 8, a) || m.type != ADS_INTEGER ||
             rows.type != ADS_INTEGER || sum.type != ADS_STRING)
             return corrupt(err, "a trailer without Meta, Rows and Checksum");
         it->tmeta = (uint64_t)m.u.i;
@@ -702,8 +708,8 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     XXH3_64bits_update(r->h, r->line, (size_t)n);
     if (ads_record_lookup(rec, "Meta", 4) && !ads_record_lookup(rec, "AdType", 6)) {
         ads_value k, val;
-        if (ads_record_eval_attr(&k, rec, "Meta", 4, r->a) ||
-            ads_record_eval_attr(&val, rec, "Value", 5, r->a) || val.type != ADS_BLOB)
+        if (ads_record_eval_attr(&k, rec, "Meta", 4, a) ||
+            ads_record_eval_attr(&val, rec, "Value", 5, a) || val.type != ADS_BLOB)
             return corrupt(err, "a meta line without a blob Value");
         if (k.type == ADS_STRING) {
             it->key = (const unsigned char *)k.u.s.p;
@@ -719,7 +725,7 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
         it->kind = ITEM_META;
         return 1;
     }
-    if (ads_record_eval_attr(&v, rec, ads_attr__latest, 8, r->a) || v.type != ADS_BOOLEAN)
+    if (ads_record_eval_attr(&v, rec, ads_attr__latest, 8, a) || v.type != ADS_BOOLEAN)
         return corrupt(err, "a row without __Latest");
     it->kind = v.u.b ? ITEM_LATEST : ITEM_HISTORY;
     it->rec = rec;
@@ -1149,7 +1155,9 @@ int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *
 {
     for (;;) {
         item it;
+        r->rec_arena = a;
         int rc = read_item(r, &it, err);
+        r->rec_arena = NULL;
         if (rc <= 0)
             return rc ? rc : 0;
         if (it.kind == 99)
@@ -1182,41 +1190,16 @@ int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *
                 return rc;
             rec = ads_record_builder_finish(b);
         } else {
-            /* a text row: copy it out of the reader's arena, without the
-             * store's own attributes */
+            /* a text row, parsed in the caller's arena: without the store's
+             * own attributes */
             ads_record_builder *b;
             if ((rc = ads_record_builder_new(&b, a, err)))
                 return rc;
             for (size_t i = 0; i < ads_record_size(it.rec) && !rc; i++) {
                 ads_str n = ads_record_name(it.rec, i);
                 int w = ads_row__timeline_attr(n.p, n.len);
-                if (w == 2 || w == 3)
-                    continue;
-                ads_value v;
-                const ads_expr *e = ads_record_expr(it.rec, i);
-                const ads_value *lit = ads_expr_literal_value(e);
-                char *name = ads_arena_strndup(a, n.p, n.len);
-                if (!name)
-                    return ads_error_set(err, ADS_ENOMEM, "out of memory");
-                if (lit) {
-                    ads_buf enc = ADS_BUF_INIT;
-                    rc = ads_msgpack_encode_value(&enc, lit, err);
-                    if (!rc)
-                        rc = ads_msgpack_decode_value(&v, a, enc.p, enc.len, ADS_MSGPACK_COPY,
-                                                      err);
-                    ads_buf_free(&enc);
-                    if (!rc)
-                        rc = ads_record_builder_add_value(b, name, n.len, &v, err);
-                } else {
-                    ads_buf enc = ADS_BUF_INIT;
-                    const ads_expr *x;
-                    rc = ads_msgpack_encode_expr(&enc, e, err);
-                    if (!rc)
-                        rc = ads_msgpack_decode_expr(&x, a, enc.p, enc.len, ADS_MSGPACK_COPY, err);
-                    ads_buf_free(&enc);
-                    if (!rc)
-                        rc = ads_record_builder_add(b, name, n.len, x, err);
-                }
+                if (w != 2 && w != 3)
+                    rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(it.rec, i), err);
             }
             if (rc)
                 return rc;

@@ -148,14 +148,14 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
         f = stdin;
     } else {
         if (!(f = fopen(path, "rb")))
-            return ads_error_set(err, ADS_EIO, "%s: %s", path, strerror(errno));
+            return ads_error_set(err, ADS_EIO, "%s", strerror(errno));
         in->own = f;
     }
     if (fstat(fileno(f), &in->st) == 0 && S_ISREG(in->st.st_mode))
         in->is_file = f != stdin;
     if (in->own && S_ISDIR(in->st.st_mode)) {
         input_close(in);
-        return ads_error_set(err, ADS_EINVAL, "%s: is a directory", path);
+        return ads_error_set(err, ADS_EINVAL, "is a directory");
     }
     fmt form = forced != F_AUTO ? forced : by_name(path);
     in->f = f;
@@ -168,7 +168,7 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
         if (p->n == 0 && ferror(f)) {
             free(p);
             input_close(in);
-            return ads_error_set(err, ADS_EIO, "%s: %s", path, strerror(errno));
+            return ads_error_set(err, ADS_EIO, "%s", strerror(errno));
         }
         form = sniff(p->head, p->n);
         cookie_io_functions_t io = {peeked_read, NULL, NULL, peeked_close};
@@ -195,17 +195,9 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
     case F_CLASSAD:
         rc = ads_classad_reader_new_file(&in->c, in->f, err);
         break;
-    default: {
-        /* an empty dump is a corrupt one: say so when its first record is asked for */
-        int ch = fgetc(in->f);
-        if (ch == EOF) {
-            rc = ads_error_set(err, ADS_ECORRUPT, "%s: the dump is empty", in->name);
-            break;
-        }
-        ungetc(ch, in->f);
+    default:
         rc = ads_dump_reader_new(&in->d, in->f, err);
         break;
-    }
     }
     if (rc)
         input_close(in);
@@ -576,7 +568,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     int rc = input_open(&in, path, forced, &err);
     if (rc) {
         stop_bar(im);
-        fprintf(stderr, "%s\n", err.message);
+        fprintf(stderr, "%s: %s\n", strcmp(path, "-") ? path : "<stdin>", err.message);
         return EXIT_INPUT;
     }
     im->in = &in;
