@@ -116,15 +116,18 @@ bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
     return true;
 }
 
-int cli_open_db(cli_ctx *c, bool create, ads_db **out)
+const char *cli_db_dir(const cli_ctx *c)
 {
-    ads_error err;
     const char *dir = c->db_dir;
     if (!dir)
         dir = getenv("ADSTORE_DB");
-    if (!dir || !*dir)
-        dir = "./adstore.db";
-    if (ads_db_open(out, dir, create ? ADS_DB_CREATE : ADS_DB_READONLY, &err))
+    return dir && *dir ? dir : "./adstore.db";
+}
+
+int cli_open_db(cli_ctx *c, bool create, ads_db **out)
+{
+    ads_error err;
+    if (ads_db_open(out, cli_db_dir(c), create ? ADS_DB_CREATE : ADS_DB_READONLY, &err))
         return cli_fail_err(c, &err);
     return 0;
 }

@@ -63,6 +63,9 @@ int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err);
 /* Strict decimal: digits only, no sign or space, value <= max. */
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/* The store's directory: -d/--db, else $ADSTORE_DB, else ./adstore.db. */
+const char *cli_db_dir(const cli_ctx *c);
+
 /* Open the store for c (create it when create is true). Prints and returns
  * EXIT_INPUT on failure, else 0. */
 int cli_open_db(cli_ctx *c, bool create, ads_db **out);

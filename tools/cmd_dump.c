@@ -14,12 +14,6 @@
 
 #include "tools/cli.h"
 
-static const char *db_dir(const cli_ctx *c)
-{
-    const char *dir = c->db_dir ? c->db_dir : getenv("ADSTORE_DB");
-    return dir && *dir ? dir : "./adstore.db";
-}
-
 int cmd_dump(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -148,123 +142,108 @@ done:
     return rc;
 }
 
-int cmd_restore(cli_ctx *c, int argc, char **argv)
+/* The options of restore (--new-node, when new_node is not NULL) and backup:
+ * 0 to go on, -1 after printing the help, or an exit status. */
+static int scan_options(cli_ctx *c, cli_args *a, const char *help, bool *new_node)
 {
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    bool new_node = false;
     const char *opt;
-    int rc = EXIT_OK;
-    cli_args a;
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    cli_args_init(&a, argc, argv, ops);
-    while ((opt = cli_args_next(&a))) {
-        int cr = cli_common_opt(&a, c, opt);
-        if (cr < 0) {
-            free(ops);
+    while ((opt = cli_args_next(a))) {
+        int cr = cli_common_opt(a, c, opt);
+        if (cr < 0)
             return EXIT_USAGE;
-        }
         if (cr > 0)
             continue;
         if (cli_is_opt(opt, "-h", "--help")) {
-            free(ops);
-            return cli_print_help("restore");
-        } else if (cli_is_opt(opt, NULL, "--new-node")) {
-            new_node = true;
-        } else {
-            free(ops);
-            return cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
+            cli_print_help(help);
+            return -1;
         }
+        if (new_node && cli_is_opt(opt, NULL, "--new-node"))
+            *new_node = true;
+        else
+            return cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
     }
-    if (a.nops != 1) {
-        rc = cli_fail(c, EXIT_USAGE, a.nops ? "one dump FILE only, not %d" : "no dump FILE%.0d",
-                      a.nops);
-        free(ops);
-        return rc;
-    }
-    const char *path = a.ops[0];
+    return 0;
+}
+
+static int restore(cli_ctx *c, cli_args *a)
+{
+    bool new_node = false;
+    int rc = scan_options(c, a, "restore", &new_node);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    if (a->nops != 1)
+        return cli_fail(c, EXIT_USAGE, a->nops ? "one dump FILE only, not %d" : "no dump FILE%.0d",
+                        a->nops);
+    const char *path = a->ops[0], *name = strcmp(path, "-") ? path : "<stdin>";
     FILE *f = stdin;
-    if (strcmp(path, "-") != 0 && !(f = fopen(path, "rb"))) {
-        rc = cli_fail(c, EXIT_INPUT, "%s: %s", path, strerror(errno));
-        free(ops);
-        return rc;
-    }
+    if (strcmp(path, "-") != 0 && !(f = fopen(path, "rb")))
+        return cli_fail(c, EXIT_INPUT, "%s: %s", path, strerror(errno));
     progress bar;
     progress_init(&bar, "restore");
     ads_restore_options o = {new_node, progress_cb, &bar};
     ads_dump_result res;
     ads_error err;
-    const char *dir = db_dir(c);
-    int rrc = ads_restore(dir, f, &o, &res, &err);
+    const char *dir = cli_db_dir(c);
+    rc = ads_restore(dir, f, &o, &res, &err);
     progress_done(&bar);
     if (f != stdin)
         fclose(f);
-    if (rrc) {
-        rc = cli_fail(c, EXIT_INPUT, "%s: %s; %s is unchanged",
-                      strcmp(path, "-") ? path : "<stdin>", err.message, dir);
-        free(ops);
-        return rc;
-    }
+    if (rc)
+        return cli_fail(c, EXIT_INPUT, "%s: %s; %s is unchanged", name, err.message, dir);
     double secs = progress_elapsed(&bar);
     fprintf(stderr,
             "restore: %llu rows, %llu meta entries, %llu bytes into %s, %.2f s (%.0f rows/s)\n",
             (unsigned long long)res.rows, (unsigned long long)res.meta,
             (unsigned long long)res.bytes, dir, secs, secs > 0 ? (double)res.rows / secs : 0.0);
-    free(ops);
     return EXIT_OK;
 }
 
-int cmd_backup(cli_ctx *c, int argc, char **argv)
+static int backup(cli_ctx *c, cli_args *a)
 {
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    const char *opt;
-    int rc;
-    cli_args a;
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    cli_args_init(&a, argc, argv, ops);
-    while ((opt = cli_args_next(&a))) {
-        int cr = cli_common_opt(&a, c, opt);
-        if (cr < 0) {
-            free(ops);
-            return EXIT_USAGE;
-        }
-        if (cr > 0)
-            continue;
-        if (cli_is_opt(opt, "-h", "--help")) {
-            free(ops);
-            return cli_print_help("backup");
-        }
-        free(ops);
-        return cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
-    }
-    if (a.nops != 1) {
-        rc = cli_fail(c, EXIT_USAGE, "backup needs one DIR, the directory of the copy");
-        free(ops);
-        return rc;
-    }
-    const char *to = a.ops[0];
+    int rc = scan_options(c, a, "backup", NULL);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    if (a->nops != 1)
+        return cli_fail(c, EXIT_USAGE, "backup needs one DIR, the directory of the copy");
+    const char *to = a->ops[0];
     ads_db *db;
-    if ((rc = cli_open_db(c, false, &db))) {
-        free(ops);
+    if ((rc = cli_open_db(c, false, &db)))
         return rc;
-    }
     progress bar;
     progress_init(&bar, "backup");
     ads_error err;
-    int brc = ads_db_backup(db, to, &err);
+    rc = ads_db_backup(db, to, &err);
     ads_db_close(db);
-    if (brc) {
-        rc = cli_fail_err(c, &err);
-        free(ops);
-        return rc;
-    }
+    if (rc)
+        return cli_fail_err(c, &err);
     char path[4200];
     struct stat st;
     snprintf(path, sizeof path, "%s/data.mdb", to);
     double secs = progress_elapsed(&bar);
     fprintf(stderr, "backup: %s, %llu bytes, %.2f s\n", to,
             stat(path, &st) == 0 ? (unsigned long long)st.st_size : 0ULL, secs);
-    free(ops);
     return EXIT_OK;
+}
+
+/* Run fn over argv's options and operands (ops allocated for them). */
+static int with_args(cli_ctx *c, int argc, char **argv, int (*fn)(cli_ctx *, cli_args *))
+{
+    char **ops = calloc((size_t)argc + 1, sizeof *ops);
+    if (!ops)
+        return cli_fail(c, EXIT_INPUT, "out of memory");
+    cli_args a;
+    cli_args_init(&a, argc, argv, ops);
+    int rc = fn(c, &a);
+    free(ops);
+    return rc;
+}
+
+int cmd_restore(cli_ctx *c, int argc, char **argv)
+{
+    return with_args(c, argc, argv, restore);
+}
+
+int cmd_backup(cli_ctx *c, int argc, char **argv)
+{
+    return with_args(c, argc, argv, backup);
 }

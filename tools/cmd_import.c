@@ -821,10 +821,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
 
     ads_error err;
     ads_db *db;
-    const char *dir = c->db_dir ? c->db_dir : getenv("ADSTORE_DB");
-    if (!dir || !*dir)
-        dir = "./adstore.db";
-    if (ads_db_open(&db, dir, ADS_DB_CREATE | ADS_DB_NOSYNC, &err)) {
+    if (ads_db_open(&db, cli_db_dir(c), ADS_DB_CREATE | ADS_DB_NOSYNC, &err)) {
         rc = cli_fail_err(c, &err);
         goto out;
     }
