@@ -585,6 +585,28 @@ void bench_row(const char *id, const char *what, uint64_t ops, double m, const c
     fflush(stdout);
 }
 
+int bench_fail(const char *what, const char *msg)
+{
+    fprintf(stderr, "adstore-bench: %s: %s\n", what, msg);
+    return -1;
+}
+
+void bench_rm_rf(const char *path)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s-wal' '%s-shm'", path, path, path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "adstore-bench: could not remove %s\n", path);
+}
+
+uint64_t bench_mix(uint64_t x)
+{
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
 static char notes[8192];
 
 void bench_note(const char *fmt, ...)

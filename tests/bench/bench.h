@@ -32,6 +32,14 @@ bool bench_selected(const config *cfg, const char *id, const char *what);
 void bench_row(const char *id, const char *what, uint64_t ops, double mine, const char *baseline,
                double base, double target_rate, double target_ratio);
 
+/* Print "adstore-bench: what: msg" on stderr; returns -1. */
+int bench_fail(const char *what, const char *msg);
+/* Remove a store directory or file (with SQLite's -wal and -shm beside it). */
+void bench_rm_rf(const char *path);
+/* A 64-bit mixer (splitmix64's finaliser): the generators' pseudo-random
+ * values, the same in every run. */
+uint64_t bench_mix(uint64_t x);
+
 /* A line of text under the table (memory figures, notes). */
 void bench_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

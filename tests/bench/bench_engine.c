@@ -62,17 +62,9 @@ static const char *const owners[] = {"alice", "bob", "carol", "ALICE", "dave"};
 static const char *const platforms[] = {"linux", "windows", "macos"};
 static const char *const states[] = {"Unclaimed", "Claimed", "Owner"};
 
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 static void gen(mdata *m, uint64_t i, uint64_t version)
 {
-    uint64_t h = mix(i), v = mix(i * 1000003 + version);
+    uint64_t h = bench_mix(i), v = bench_mix(i * 1000003 + version);
     snprintf(m->name, sizeof m->name, "node%07" PRIu64 ".example.org", i);
     m->memory = (int64_t)256 << (h % 7);
     m->arch = archs[(h >> 8) % 4];
@@ -205,28 +197,14 @@ static void batch_free(batch *bt)
 
 /* ---- stores ---- */
 
-static void rm_rf(const char *path)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-    if (system(cmd) != 0)
-        fprintf(stderr, "adstore-bench: could not remove %s\n", path);
-}
-
-static int fail(const char *what, const char *msg)
-{
-    fprintf(stderr, "adstore-bench: %s: %s\n", what, msg);
-    return -1;
-}
-
 static int ads_open_store(ads_db **db, const char *path, bool fresh)
 {
     ads_error err;
     ads_db_options o = {(size_t)4 << 30};
     if (fresh)
-        rm_rf(path);
+        bench_rm_rf(path);
     if (ads_db_open_ex(db, path, fresh ? ADS_DB_CREATE | ADS_DB_NOSYNC : ADS_DB_NOSYNC, &o, &err))
-        return fail(path, err.message);
+        return bench_fail(path, err.message);
     if (!fresh)
         return 0;
     ads_arena *a = ads_arena_new();
@@ -237,13 +215,13 @@ static int ads_open_store(ads_db **db, const char *path, bool fresh)
              ads_txn_begin(&txn, *db, 0, &err) || ads_txn_store(txn, r, NULL, &err) ||
              ads_txn_commit(txn, &err);
     ads_arena_free(a);
-    return rc ? fail("declaring Machine", err.message) : 0;
+    return rc ? bench_fail("declaring Machine", err.message) : 0;
 }
 
 static int lmdb_open_store(MDB_env **env, MDB_dbi *dbi, const char *path, bool fresh)
 {
     if (fresh) {
-        rm_rf(path);
+        bench_rm_rf(path);
         mkdir(path, 0700);
     }
     MDB_txn *txn;
@@ -258,14 +236,14 @@ static int lmdb_open_store(MDB_env **env, MDB_dbi *dbi, const char *path, bool f
         rc = mdb_dbi_open(txn, NULL, 0, dbi);
         rc = rc ? rc : mdb_txn_commit(txn);
     }
-    return rc ? fail(path, mdb_strerror(rc)) : 0;
+    return rc ? bench_fail(path, mdb_strerror(rc)) : 0;
 }
 
 static int sql_exec(sqlite3 *db, const char *sql)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        fail(sql, msg ? msg : "sqlite error");
+        bench_fail(sql, msg ? msg : "sqlite error");
         sqlite3_free(msg);
         return -1;
     }
@@ -283,7 +261,7 @@ static int sql_open_store(sqlite3 **db, const char *path, bool fresh)
         unlink(p);
     }
     if (sqlite3_open(path, db) != SQLITE_OK)
-        return fail(path, sqlite3_errmsg(*db));
+        return bench_fail(path, sqlite3_errmsg(*db));
     if (sql_exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144"))
         return -1;
     if (fresh && sql_exec(*db, "CREATE TABLE docs (type TEXT, key TEXT, doc TEXT, "
@@ -317,20 +295,20 @@ static int load_adstore(const char *path, uint64_t n, batch *bt, double *secs)
         return -1;
     *secs = 0;
     if (ads_bulk_begin(&b, db, &opt, &err))
-        return fail("bulk", err.message);
+        return bench_fail("bulk", err.message);
     for (uint64_t first = 0; first < n; first += CHUNK) {
         size_t k = n - first < CHUNK ? (size_t)(n - first) : CHUNK;
         if (batch_make(bt, first, k, 0, false))
-            return fail("generating", "failed");
+            return bench_fail("generating", "failed");
         double t0 = bench_now();
         for (size_t i = 0; i < k; i++)
             if (ads_bulk_add(b, bt->recs[i], &err))
-                return fail("bulk add", err.message);
+                return bench_fail("bulk add", err.message);
         *secs += bench_now() - t0;
     }
     double t0 = bench_now();
     if (ads_bulk_end(b, &err))
-        return fail("bulk end", err.message);
+        return bench_fail("bulk end", err.message);
     *secs += bench_now() - t0;
     ads_db_close(db);
     return 0;
@@ -352,7 +330,7 @@ static int load_lmdb(const char *path, uint64_t n, batch *bt, double *secs)
         for (uint64_t c = first; c < end && !rc; c += CHUNK) {
             size_t k = end - c < CHUNK ? (size_t)(end - c) : CHUNK;
             if (batch_make(bt, c, k, 0, false))
-                return fail("generating", "failed");
+                return bench_fail("generating", "failed");
             t0 = bench_now();
             for (size_t i = 0; i < k && !rc; i++) {
                 MDB_val key = {bt->key_off[i + 1] - bt->key_off[i], bt->keys.p + bt->key_off[i]};
@@ -365,7 +343,7 @@ static int load_lmdb(const char *path, uint64_t n, batch *bt, double *secs)
         t0 = bench_now();
         rc = rc ? rc : mdb_txn_commit(txn);
         if (rc)
-            return fail("lmdb load", mdb_strerror(rc));
+            return bench_fail("lmdb load", mdb_strerror(rc));
         *secs += bench_now() - t0;
     }
     double t0 = bench_now();
@@ -382,7 +360,7 @@ static int load_sqlite(const char *path, uint64_t n, batch *bt, double *secs)
     if (sql_open_store(&db, path, true))
         return -1;
     if (sqlite3_prepare_v2(db, "INSERT INTO docs VALUES ('Machine', ?, ?)", -1, &st, NULL))
-        return fail("sqlite prepare", sqlite3_errmsg(db));
+        return bench_fail("sqlite prepare", sqlite3_errmsg(db));
     *secs = 0;
     for (uint64_t first = 0; first < n; first += BATCH) {
         uint64_t end = n - first < BATCH ? n : first + BATCH;
@@ -393,7 +371,7 @@ static int load_sqlite(const char *path, uint64_t n, batch *bt, double *secs)
         for (uint64_t c = first; c < end; c += CHUNK) {
             size_t k = end - c < CHUNK ? (size_t)(end - c) : CHUNK;
             if (batch_make(bt, c, k, 0, false))
-                return fail("generating", "failed");
+                return bench_fail("generating", "failed");
             t0 = bench_now();
             for (size_t i = 0; i < k; i++) {
                 sqlite3_bind_text(st, 1, bt->keys.p + bt->key_off[i] + 8,
@@ -401,7 +379,7 @@ static int load_sqlite(const char *path, uint64_t n, batch *bt, double *secs)
                 sqlite3_bind_text(st, 2, bt->json.p + bt->json_off[i],
                                   (int)(bt->json_off[i + 1] - bt->json_off[i]), SQLITE_STATIC);
                 if (sqlite3_step(st) != SQLITE_DONE)
-                    return fail("sqlite insert", sqlite3_errmsg(db));
+                    return bench_fail("sqlite insert", sqlite3_errmsg(db));
                 sqlite3_reset(st);
             }
             *secs += bench_now() - t0;
@@ -443,7 +421,7 @@ static int run_updates(const updater *u, uint64_t records, int rounds, batch *bt
             for (uint64_t c = first; c < end; c += CHUNK) {
                 size_t k = end - c < CHUNK ? (size_t)(end - c) : CHUNK;
                 if (batch_make(bt, c, k, (uint64_t)r, partial))
-                    return fail("generating", "failed");
+                    return bench_fail("generating", "failed");
                 t0 = bench_now();
                 if (u->apply(u->ctx, bt, r))
                     return -1;
@@ -467,7 +445,7 @@ static int ads_upd_begin(void *ctx)
 {
     ads_upd *u = ctx;
     ads_error err;
-    return ads_txn_begin(&u->txn, u->db, 0, &err) ? fail("begin", err.message) : 0;
+    return ads_txn_begin(&u->txn, u->db, 0, &err) ? bench_fail("begin", err.message) : 0;
 }
 
 static int ads_upd_apply(void *ctx, batch *bt, int round)
@@ -477,7 +455,7 @@ static int ads_upd_apply(void *ctx, batch *bt, int round)
     (void)round;
     for (size_t i = 0; i < bt->n; i++)
         if (ads_txn_store(u->txn, bt->recs[i], NULL, &err))
-            return fail("update", err.message);
+            return bench_fail("update", err.message);
     return 0;
 }
 
@@ -485,7 +463,7 @@ static int ads_upd_commit(void *ctx)
 {
     ads_upd *u = ctx;
     ads_error err;
-    return ads_txn_commit(u->txn, &err) ? fail("commit", err.message) : 0;
+    return ads_txn_commit(u->txn, &err) ? bench_fail("commit", err.message) : 0;
 }
 
 static int update_adstore(const char *path, uint64_t records, int rounds, batch *bt,
@@ -515,7 +493,7 @@ static int lmdb_upd_begin(void *ctx)
 {
     lmdb_upd *u = ctx;
     int rc = mdb_txn_begin(u->env, NULL, 0, &u->txn);
-    return rc ? fail("lmdb begin", mdb_strerror(rc)) : 0;
+    return rc ? bench_fail("lmdb begin", mdb_strerror(rc)) : 0;
 }
 
 static int lmdb_upd_apply(void *ctx, batch *bt, int round)
@@ -538,7 +516,7 @@ static int lmdb_upd_apply(void *ctx, batch *bt, int round)
             rc = mdb_put(u->txn, u->dbi, &hkey, &val, 0);
         }
         if (rc)
-            return fail("lmdb update", mdb_strerror(rc));
+            return bench_fail("lmdb update", mdb_strerror(rc));
     }
     return 0;
 }
@@ -547,7 +525,7 @@ static int lmdb_upd_commit(void *ctx)
 {
     lmdb_upd *u = ctx;
     int rc = mdb_txn_commit(u->txn);
-    return rc ? fail("lmdb commit", mdb_strerror(rc)) : 0;
+    return rc ? bench_fail("lmdb commit", mdb_strerror(rc)) : 0;
 }
 
 static int update_lmdb(const char *path, uint64_t records, int rounds, batch *bt, bool history,
@@ -590,7 +568,7 @@ static int sql_upd_apply(void *ctx, batch *bt, int round)
                           (int)(bt->json_off[i + 1] - bt->json_off[i]), SQLITE_STATIC);
         sqlite3_bind_text(u->upd, 2, key, kl, SQLITE_STATIC);
         if (sqlite3_step(u->hist) != SQLITE_DONE || sqlite3_step(u->upd) != SQLITE_DONE)
-            return fail("sqlite update", sqlite3_errmsg(u->db));
+            return bench_fail("sqlite update", sqlite3_errmsg(u->db));
         sqlite3_reset(u->hist);
         sqlite3_reset(u->upd);
     }
@@ -613,7 +591,7 @@ static int update_sqlite(const char *path, uint64_t records, int rounds, batch *
                            -1, &u.hist, NULL) ||
         sqlite3_prepare_v2(u.db, "UPDATE docs SET doc = ? WHERE type = 'Machine' AND key = ?", -1,
                            &u.upd, NULL))
-        return fail("sqlite prepare", sqlite3_errmsg(u.db));
+        return bench_fail("sqlite prepare", sqlite3_errmsg(u.db));
     updater up = {sql_upd_begin, sql_upd_apply, sql_upd_commit, &u};
     if (run_updates(&up, records, rounds, bt, false, secs))
         return -1;
@@ -639,17 +617,17 @@ static int scan_adstore(const char *path, uint64_t limit, uint64_t *count, doubl
         return -1;
     if (ads_expr_parse(&e, a, P3_WHERE, strlen(P3_WHERE), &err) ||
         ads_expr_prepare(&e, a, e, &err))
-        return fail("P3 constraint", err.message);
+        return bench_fail("P3 constraint", err.message);
     double t0 = bench_now();
     if (ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err) ||
         ads_txn_type(&t, txn, "Machine", 7, &err) || ads_scan_open(&s, txn, t, e, 0, &err))
-        return fail("scan", err.message);
+        return bench_fail("scan", err.message);
     uint64_t n = 0;
     int rc;
     while ((rc = ads_scan_next(s, &r, &err)) == 1 && (limit == 0 || n < limit))
         n++;
     if (rc < 0)
-        return fail("scan", err.message);
+        return bench_fail("scan", err.message);
     ads_scan_close(s);
     ads_txn_abort(txn);
     *secs = bench_now() - t0;
@@ -681,14 +659,14 @@ static int scan_c(const char *path, uint64_t *count, double *secs)
     uint64_t n = 0;
     double t0 = bench_now();
     if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn) || mdb_cursor_open(txn, dbi, &c))
-        return fail("lmdb scan", "cannot begin");
+        return bench_fail("lmdb scan", "cannot begin");
     for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         size_t off = 0;
         if (msgpack_unpack_next(&u, v.mv_data, v.mv_size, &off) != MSGPACK_UNPACK_SUCCESS ||
             u.data.type != MSGPACK_OBJECT_ARRAY || u.data.via.array.size != 2 ||
             u.data.via.array.ptr[1].type != MSGPACK_OBJECT_MAP)
-            return fail("lmdb scan", "bad row");
+            return bench_fail("lmdb scan", "bad row");
         const msgpack_object *map = &u.data.via.array.ptr[1];
         int64_t memory = 0, disk = 0;
         bool x86 = false, alice = false;
@@ -722,7 +700,7 @@ static int sql_count(const char *path, const char *sql, uint64_t *count, double 
         return -1;
     double t0 = bench_now();
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) || sqlite3_step(st) != SQLITE_ROW)
-        return fail("sqlite", sqlite3_errmsg(db));
+        return bench_fail("sqlite", sqlite3_errmsg(db));
     *count = (uint64_t)sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
     *secs = bench_now() - t0;
@@ -747,7 +725,7 @@ static uint64_t *lookup_order(uint64_t n, uint64_t lookups)
 {
     uint64_t *ix = malloc(lookups * sizeof *ix);
     for (uint64_t i = 0; ix && i < lookups; i++)
-        ix[i] = mix(i ^ UINT64_C(0x5555)) % n;
+        ix[i] = bench_mix(i ^ UINT64_C(0x5555)) % n;
     return ix;
 }
 
@@ -766,13 +744,13 @@ static int get_adstore(const char *path, uint64_t n, const uint64_t *ix, uint64_
         return -1;
     double t0 = bench_now();
     if (ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err) || ads_txn_type(&t, txn, "Machine", 7, &err))
-        return fail("lookup", err.message);
+        return bench_fail("lookup", err.message);
     for (uint64_t i = 0; i < lookups; i++) {
         int len = snprintf(name, sizeof name, "node%07" PRIu64 ".example.org", ix[i]);
         ads_value key = ads_string(name, (size_t)len);
         ads_row row;
         if (ads_txn_get(txn, &row, t, &key, 1, a, &err) != 1)
-            return fail("lookup", "a record is missing");
+            return bench_fail("lookup", "a record is missing");
         acc += row.len;
         if ((i & 1023) == 0)
             ads_arena_reset(a);
@@ -796,12 +774,12 @@ static int get_lmdb(const char *path, const uint64_t *ix, uint64_t lookups, doub
         return -1;
     double t0 = bench_now();
     if (mdb_txn_begin(env, NULL, MDB_RDONLY, &txn))
-        return fail("lmdb lookup", "cannot begin");
+        return bench_fail("lmdb lookup", "cannot begin");
     for (uint64_t i = 0; i < lookups; i++) {
         int len = snprintf(key, sizeof key, "Machine/node%07" PRIu64 ".example.org", ix[i]);
         MDB_val k = {(size_t)len, key}, v;
         if (mdb_get(txn, dbi, &k, &v))
-            return fail("lmdb lookup", "a record is missing");
+            return bench_fail("lmdb lookup", "a record is missing");
         acc += v.mv_size;
     }
     mdb_txn_abort(txn);
@@ -822,12 +800,12 @@ static int get_sqlite(const char *path, const uint64_t *ix, uint64_t lookups, do
     double t0 = bench_now();
     if (sqlite3_prepare_v2(db, "SELECT doc FROM docs WHERE type = 'Machine' AND key = ?", -1, &st,
                            NULL))
-        return fail("sqlite", sqlite3_errmsg(db));
+        return bench_fail("sqlite", sqlite3_errmsg(db));
     for (uint64_t i = 0; i < lookups; i++) {
         int len = snprintf(name, sizeof name, "node%07" PRIu64 ".example.org", ix[i]);
         sqlite3_bind_text(st, 1, name, len, SQLITE_STATIC);
         if (sqlite3_step(st) != SQLITE_ROW)
-            return fail("sqlite lookup", "a record is missing");
+            return bench_fail("sqlite lookup", "a record is missing");
         acc += (uint64_t)sqlite3_column_bytes(st, 0);
         sqlite3_reset(st);
     }
@@ -860,7 +838,7 @@ static int group_adstore(const char *path, group *g, int *ng, double *secs)
     double t0 = bench_now();
     if (ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err) ||
         ads_txn_type(&t, txn, "Machine", 7, &err) || ads_scan_open(&s, txn, t, NULL, 0, &err))
-        return fail("group", err.message);
+        return bench_fail("group", err.message);
     int rc;
     uint32_t harch = ads_name_hash("Arch", 4), hmem = ads_name_hash("Memory", 6);
     while ((rc = ads_scan_next(s, &r, &err)) == 1) {
@@ -871,7 +849,7 @@ static int group_adstore(const char *path, group *g, int *ng, double *secs)
             arch.type != ADS_STRING ||
             view.ops->lookup(view.self, "Memory", 6, hmem, NULL, &mem, &y) != 1 || y ||
             mem.type != ADS_INTEGER)
-            return fail("group", "a row lacks Arch or Memory");
+            return bench_fail("group", "a row lacks Arch or Memory");
         int i;
         for (i = 0; i < *ng; i++)
             if (strlen(g[i].arch) == arch.u.s.len &&
@@ -879,7 +857,7 @@ static int group_adstore(const char *path, group *g, int *ng, double *secs)
                 break;
         if (i == *ng) {
             if (*ng == 8 || arch.u.s.len >= sizeof g[0].arch)
-                return fail("group", "too many groups");
+                return bench_fail("group", "too many groups");
             memcpy(g[i].arch, arch.u.s.p, arch.u.s.len);
             g[i].arch[arch.u.s.len] = 0;
             g[i].count = 0;
@@ -890,7 +868,7 @@ static int group_adstore(const char *path, group *g, int *ng, double *secs)
         g[i].sum += mem.u.i;
     }
     if (rc < 0)
-        return fail("group", err.message);
+        return bench_fail("group", err.message);
     ads_scan_close(s);
     ads_txn_abort(txn);
     *secs = bench_now() - t0;
@@ -911,7 +889,7 @@ static int group_sqlite(const char *path, group *g, int *ng, double *secs)
                            "sum(json_extract(doc, '$.Memory')) FROM docs WHERE type = 'Machine' "
                            "GROUP BY a",
                            -1, &st, NULL))
-        return fail("sqlite", sqlite3_errmsg(db));
+        return bench_fail("sqlite", sqlite3_errmsg(db));
     while (sqlite3_step(st) == SQLITE_ROW && *ng < 8) {
         snprintf(g[*ng].arch, sizeof g[0].arch, "%s", (const char *)sqlite3_column_text(st, 0));
         g[*ng].count = (uint64_t)sqlite3_column_int64(st, 1);
@@ -959,14 +937,14 @@ static int group_statement(const char *path, group *g, int *ng, double *secs)
     if (ads_open_store(&db, path, false))
         return -1;
     if (ads_query_new(&q, db, &err))
-        return fail("query", err.message);
+        return bench_fail("query", err.message);
     gsink gs = {g, 0};
     ads_sink gsink_ = {NULL, gsink_row, NULL, &gs};
     const char *text =
         "SELECT count(*) AS Count, sum(Memory) AS Total, Arch FROM Machine GROUP BY Arch";
     double t0 = bench_now();
     if (ads_query_exec(q, text, strlen(text), &gsink_, NULL, NULL, &err))
-        return fail("P5 statement", err.message);
+        return bench_fail("P5 statement", err.message);
     *secs = bench_now() - t0;
     *ng = gs.n;
     ads_query_free(q);
@@ -1076,7 +1054,7 @@ int bench_engine(const config *cfg)
     paths p;
     double mine[32], b1[32], b2[32], b3[32];
     if (batch_init(&bt))
-        return fail("bench", "out of memory");
+        return bench_fail("bench", "out of memory");
     make_paths(&p, cfg, "load");
 
     /* P1 (and the stores P3..P5 read) */
@@ -1115,8 +1093,8 @@ int bench_engine(const config *cfg)
                    "each new row under the key and again under (key, version); SQLite's history "
                    "table is keyed (type, key, ts). \"raw LMDB overwrite\" keeps no history "
                    "(for scale only).");
-        rm_rf(q.ads);
-        rm_rf(q.lmdb);
+        bench_rm_rf(q.ads);
+        bench_rm_rf(q.lmdb);
         unlink(q.sql);
     }
 
@@ -1141,7 +1119,7 @@ int bench_engine(const config *cfg)
         long anon_small, rss_small, anon_big, rss_big;
         if (scan_memory(p.ads, n / 10, &anon_small, &rss_small) ||
             scan_memory(p.ads, n, &anon_big, &rss_big))
-            return fail("memory", "the scan process failed");
+            return bench_fail("memory", "the scan process failed");
         bench_note("memory: P3 scan of %" PRIu64 " rows: peak anonymous %ld kB (peak RSS %ld kB); "
                    "of %" PRIu64 " rows: peak anonymous %ld kB (peak RSS %ld kB; RSS counts the "
                    "map's file pages, which the kernel may drop)",
@@ -1152,7 +1130,7 @@ int bench_engine(const config *cfg)
     if (p4) {
         uint64_t *ix = lookup_order(n, n);
         if (!ix)
-            return fail("bench", "out of memory");
+            return bench_fail("bench", "out of memory");
         int sreps = cfg->reps;
         for (int r = 0; r < sreps; r++)
             if (get_adstore(p.ads, n, ix, n, &mine[r]) || get_lmdb(p.lmdb, ix, n, &b1[r]) ||
@@ -1175,14 +1153,14 @@ int bench_engine(const config *cfg)
                 group_statement(p.ads, gq, &nq, &b1[r]) || group_sqlite(p.sql, gs, &ns, &b2[r]))
                 return -1;
         if (!same_groups(ga, na, gs, ns) || !same_groups(gq, nq, gs, ns))
-            return fail("P5", "adstore and SQLite disagree on the groups");
+            return bench_fail("P5", "adstore and SQLite disagree on the groups");
         cmp_row("P5", "group by (engine scan)", n, mine, "SQLite GROUP BY", b2, sreps, 0, 3.0);
         cmp_row("P5", "group by (statement)", n, b1, "SQLite GROUP BY", b2, sreps, 0, 3.0);
     }
     batch_free(&bt);
     if (!cfg->keep) {
-        rm_rf(p.ads);
-        rm_rf(p.lmdb);
+        bench_rm_rf(p.ads);
+        bench_rm_rf(p.lmdb);
         unlink(p.sql);
     }
     return 0;

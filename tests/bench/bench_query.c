@@ -30,12 +30,6 @@
 
 static const char *const platforms[] = {"linux", "windows", "macos"};
 
-static int fail(const char *what, const char *msg)
-{
-    fprintf(stderr, "adstore-bench: %s: %s\n", what, msg);
-    return -1;
-}
-
 static int64_t memory_of(uint64_t m, uint64_t i)
 {
     uint64_t x = (m * 2654435761u) ^ (i * 40503u);
@@ -53,23 +47,23 @@ static int load_adstore(const char *dir, uint64_t machines, uint64_t samples)
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
-        return fail(dir, "cannot remove");
+        return bench_fail(dir, "cannot remove");
     ads_db *db;
     ads_error err;
     ads_db_options o = {(size_t)4 << 30};
     if (ads_db_open_ex(&db, dir, ADS_DB_CREATE | ADS_DB_NOSYNC, &o, &err))
-        return fail(dir, err.message);
+        return bench_fail(dir, err.message);
     ads_arena *a = ads_arena_new();
     const ads_record *r;
     const char *decl = "[ AdType = \"Type\"; ForType = \"Machine\"; KeyAttributes = { \"Name\" } ]";
     ads_txn *txn;
     if (ads_record_parse(&r, a, decl, strlen(decl), &err) || ads_txn_begin(&txn, db, 0, &err) ||
         ads_txn_store(txn, r, NULL, &err) || ads_txn_commit(txn, &err))
-        return fail("declaring Machine", err.message);
+        return bench_fail("declaring Machine", err.message);
     ads_bulk *b;
     ads_bulk_options bo = {.batch = 10000, .backfill = false, .on_batch = NULL, .ctx = NULL};
     if (ads_bulk_begin(&b, db, &bo, &err))
-        return fail("bulk", err.message);
+        return bench_fail("bulk", err.message);
     char name[32];
     for (uint64_t m = 0; m < machines; m++) {
         snprintf(name, sizeof name, "m%05" PRIu64, m);
@@ -89,11 +83,11 @@ static int load_adstore(const char *dir, uint64_t machines, uint64_t samples)
                 ads_record_builder_add_value(rb, "Platform", 8, &plat, NULL) ||
                 ads_record_builder_add_value(rb, "_Timestamp", 10, &ts, NULL) ||
                 ads_bulk_add(b, ads_record_builder_finish(rb), &err))
-                return fail("P6 load", err.message);
+                return bench_fail("P6 load", err.message);
         }
     }
     if (ads_bulk_end(b, &err))
-        return fail("P6 load", err.message);
+        return bench_fail("P6 load", err.message);
     ads_arena_free(a);
     ads_db_close(db);
     return 0;
@@ -111,7 +105,7 @@ static int load_sqlite(const char *path, uint64_t machines, uint64_t samples)
                      "role TEXT, PRIMARY KEY(name, ts)) WITHOUT ROWID; BEGIN",
                      NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO samples VALUES (?, ?, ?, ?, ?)", -1, &st, NULL))
-        return fail(path, sqlite3_errmsg(db));
+        return bench_fail(path, sqlite3_errmsg(db));
     char name[32];
     for (uint64_t m = 0; m < machines; m++) {
         snprintf(name, sizeof name, "m%05" PRIu64, m);
@@ -122,13 +116,13 @@ static int load_sqlite(const char *path, uint64_t machines, uint64_t samples)
             sqlite3_bind_text(st, 4, platforms[m % 3], -1, SQLITE_STATIC);
             sqlite3_bind_text(st, 5, compute_role(m) ? "compute" : "login", -1, SQLITE_STATIC);
             if (sqlite3_step(st) != SQLITE_DONE)
-                return fail("sqlite insert", sqlite3_errmsg(db));
+                return bench_fail("sqlite insert", sqlite3_errmsg(db));
             sqlite3_reset(st);
         }
     }
     sqlite3_finalize(st);
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        return fail("sqlite commit", sqlite3_errmsg(db));
+        return bench_fail("sqlite commit", sqlite3_errmsg(db));
     sqlite3_close(db);
     return 0;
 }
@@ -180,7 +174,7 @@ static int run_adstore(const char *dir, uint64_t samples, means *out, double *se
     ads_query *q;
     ads_error err;
     if (ads_db_open(&db, dir, ADS_DB_READONLY, &err) || ads_query_new(&q, db, &err))
-        return fail(dir, err.message);
+        return bench_fail(dir, err.message);
     char text[512];
     snprintf(text, sizeof text,
              "SELECT avg@(sum(Memory)) AS Mem FROM Machine WHERE Role == \"compute\" && "
@@ -192,7 +186,7 @@ static int run_adstore(const char *dir, uint64_t samples, means *out, double *se
     ads_sink sink = {NULL, m_row, NULL, &ms};
     double t0 = bench_now();
     if (ads_query_exec(q, text, strlen(text), &sink, NULL, NULL, &err))
-        return fail("P6 statement", err.message);
+        return bench_fail("P6 statement", err.message);
     *secs = bench_now() - t0;
     ads_query_free(q);
     ads_db_close(db);
@@ -205,7 +199,7 @@ static int run_sqlite(const char *path, uint64_t samples, means *out, double *se
     sqlite3_stmt *st;
     memset(out, 0, sizeof *out);
     if (sqlite3_open(path, &db) != SQLITE_OK)
-        return fail(path, sqlite3_errmsg(db));
+        return bench_fail(path, sqlite3_errmsg(db));
     double t0 = bench_now();
     if (sqlite3_prepare_v2(db,
                            "SELECT platform, CAST((ts - ?1) / 3600 AS INTEGER) AS hour, "
@@ -215,7 +209,7 @@ static int run_sqlite(const char *path, uint64_t samples, means *out, double *se
                            "  FROM samples WHERE role = 'compute' AND ts >= ?1 AND ts < ?2) "
                            "GROUP BY platform, hour ORDER BY platform, hour",
                            -1, &st, NULL))
-        return fail("sqlite", sqlite3_errmsg(db));
+        return bench_fail("sqlite", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, (int64_t)DAY0);
     sqlite3_bind_int64(st, 2, (int64_t)DAY0 + 60 * (int64_t)samples);
     while (sqlite3_step(st) == SQLITE_ROW) {

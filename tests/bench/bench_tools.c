@@ -29,20 +29,6 @@
 #define ADS_PROGRAM "adstore"
 #endif
 
-static int fail(const char *what, const char *msg)
-{
-    fprintf(stderr, "adstore-bench: %s: %s\n", what, msg);
-    return -1;
-}
-
-static void rm_rf(const char *path)
-{
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s-wal' '%s-shm'", path, path, path);
-    if (system(cmd) != 0)
-        fprintf(stderr, "adstore-bench: could not remove %s\n", path);
-}
-
 /* Run argv with stdin from `in` and stdout to `out` (NULL: /dev/null);
  * stderr is kept in a file and shown if the command fails. Seconds from fork
  * to exit, and with maxrss the command's peak resident set in KiB as
@@ -57,7 +43,7 @@ static int run(char *const argv[], const char *in, const char *out, double *secs
     char rssfile[] = "/tmp/adstore-bench-rss-XXXXXX";
     int fd = mkstemp(rssfile);
     if (fd < 0)
-        return fail("mkstemp", strerror(errno));
+        return bench_fail("mkstemp", strerror(errno));
     close(fd);
     char *timed[32] = {"/usr/bin/time", "-f", "%M", "-o", rssfile};
     int n = 5;
@@ -67,7 +53,7 @@ static int run(char *const argv[], const char *in, const char *out, double *secs
     int rc = run_plain(timed, in, out, secs);
     FILE *f = fopen(rssfile, "r");
     if (!rc && (!f || fscanf(f, "%ld", maxrss) != 1))
-        rc = fail("/usr/bin/time", "no peak resident set reported");
+        rc = bench_fail("/usr/bin/time", "no peak resident set reported");
     if (f)
         fclose(f);
     unlink(rssfile);
@@ -79,11 +65,11 @@ static int run_plain(char *const argv[], const char *in, const char *out, double
     char errfile[] = "/tmp/adstore-bench-err-XXXXXX";
     int efd = mkstemp(errfile);
     if (efd < 0)
-        return fail("mkstemp", strerror(errno));
+        return bench_fail("mkstemp", strerror(errno));
     double t0 = bench_now();
     pid_t pid = fork();
     if (pid < 0)
-        return fail("fork", strerror(errno));
+        return bench_fail("fork", strerror(errno));
     if (pid == 0) {
         int ifd = open(in ? in : "/dev/null", O_RDONLY);
         int ofd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600) : open("/dev/null", O_WRONLY);
@@ -97,7 +83,7 @@ static int run_plain(char *const argv[], const char *in, const char *out, double
     }
     int status;
     if (waitpid(pid, &status, 0) < 0)
-        return fail("waitpid", strerror(errno));
+        return bench_fail("waitpid", strerror(errno));
     *secs = bench_now() - t0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char buf[2048];
@@ -115,14 +101,6 @@ static int run_plain(char *const argv[], const char *in, const char *out, double
 
 /* ---- P1 through the command ---- */
 
-static uint64_t mix(uint64_t x)
-{
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 /* n Machine records as JSON Lines (without AdType: the import gives it). */
 static int write_jsonl(const char *path, uint64_t n)
 {
@@ -131,9 +109,9 @@ static int write_jsonl(const char *path, uint64_t n)
     static const char *const platforms[] = {"linux", "windows", "macos"};
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail(path, strerror(errno));
+        return bench_fail(path, strerror(errno));
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t h = mix(i);
+        uint64_t h = bench_mix(i);
         fprintf(f,
                 "{\"Name\":\"node%07" PRIu64 ".example.org\",\"Memory\":%d,\"Arch\":\"%s\","
                 "\"Disk\":%" PRIu64 ",\"Owner\":\"%s\",\"Platform\":\"%s\",\"Role\":\"%s\","
@@ -146,13 +124,13 @@ static int write_jsonl(const char *path, uint64_t n)
                 (double)((h >> 20) % 400) / 100.0, (h >> 24) % 2000000);
     }
     if (fclose(f))
-        return fail(path, strerror(errno));
+        return bench_fail(path, strerror(errno));
     return 0;
 }
 
 static int import_adstore(const char *store, const char *file, double *secs, long *rss)
 {
-    rm_rf(store);
+    bench_rm_rf(store);
     double ignore;
     char *decl[] = {ADS_PROGRAM, "-d", (char *)store, "execute",
                     "STORE [ AdType = \"Type\"; ForType = \"Machine\"; KeyAttributes = { \"Name\" } ]",
@@ -167,12 +145,12 @@ static int import_adstore(const char *store, const char *file, double *secs, lon
 static int import_sqlite(const char *db, const char *file, const char *dir, double *secs,
                          long *rss)
 {
-    rm_rf(db);
+    bench_rm_rf(db);
     char script[1200];
     snprintf(script, sizeof script, "%s/import.sql", dir);
     FILE *f = fopen(script, "w");
     if (!f)
-        return fail(script, strerror(errno));
+        return bench_fail(script, strerror(errno));
     /* the sqlite3 program's own import: each line one value (ascii mode has no
      * quoting), then checked, minified and keyed as the JSON table wants */
     fprintf(f,
@@ -205,7 +183,7 @@ static int count_sqlite(const char *db, uint64_t *n)
     if (f)
         fclose(f);
     unlink(out);
-    return ok ? 0 : fail("sqlite3", "no count");
+    return ok ? 0 : bench_fail("sqlite3", "no count");
 }
 
 static int count_adstore(const char *store, uint64_t *latest, uint64_t *history)
@@ -214,10 +192,10 @@ static int count_adstore(const char *store, uint64_t *latest, uint64_t *history)
     ads_txn *txn;
     ads_error err;
     if (ads_db_open(&db, store, ADS_DB_READONLY, &err))
-        return fail(store, err.message);
+        return bench_fail(store, err.message);
     if (ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err)) {
         ads_db_close(db);
-        return fail(store, err.message);
+        return bench_fail(store, err.message);
     }
     const ads_type *t;
     ads_type_counts c;
@@ -226,7 +204,7 @@ static int count_adstore(const char *store, uint64_t *latest, uint64_t *history)
     ads_txn_abort(txn);
     ads_db_close(db);
     if (rc)
-        return fail(store, err.message);
+        return bench_fail(store, err.message);
     *latest = c.records;
     *history = c.history;
     return 0;
@@ -268,8 +246,8 @@ static int p1_command(const config *cfg)
                ": %ld kB (sqlite3 import of %" PRIu64 ": %ld kB)",
                n / 4, rss_small, n, rss_a, n, rss_s);
     if (!cfg->keep) {
-        rm_rf(store);
-        rm_rf(db);
+        bench_rm_rf(store);
+        bench_rm_rf(db);
         unlink(file);
     }
     return 0;
@@ -281,12 +259,12 @@ static int p1_command(const config *cfg)
  * every record's Memory and LoadAvg), built with the bulk loader. */
 static int make_p2_store(const char *path, uint64_t records, int rounds)
 {
-    rm_rf(path);
+    bench_rm_rf(path);
     ads_db *db;
     ads_error err;
     ads_db_options o = {(size_t)4 << 30};
     if (ads_db_open_ex(&db, path, ADS_DB_CREATE | ADS_DB_NOSYNC, &o, &err))
-        return fail(path, err.message);
+        return bench_fail(path, err.message);
     ads_arena *a = ads_arena_new();
     ads_bulk *b;
     ads_bulk_options bo = {.batch = 10000};
@@ -297,7 +275,7 @@ static int make_p2_store(const char *path, uint64_t records, int rounds)
     for (int round = 0; !rc && round < rounds; round++) {
         for (uint64_t i = 0; !rc && i < records; i++) {
             char text[400];
-            uint64_t h = mix(i), v = mix(i * 1000003 + (uint64_t)round);
+            uint64_t h = bench_mix(i), v = bench_mix(i * 1000003 + (uint64_t)round);
             ads_arena_reset(a);
             if (round == 0)
                 snprintf(text, sizeof text,
@@ -319,7 +297,7 @@ static int make_p2_store(const char *path, uint64_t records, int rounds)
         rc = ads_bulk_end(b, &err);
     ads_arena_free(a);
     ads_db_close(db);
-    return rc ? fail("P8 store", err.message) : 0;
+    return rc ? bench_fail("P8 store", err.message) : 0;
 }
 
 static int same_file(const char *a, const char *b)
@@ -354,10 +332,10 @@ static int p8_dump_restore(const config *cfg)
         char *restore[] = {ADS_PROGRAM, "-d", dst, "restore", dumpf, NULL};
         char *mdb_dump[] = {"mdb_dump", "-a", src, NULL};
         char *mdb_load[] = {"mdb_load", "-f", mdump, mdst, NULL};
-        rm_rf(dst);
-        rm_rf(mdst);
+        bench_rm_rf(dst);
+        bench_rm_rf(mdst);
         if (mkdir(mdst, 0700))
-            return fail(mdst, strerror(errno));
+            return bench_fail(mdst, strerror(errno));
         if (run(dump, NULL, NULL, &d[k], &rss_d) || run(mdb_dump, NULL, mdump, &md[k], NULL) ||
             run(restore, NULL, NULL, &r[k], &rss_r) || run(mdb_load, NULL, NULL, &ml[k], NULL))
             return -1;
@@ -368,7 +346,7 @@ static int p8_dump_restore(const config *cfg)
     if (run(dump2, NULL, NULL, &ignore, NULL))
         return -1;
     if (!same_file(dumpf, again))
-        return fail("P8", "the restored store's dump differs from the original dump");
+        return bench_fail("P8", "the restored store's dump differs from the original dump");
     uint64_t rows = latest + hist;
     bench_row("P8", "dump command", rows, bench_median(d, reps), "mdb_dump -a",
               bench_median(md, reps), 1e6, 0);
@@ -380,7 +358,7 @@ static int p8_dump_restore(const config *cfg)
         return -1;
     char *dump[] = {ADS_PROGRAM, "-d", src, "dump", "-o", dumpf, NULL};
     char *restore[] = {ADS_PROGRAM, "-d", dst, "restore", dumpf, NULL};
-    rm_rf(dst);
+    bench_rm_rf(dst);
     if (run(dump, NULL, NULL, &ignore, &rss_ds) || run(restore, NULL, NULL, &ignore, &rss_rs))
         return -1;
     bench_note("P8: %" PRIu64 " Machine rows (%" PRIu64 " records x %d updates); the restored "
@@ -390,9 +368,9 @@ static int p8_dump_restore(const config *cfg)
                ": %ld kB; restore: %ld kB, %ld kB",
                records * (uint64_t)(rounds / 4), rss_ds, rows, rss_d, rss_rs, rss_r);
     if (!cfg->keep) {
-        rm_rf(src);
-        rm_rf(dst);
-        rm_rf(mdst);
+        bench_rm_rf(src);
+        bench_rm_rf(dst);
+        bench_rm_rf(mdst);
         unlink(dumpf);
         unlink(again);
         unlink(mdump);
