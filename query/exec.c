@@ -802,17 +802,7 @@ static int emit_to_coll_or_sink(void *ctx, const ads_record *row, const ads_valu
                                 ads_error *err)
 {
     qsel *s = ctx;
-    if (s->coll)
-        return ads_q__coll_add(s->coll, row, keys, err);
-    if (s->left == 0)
-        return 0;
-    int rc = s->sink && s->sink->row ? s->sink->row(s->sink->ctx, row, err) : 0;
-    if (rc)
-        return rc;
-    s->rows++;
-    if (s->left > 0)
-        s->left--;
-    return 0;
+    return ads_q__emit_row(s->coll, s->sink, &s->rows, &s->left, row, keys, err);
 }
 
 /* Rows from a datasource. The WHERE (handed to the datasource, which may use

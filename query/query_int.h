@@ -179,6 +179,11 @@ int ads_q__coll_add(void *coll, const ads_record *row, const ads_value *keys, ad
 int ads_q__coll_emit(qcoll *c, const ads_sink *sink, uint64_t *count, ads_error *err);
 void ads_q__coll_free(qcoll *c);
 
+/* A result row: into coll when there is one (ORDER BY), else to the sink
+ * while *left (LIMIT still to go; -1 none) allows, counted in *rows. */
+int ads_q__emit_row(qcoll *coll, const ads_sink *sink, uint64_t *rows, int64_t *left,
+                    const ads_record *row, const ads_value *keys, ads_error *err);
+
 int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err);
 int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_expr *where,

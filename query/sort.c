@@ -150,3 +150,19 @@ int ads_q__coll_emit(qcoll *c, const ads_sink *sink, uint64_t *count, ads_error 
     }
     return 0;
 }
+
+int ads_q__emit_row(qcoll *coll, const ads_sink *sink, uint64_t *rows, int64_t *left,
+                    const ads_record *row, const ads_value *keys, ads_error *err)
+{
+    if (coll)
+        return ads_q__coll_add(coll, row, keys, err);
+    if (*left == 0)
+        return 0;
+    int rc = sink && sink->row ? sink->row(sink->ctx, row, err) : 0;
+    if (rc)
+        return rc;
+    (*rows)++;
+    if (*left > 0)
+        (*left)--;
+    return 0;
+}

@@ -237,17 +237,7 @@ typedef struct raw {
 static int raw_emit(void *ctx, const ads_record *row, const ads_value *keys, ads_error *err)
 {
     raw *r = ctx;
-    if (r->coll)
-        return ads_q__coll_add(r->coll, row, keys, err);
-    if (r->left == 0)
-        return 0;
-    int rc = r->sink && r->sink->row ? r->sink->row(r->sink->ctx, row, err) : 0;
-    if (rc)
-        return rc;
-    r->rows++;
-    if (r->left > 0)
-        r->left--;
-    return 0;
+    return ads_q__emit_row(r->coll, r->sink, &r->rows, &r->left, row, keys, err);
 }
 
 static int raw_row(raw *r, ads_row *row, ads_error *err)
