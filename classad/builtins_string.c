@@ -33,9 +33,9 @@
  * against 30 a's and a '!' needs billions of steps; these stop it in well
  * under a second while leaving ordinary patterns on long strings untouched.
  */
-#define REGEX_MATCH_LIMIT 1000000u
-#define REGEX_DEPTH_LIMIT 100000u
-#define REGEX_HEAP_LIMIT_KIB 65536u
+#define REGEX_MATCH_LIMIT ADS_REGEX_MATCH_LIMIT
+#define REGEX_DEPTH_LIMIT ADS_REGEX_DEPTH_LIMIT
+#define REGEX_HEAP_LIMIT_KIB ADS_REGEX_HEAP_LIMIT_KIB
 
 /* Evaluate argument i. */
 static ads_value arg(ads_eval_ctx *cx, const ads_view *view, const ads_expr *const *args, size_t i)

@@ -23,6 +23,7 @@
 #include "base/arena.h"
 #include "base/buf.h"
 #include "base/error.h"
+#include "base/limits.h"
 #include "idgen/idgen.h"
 
 #ifdef __cplusplus
@@ -264,15 +265,8 @@ uint32_t ads_name_hash(const char *name, size_t len);
 /* Parsing                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Limits: nesting depth of expressions (parse and evaluation) and the
- * largest text accepted. Deeper or larger input is an error, never a crash. */
-#define ADS_MAX_DEPTH 400
-#define ADS_MAX_TEXT ((size_t)1 << 30)
-/* Attribute expressions one evaluation may evaluate (each reference counts
- * once per time it is followed): attributes that refer to each other in
- * layers (a0 = a1 + a1; a1 = a2 + a2; ...) would otherwise take time
- * exponential in the number of layers. Past it, references give error. */
-#define ADS_MAX_ATTR_EVALS ((uint64_t)1 << 20)
+/* Limits (nesting depth, text size, attribute evaluations) are in
+ * base/limits.h. Deeper or larger input is an error, never a crash. */
 
 /*
  * Parse one expression from text (len bytes) into arena a. The tree keeps

@@ -52,8 +52,7 @@ enum {
     ADS_MSGPACK_EXT_ROW = 16     /* row header: version, index width, key offsets */
 };
 
-/* Largest blob (bytes), as the language allows (shared/spec/classad.md). */
-#define ADS_MSGPACK_BLOB_MAX ((size_t)INT32_MAX)
+/* Largest blob (bytes): ADS_MSGPACK_BLOB_MAX in base/limits.h. */
 
 /* Decoder flag: copy every string, attribute name and blob into the arena,
  * so the result does not point into the input bytes. */

@@ -676,7 +676,7 @@ int ads_db_read(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)
 static int app_key(char *out, size_t cap, const char *key, ads_error *err)
 {
     size_t n = key ? strlen(key) : 0;
-    if (n == 0 || n > 200)
+    if (n == 0 || n > ADS_META_KEY_MAX)
         return ads_error_set(err, ADS_EINVAL, "metadata keys have 1 to 200 bytes");
     int m = snprintf(out, cap, "%s%s", ADS_META_APP_PREFIX, key);
     return m;

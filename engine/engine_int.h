@@ -52,7 +52,6 @@ enum { ADS_TYPEID_TYPE = 1, ADS_TYPEID_ATTRIBUTE = 2, ADS_TYPEID_SEQUENCE = 3 };
 #define ADS_KEY_INLINE_MAX 400
 #define ADS_KEY_PREFIX 380
 #define ADS_KEY_LONG_LEN (ADS_KEY_PREFIX + 16 + 1)
-#define ADS_KEY_MAX_LEN (1u << 20) /* a record key of more than 1 MiB is refused */
 
 /* Key value tags, in the order values of different kinds sort. */
 enum {

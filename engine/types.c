@@ -310,7 +310,7 @@ static int row_attr(ads_value *out, ads_msgpack_view *mv, const char *name, ads_
 
 static bool valid_type_name(ads_str s)
 {
-    if (s.len == 0 || s.len > 200)
+    if (s.len == 0 || s.len > ADS_MAX_NAME_LEN)
         return false;
     for (size_t i = 0; i < s.len; i++) {
         unsigned char c = (unsigned char)s.p[i];
@@ -324,7 +324,7 @@ static bool valid_type_name(ads_str s)
 
 static bool valid_attr_name(ads_str s)
 {
-    if (s.len == 0 || s.len > 200)
+    if (s.len == 0 || s.len > ADS_MAX_NAME_LEN)
         return false;
     for (size_t i = 0; i < s.len; i++)
         if (s.p[i] == 0)
@@ -501,7 +501,7 @@ int ads_types__by_name(const ads_type **out, ads_txn *txn, const char *name, siz
     if ((rc = txn_gen(txn, err)))
         return rc;
     char folded[256];
-    if (len == 0 || len > 200)
+    if (len == 0 || len > ADS_MAX_NAME_LEN)
         return ads_error_set(err, ADS_ENOTFOUND, "no type named \"%.*s\"",
                              (int)(len > 60 ? 60 : len), name);
     for (size_t i = 0; i < len; i++) {
@@ -591,7 +591,7 @@ int ads_types__by_id(const ads_type **out, ads_txn *txn, uint32_t id, ads_error 
     if (rc == 0)
         return ads_error_set(err, ADS_ENOTFOUND, "no type with id %u", (unsigned)id);
     char name[256];
-    if (v.mv_size == 0 || v.mv_size > 200)
+    if (v.mv_size == 0 || v.mv_size > ADS_MAX_NAME_LEN)
         return ads_error_set(err, ADS_ECORRUPT, "the name of type id %u is corrupt", (unsigned)id);
     memcpy(name, v.mv_data, v.mv_size);
     return ads_types__by_name(out, txn, name, v.mv_size, err);
@@ -880,7 +880,7 @@ int ads_txn_each_type(ads_txn *txn, ads_type_fn fn, void *ctx, ads_error *err)
     char name[256];
     while (mrc == 0 && k.mv_size > plen && memcmp(k.mv_data, ADS_META_TYPEID_PREFIX, plen) == 0) {
         size_t n = k.mv_size - plen;
-        if (n > 200)
+        if (n > ADS_MAX_NAME_LEN)
             break;
         memcpy(name, (const char *)k.mv_data + plen, n);
         const ads_type *t;
@@ -1076,7 +1076,7 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
         bool same = known && known->token == txn->attrs_token;
         for (size_t i = start; i < end; i++) {
             ads_str nm;
-            if (ads_msgpack_view_name(&nm, &mv, i, NULL) || nm.len > 200)
+            if (ads_msgpack_view_name(&nm, &mv, i, NULL) || nm.len > ADS_MAX_NAME_LEN)
                 continue;
             char *k = keybuf[nmiss];
             k[0] = (char)(t->id >> 24);

@@ -780,7 +780,7 @@ static int offer(qsel *s, rview *rv, ads_error *err)
     if ((rc = project(s, rv, &row, err)))
         return rc;
     if (s->coll) {
-        ads_value keys[64];
+        ads_value keys[ADS_MAX_ORDER_BY]; /* the parser allows no more */
         for (size_t i = 0; i < s->st->norder; i++) {
             long it = s->st->order[i].item;
             if (it >= 0)
@@ -965,8 +965,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if (st->norder > 64) {
-        rc = ads_error_set(err, ADS_ELIMIT, "at most 64 ORDER BY expressions");
+    if (st->norder > ADS_MAX_ORDER_BY) {
+        rc = ads_error_set(err, ADS_ELIMIT, "at most %d ORDER BY expressions", ADS_MAX_ORDER_BY);
         goto cleanup;
     }
     bool grouped = st->ngroup > 0;

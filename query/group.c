@@ -488,9 +488,7 @@ static int grow_table(qgroup *g)
 int ads_q__group_add(qgroup *g, const ads_view *view, ads_arena *row_arena, ads_error *err)
 {
     g->err = err;
-    ads_value keys[64];
-    if (g->ngroup > 64)
-        return ads_error_set(err, ADS_ELIMIT, "at most 64 GROUP BY expressions");
+    ads_value keys[ADS_MAX_GROUP_BY]; /* the parser allows no more */
     uint64_t h = 0x12345;
     for (size_t i = 0; i < g->ngroup; i++) {
         if (ads_expr_eval(&keys[i], g->gexprs[i], view, row_arena))
@@ -674,7 +672,7 @@ int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx,
         gview gv = {g, g->all[i], a};
         ads_view view = {&gview_ops, &gv, NULL};
         ads_record_builder *b;
-        ads_value keys[64];
+        ads_value keys[ADS_MAX_ORDER_BY]; /* the parser allows no more */
         if ((rc = ads_record_builder_new(&b, a, err)))
             break;
         for (size_t k = 0; k < g->nitems && !rc; k++) {

@@ -87,6 +87,16 @@ static void found(const sp *p, char *buf, size_t cap)
     }
 }
 
+/* A limit of base/limits.h passed at the current position. */
+static int over_limit(sp *p, const char *what, int limit)
+{
+    int line, col;
+    skip(p);
+    line_col(p, p->pos, &line, &col);
+    return ads_error_set_at(p->err, ADS_ELIMIT, line, col, "at most %d %s expressions", limit,
+                            what);
+}
+
 static int fail(sp *p, const char *expected)
 {
     int line, col;
@@ -370,6 +380,8 @@ static int parse_select(sp *p, stmt *st)
             return fail(p, "BY after GROUP");
         do {
             const ads_expr *g;
+            if (st->ngroup == ADS_MAX_GROUP_BY)
+                return over_limit(p, "GROUP BY", ADS_MAX_GROUP_BY);
             if ((rc = expr(p, &g, "an expression after GROUP BY")))
                 return rc;
             if (!(st->group = grow(p, st->group, st->ngroup, sizeof *st->group)))
@@ -382,6 +394,8 @@ static int parse_select(sp *p, stmt *st)
             return fail(p, "BY after ORDER");
         do {
             order_item o = {NULL, false, -1};
+            if (st->norder == ADS_MAX_ORDER_BY)
+                return over_limit(p, "ORDER BY", ADS_MAX_ORDER_BY);
             if ((rc = expr(p, &o.e, "an expression after ORDER BY")))
                 return rc;
             if (accept(p, "desc"))

@@ -279,7 +279,7 @@ static int raw_row(raw *r, ads_row *row, ads_error *err)
                 return rc;
         }
     }
-    ads_value keys[64];
+    ads_value keys[ADS_MAX_ORDER_BY]; /* the parser allows no more */
     for (size_t i = 0; r->coll && i < r->st->norder; i++) {
         long it = r->st->order[i].item;
         if (it >= 0)
@@ -622,7 +622,7 @@ static int intervals_setup(tl *x, double first)
         x->t2 = x->t1 + x->D; /* an empty @anytime: one interval */
     x->a0 = floor(x->t1 / x->D) * x->D;
     double n = ceil((x->t2 - x->a0) / x->D);
-    if (!(n >= 1) || n > 10000000)
+    if (!(n >= 1) || n > ADS_MAX_INTERVALS)
         return ads_error_set(x->err, ADS_ELIMIT,
                              "%.0f intervals: choose a longer @intervals or a shorter range", n);
     x->nint = (size_t)n;
@@ -727,7 +727,7 @@ static int agg_row(tl *x, ads_row *row, size_t record, ads_error *err)
     }
     if (!contrib)
         return 0;
-    ads_value keys[64];
+    ads_value keys[ADS_MAX_GROUP_BY]; /* the parser allows no more */
     for (size_t i = 0; i < x->ngroup; i++)
         if (ads_expr_eval(&keys[i], x->gexprs[i], &view, x->ra))
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -1016,8 +1016,9 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
             return ads_error_set(err, ADS_EINVAL, "GROUP BY takes one @intervals");
         x.gexprs[x.ngroup++] = st->group[i];
     }
-    if (x.ngroup > 64)
-        return ads_error_set(err, ADS_ELIMIT, "at most 64 GROUP BY expressions");
+    if (x.ngroup > ADS_MAX_GROUP_BY)
+        return ads_error_set(err, ADS_ELIMIT, "at most %d GROUP BY expressions",
+                             ADS_MAX_GROUP_BY);
     /* the select list and ORDER BY, rewritten */
     if (st->star)
         return ads_error_set(err, ADS_EINVAL,
@@ -1186,8 +1187,8 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
             }
             const ads_record *out = ads_record_builder_finish(b);
             if (coll) {
-                ads_value keys[64];
-                for (size_t k = 0; k < st->norder && k < 64; k++) {
+                ads_value keys[ADS_MAX_ORDER_BY]; /* the parser allows no more */
+                for (size_t k = 0; k < st->norder; k++) {
                     if (st->order[k].item >= 0) {
                         keys[k] = vals[st->order[k].item];
                     } else if (ads_expr_eval(&keys[k], x.order[k], &view, ra)) {

@@ -1,0 +1,54 @@
+/*
+ * base/limits.h: every limit adstore enforces, in one place (as SQLite keeps
+ * its in sqliteLimit.h). Each is checked where input enters -- the parser,
+ * the reader, the statement planner, the store call -- and going past one is
+ * a clear error (ADS_ELIMIT, or the ClassAd value error where the language
+ * says so), never a crash. docs/ lists them for users: classad.md (language),
+ * storage.md (store), query.md (statements).
+ */
+#ifndef ADS_LIMITS_H
+#define ADS_LIMITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the ClassAd language ---- */
+
+/* Nesting of expressions (parse and evaluation, attribute chains included).
+ * A flat chain of one binary operator (a || b || c ...) is one level however
+ * long it is. */
+#define ADS_MAX_DEPTH 400
+/* The largest text parsed at once. */
+#define ADS_MAX_TEXT ((size_t)1 << 30)
+/* Attribute expressions one evaluation may evaluate (each reference counts
+ * once per time it is followed): attributes that refer to each other in
+ * layers (a0 = a1 + a1; a1 = a2 + a2; ...) would otherwise take time
+ * exponential in the number of layers. Past it, references give error. */
+#define ADS_MAX_ATTR_EVALS ((uint64_t)1 << 20)
+/* One PCRE2 match: backtracking steps, nesting of backtracking points, and
+ * the heap (KiB) that nesting may use. */
+#define ADS_REGEX_MATCH_LIMIT 1000000u
+#define ADS_REGEX_DEPTH_LIMIT 100000u
+#define ADS_REGEX_HEAP_LIMIT_KIB 65536u
+/* A blob's bytes (MessagePack bin32). */
+#define ADS_MSGPACK_BLOB_MAX ((size_t)INT32_MAX)
+
+/* ---- the store ---- */
+
+/* Type names and attribute names, in bytes. */
+#define ADS_MAX_NAME_LEN 200
+/* A record key, encoded. */
+#define ADS_KEY_MAX_LEN (1u << 20)
+/* Application metadata (ads_txn_meta_put): key and value bytes. */
+#define ADS_META_KEY_MAX 200
+#define ADS_META_VALUE_MAX (64u * 1024u)
+
+/* ---- statements ---- */
+
+/* GROUP BY and ORDER BY expressions in one SELECT. */
+#define ADS_MAX_GROUP_BY 64
+#define ADS_MAX_ORDER_BY 64
+/* Intervals one timeline aggregation may produce per group. */
+#define ADS_MAX_INTERVALS 10000000
+
+#endif
