@@ -1,7 +1,7 @@
 /*
  * tools/cmd_dump.c: `adstore dump`, `adstore restore` and `adstore backup`
  * (shared/spec/tools.md, "Dump and restore"; docs/tools.md). The work is the
- * engine's (engine/dump.c); these parse options, open files, show progress
+ * engine's (engine/dump.c, dump_read.c, restore.c, backup.c); these parse options, open files, show progress
  * and print the summary.
  */
 #include <errno.h>
