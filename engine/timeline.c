@@ -324,32 +324,39 @@ int ads_timeline_next(ads_timeline *tl, ads_row **row, size_t *record, ads_error
 {
     if (!tl || !row)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    if (tl->nheap == 0)
-        return 0;
-    size_t ri = tl->heap[0];
-    tl_rec *r = &tl->recs[ri];
-    tl_item *it = &r->buf[r->pos];
-    ads_arena_reset(tl->arena);
-    size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
-    ads_row__fill(&tl->row, r->type, it->k.mv_data, klen, &it->env, it->latest, tl->arena);
-    *row = &tl->row;
-    if (record)
-        *record = ri;
-    /* advance the record */
-    r->pos++;
-    if (r->pos >= r->nbuf) {
-        int rc = refill(tl, r, err);
-        if (rc)
-            return rc;
-    }
-    if (r->pos < r->nbuf) {
-        heap_down(tl, 0);
-    } else {
-        tl->heap[0] = tl->heap[--tl->nheap];
-        if (tl->nheap)
+    for (;;) {
+        if (tl->nheap == 0)
+            return 0;
+        size_t ri = tl->heap[0];
+        tl_rec *r = &tl->recs[ri];
+        tl_item it = r->buf[r->pos];
+        /* advance the record */
+        r->pos++;
+        if (r->pos >= r->nbuf) {
+            int rc = refill(tl, r, err);
+            if (rc)
+                return rc;
+        }
+        bool replaced = r->pos < r->nbuf && r->buf[r->pos].env.ts == it.env.ts;
+        if (r->pos < r->nbuf) {
             heap_down(tl, 0);
+        } else {
+            tl->heap[0] = tl->heap[--tl->nheap];
+            if (tl->nheap)
+                heap_down(tl, 0);
+        }
+        /* a later row of the record at the same _Timestamp replaces this
+         * one: it was never in effect (docs/query.md, "Rows at one instant") */
+        if (replaced)
+            continue;
+        ads_arena_reset(tl->arena);
+        size_t klen = it.latest ? it.k.mv_size : it.k.mv_size - 16;
+        ads_row__fill(&tl->row, r->type, it.k.mv_data, klen, &it.env, it.latest, tl->arena);
+        *row = &tl->row;
+        if (record)
+            *record = ri;
+        return 1;
     }
-    return 1;
 }
 
 size_t ads_timeline_records(const ads_timeline *tl)

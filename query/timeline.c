@@ -652,6 +652,14 @@ static tgroup *group_of(tl *x, const ads_value *keys)
         if (i == x->ngroup)
             return g;
     }
+    if (x->ngroups == x->capgroups) {
+        size_t cap = x->capgroups ? 2 * x->capgroups : 16;
+        tgroup **m = realloc(x->groups, cap * sizeof *m);
+        if (!m)
+            return NULL;
+        x->groups = m;
+        x->capgroups = cap;
+    }
     tgroup *g = ads_arena_alloc(x->a, sizeof *g);
     if (!g)
         return NULL;
@@ -662,22 +670,15 @@ static tgroup *group_of(tl *x, const ads_value *keys)
     g->in = calloc(x->naggs ? x->naggs : 1, sizeof *g->in);
     g->now_in = calloc(x->naggs ? x->naggs : 1, sizeof *g->now_in);
     g->cells = calloc(x->nint * (x->naggs ? x->naggs : 1), sizeof *g->cells);
-    if (!g->keys || !g->in || !g->now_in || !g->cells) {
+    bool ok = g->keys && g->in && g->now_in && g->cells;
+    for (size_t i = 0; ok && i < x->ngroup; i++)
+        ok = ads_q__copy(&g->keys[i], &keys[i], x->a) == 0;
+    if (!ok) {
+        /* not yet a group: tl_free would not see these */
         free(g->in);
         free(g->now_in);
         free(g->cells);
         return NULL;
-    }
-    for (size_t i = 0; i < x->ngroup; i++)
-        if (ads_q__copy(&g->keys[i], &keys[i], x->a))
-            return NULL;
-    if (x->ngroups == x->capgroups) {
-        size_t cap = x->capgroups ? 2 * x->capgroups : 16;
-        tgroup **m = realloc(x->groups, cap * sizeof *m);
-        if (!m)
-            return NULL;
-        x->groups = m;
-        x->capgroups = cap;
     }
     g->seq = x->ngroups;
     x->groups[x->ngroups++] = g;

@@ -511,6 +511,65 @@ static void errors__temporal_syntax(void **state)
                     "a statement takes one temporal filter");
 }
 
+/* Rows of one record at one _Timestamp: the later replaces the earlier,
+ * which was never in effect. x stored as 1, then 5, then 7 at 00:10 (three
+ * statements, so three system times); e is stored, then deleted at 00:20. */
+static void instant__a_later_row_at_the_same_timestamp_replaces_the_earlier(void **state)
+{
+    (void)state;
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"x\"; Memory = 1; "
+            "_Timestamp = `2024-01-01T00:10:00Z`]");
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"x\"; Memory = 5; "
+            "_Timestamp = `2024-01-01T00:10:00Z`]");
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"x\"; Memory = 7; "
+            "_Timestamp = `2024-01-01T00:10:00Z`], "
+            "[AdType = \"Machine\"; Name = \"e\"; Memory = 40; "
+            "_Timestamp = `2024-01-01T00:20:00Z`]");
+    exec_ok("STORE [AdType = \"Machine\"; Name = \"e\"; _Deleted = true; "
+            "_Timestamp = `2024-01-01T00:20:00Z`]");
+    /* one sample of x (7) at 00:10; e never counts. Over [0, 1h): x is 7
+     * for 50 minutes -> avg@ 7 * 50 / 50 = 7 */
+    select_is("SELECT sum@(count(*)) AS N, sum@(sum(Memory)) AS S, avg@(sum(Memory)) AS A, "
+              "max@(sum(Memory)) AS M FROM Machine WHERE "
+              "@timerange(`2024-01-01T00:00:00Z`, `2024-01-01T01:00:00Z`) "
+              "GROUP BY @intervals(`1h`)",
+              "[ _Timestamp = `2024-01-01T00:00:00Z`; N = 1.0; S = 7.0; A = 7.0; M = 7.0 ]\n");
+    /* the same from @anytime, where the first interval starts at the rows */
+    select_is("SELECT sum@(count(*)) AS N, sum@(sum(Memory)) AS S FROM Machine WHERE @anytime() "
+              "GROUP BY @intervals(`1d`)",
+              "[ _Timestamp = `2024-01-01T00:10:00Z`; N = 1.0; S = 7.0 ]\n");
+    /* raw rows: only the rows that were in effect */
+    select_is("SELECT Name, Memory, _Deleted FROM Machine WHERE @anytime() ORDER BY Name",
+              "[ Name = \"e\"; Memory = 40; _Deleted = true ]\n"
+              "[ Name = \"x\"; Memory = 7; _Deleted = false ]\n");
+}
+
+static void errors__order_and_group_terms_over_the_limit(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "SELECT avg@(sum(Memory)) FROM Machine WHERE @anytime() "
+                     "GROUP BY @intervals(`1h`) ORDER BY ");
+    for (int i = 0; i < 65; i++)
+        ads_buf_adds(&b, i ? ", _Timestamp" : "_Timestamp");
+    /* column of the 65th term: after the prefix and 64 terms */
+    const char *text = ads_buf_cstr(&b);
+    const char *at = text;
+    for (int i = 0; i < 64; i++)
+        at = strstr(at, "_Timestamp") + 1;
+    at = strstr(at, "_Timestamp");
+    select_fails_at(text, ADS_ELIMIT, 1, (int)(at - text) + 1,
+                    "at most 64 ORDER BY expressions");
+    ads_buf_free(&b);
+    ads_buf c = ADS_BUF_INIT;
+    ads_buf_adds(&c, "SELECT count(*) FROM Machine GROUP BY ");
+    for (int i = 0; i < 65; i++)
+        ads_buf_adds(&c, i ? ", Name" : "Name");
+    select_fails_at(ads_buf_cstr(&c), ADS_ELIMIT, 1, 38 + 64 * 6 + 1,
+                    "at most 64 GROUP BY expressions");
+    ads_buf_free(&c);
+}
+
 int main(void)
 {
 #define TT(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -528,6 +587,8 @@ int main(void)
         TT(filters__duration_last_anytime_now),
         TT(seed__worked_example_runs),
         TT(errors__temporal_syntax),
+        TT(instant__a_later_row_at_the_same_timestamp_replaces_the_earlier),
+        TT(errors__order_and_group_terms_over_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
