@@ -39,6 +39,11 @@
 #define ADS_MAX_NAME_LEN 200
 /* A record key, encoded. */
 #define ADS_KEY_MAX_LEN (1u << 20)
+/* Generated keys tried for one record before giving up, when those
+ * generated belong to existing records (stored with explicit keys). An
+ * increment-keyed type skips at once past the greatest key it holds, so
+ * only ordered and random keys could ever need more than two. */
+#define ADS_MAX_KEYGEN_TRIES 1000u
 /* Application metadata (ads_txn_meta_put): key and value bytes. */
 #define ADS_META_KEY_MAX 200
 #define ADS_META_VALUE_MAX (64u * 1024u)
@@ -50,5 +55,10 @@
 #define ADS_MAX_ORDER_BY 64
 /* Intervals one timeline aggregation may produce per group. */
 #define ADS_MAX_INTERVALS 10000000
+/* What one statement may spend by default (ads_query_set_limits, adstore
+ * execute --max-memory / --max-time): memory held by its arenas (rows being
+ * evaluated, groups, sorted rows, strings it builds), and wall time. */
+#define ADS_DEFAULT_STMT_MEMORY ((size_t)1 << 30)
+#define ADS_DEFAULT_STMT_SECONDS 3600.0
 
 #endif

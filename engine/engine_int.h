@@ -362,6 +362,11 @@ int ads_seq__next_counter(ads_txn *txn, const char *key, uint64_t *out, ads_erro
 int ads_seq__type_value(ads_txn *txn, const ads_type *t, double ts, ads_value *out,
                         ads_error *err);
 
+/* A key value v was given (not generated) for type t's generated key
+ * attribute: an increment-keyed type's counter moves past it, so that its
+ * generated keys do not walk through taken values. */
+int ads_seq__note_key(ads_txn *txn, const ads_type *t, const ads_value *v, ads_error *err);
+
 /* The latest row under a full record key: 1 found (fills env, skey), 0 not.
  * stored receives the stored key (ADS_KEY_INLINE_MAX bytes) and *slen its
  * length (for a new record: the key to store it under). */

@@ -308,6 +308,33 @@ int ads_seq__type_value(ads_txn *txn, const ads_type *t, double ts, ads_value *o
     return rc;
 }
 
+/* A generated key must never equal an existing one. Keys a caller gives
+ * (STORE with Id, an import, a bulk load, UPDATE) are taken from the same
+ * space as generated increment keys, so the counter is moved past each one:
+ * otherwise generation would later walk through every taken value, or, with
+ * nothing checking, overwrite the record (do_write checks as well). */
+int ads_seq__note_key(ads_txn *txn, const ads_type *t, const ads_value *v, ads_error *err)
+{
+    if (!t->autogen || t->method != ADS_ID_INCREMENT || v->type != ADS_IDENT ||
+        ads_id_kind_of(v->u.id) != ADS_ID_INCREMENT)
+        return 0;
+    char key[512];
+    int n = snprintf(key, sizeof key, "%stype:%s", ADS_META_SEQ_PREFIX, t->folded);
+    if (n < 0 || (size_t)n >= sizeof key)
+        return ads_error_set(err, ADS_ELIMIT, "type name too long for its sequence");
+    seq_cache *c = NULL;
+    int rc = ads_seq__cached(&c, txn, key, 8, err);
+    if (rc)
+        return rc;
+    uint64_t have = c->len ? get_le(c->val, 8) : 0;
+    if (v->u.id.lo > have) {
+        put_le(c->val, v->u.id.lo, 8);
+        c->len = 8;
+        c->dirty = true;
+    }
+    return 0;
+}
+
 static bool eq_fold(const char *a, size_t alen, const char *b)
 {
     size_t blen = strlen(b);

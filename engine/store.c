@@ -329,6 +329,97 @@ static int counts_for(ads_txn *txn, const ads_type *t, bool existed, bool was_de
     return ads_types__count(txn, t->id, records, deleted, history, err);
 }
 
+/* An increment-keyed type's generated key was taken (by a record stored
+ * before explicit keys moved the counter, or restored from such a store):
+ * move the counter past the greatest increment id the type holds, found by
+ * one seek (the ids sort after the type id by their 64-bit number). */
+static int skip_taken_luids(ads_txn *txn, const ads_type *t, ads_error *err)
+{
+    unsigned char seek[4 + 1 + 16 + 1];
+    ads_buf pre = ADS_BUF_INIT;
+    ads_key__typeid(&pre, t->id);
+    if (pre.failed || pre.len != 4) {
+        ads_buf_free(&pre);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    memcpy(seek, pre.p, 4);
+    ads_buf_free(&pre);
+    seek[4] = KEY_IDENT;
+    memset(seek + 5, 0, 8);
+    memset(seek + 13, 0xff, 9);
+    MDB_cursor *c;
+    MDB_val k = {sizeof seek, seek}, v;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "reading a record");
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "reading a record");
+    if (k.mv_size != 4 + 17 || memcmp(k.mv_data, seek, 13) != 0)
+        return 0;
+    const unsigned char *p = (const unsigned char *)k.mv_data + 13;
+    uint64_t lo = 0;
+    for (int i = 0; i < 8; i++)
+        lo = lo << 8 | p[i];
+    ads_value top = ads_ident(ads_luid(lo));
+    return ads_seq__note_key(txn, t, &top, err);
+}
+
+/* The full record key of the given row into full (cleared by the caller):
+ * the key attributes given, or a generated value for a missing one (then
+ * *extra is its entry and *ne 1). A given value of the generated key
+ * attribute moves the type's counter past it. */
+static int build_key(ads_buf *full, ads_txn *txn, const write_req *r, ads_msgpack_view *mv,
+                     double ts, row_entry *extra, size_t *ne, ads_arena *a, ads_error *err)
+{
+    const ads_type *t = r->t;
+    ads_value v;
+    int rc;
+    ads_key__typeid(full, t->id);
+    for (size_t i = 0; i < t->nkeys; i++) {
+        rc = given_value(&v, mv, t->keys[i].p, t->keys[i].len, "key attribute", t, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            if ((rc = ads_key__value(full, &v, NULL, err))) {
+                /* again, for a message that names the attribute */
+                char what[240];
+                snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len,
+                         t->keys[i].p, t->name);
+                return ads_key__value(full, &v, what, err);
+            }
+            if (t->autogen && (rc = ads_seq__note_key(txn, t, &v, err)))
+                return rc;
+        } else if (t->autogen && !r->expect_key) {
+            if ((rc = ads_seq__type_value(txn, t, ts, &v, err)) ||
+                (rc = make_entry(extra, t->keys[i].p, t->keys[i].len, &v, a, err)) ||
+                (rc = ads_key__value(full, &v, "Id", err)))
+                return rc;
+            *ne = 1;
+        } else {
+            return ads_error_set(err, ADS_EINVAL, "a record of type %s needs key attribute %.*s",
+                                 t->name, (int)t->keys[i].len, t->keys[i].p);
+        }
+    }
+    if (full->failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (full->len > ADS_KEY_MAX_LEN)
+        return ads_error_set(err, ADS_ELIMIT, "type %s: a key of %zu bytes is over the 1 MiB limit",
+                             t->name, full->len);
+    if (r->expect_key &&
+        (full->len != r->expect_len || memcmp(full->p, r->expect_key, full->len) != 0))
+        return ads_error_set(err, ADS_EINVAL, "type %s: the key attributes of a record cannot change",
+                             t->name);
+    return 0;
+}
+
 static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_error *err)
 {
     const ads_type *t = r->t;
@@ -389,66 +480,46 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     if (!has_ts)
         ts = ads_db__now(txn);
 
-    /* the key */
-    ads_key__typeid(full, t->id);
-    for (size_t i = 0; i < t->nkeys; i++) {
-        rc = given_value(&v, &mv, t->keys[i].p, t->keys[i].len, "key attribute", t, err);
-        if (rc < 0)
-            goto cleanup;
-        if (rc == 1) {
-            if ((rc = ads_key__value(full, &v, NULL, err))) {
-                /* again, for a message that names the attribute */
-                char what[240];
-                snprintf(what, sizeof what, "%.*s of type %s", (int)t->keys[i].len,
-                         t->keys[i].p, t->name);
-                rc = ads_key__value(full, &v, what, err);
-                goto cleanup;
-            }
-        } else if (t->autogen && !r->expect_key) {
-            if ((rc = ads_seq__type_value(txn, t, ts, &v, err)) ||
-                (rc = make_entry(&extra, t->keys[i].p, t->keys[i].len, &v, a, err)) ||
-                (rc = ads_key__value(full, &v, "Id", err)))
-                goto cleanup;
-            ne = 1;
-        } else {
-            rc = ads_error_set(err, ADS_EINVAL, "a record of type %s needs key attribute %.*s",
-                               t->name, (int)t->keys[i].len, t->keys[i].p);
-            goto cleanup;
-        }
-    }
-    rc = 0;
-    if (full->failed) {
-        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-        goto cleanup;
-    }
-    if (full->len > ADS_KEY_MAX_LEN) {
-        rc = ads_error_set(err, ADS_ELIMIT, "type %s: a key of %zu bytes is over the 1 MiB limit",
-                           t->name, full->len);
-        goto cleanup;
-    }
-    if (r->expect_key &&
-        (full->len != r->expect_len || memcmp(full->p, r->expect_key, full->len) != 0)) {
-        rc = ads_error_set(err, ADS_EINVAL, "type %s: the key attributes of a record cannot change",
-                           t->name);
-        goto cleanup;
-    }
-
-    /* the record as it stands: a key past the end of `latest` is new */
+    /* the key, and the record as it stands. A generated key that an
+     * existing record already has (stored with an explicit key, imported,
+     * restored) is generated again: a generated key never overwrites. */
     unsigned char skey[ADS_KEY_INLINE_MAX];
     size_t slen = 0;
     MDB_val lv;
     bool append = false;
     int found = 0;
-    if (full->len <= ADS_KEY_INLINE_MAX) {
-        slen = ads_key__stored(skey, (const unsigned char *)full->p, full->len, 0);
-        if ((rc = beyond_last(txn, skey, slen, &append, err)))
+    for (unsigned tries = 0;; tries++) {
+        ads_buf_clear(full);
+        ne = 0;
+        if ((rc = build_key(full, txn, r, &mv, ts, &extra, &ne, a, err)))
             goto cleanup;
-    }
-    if (!append) {
-        found = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen, &lv,
-                                err);
-        if (found < 0) {
-            rc = found;
+        /* a key past the end of `latest` is new */
+        append = false;
+        found = 0;
+        slen = 0;
+        if (full->len <= ADS_KEY_INLINE_MAX) {
+            slen = ads_key__stored(skey, (const unsigned char *)full->p, full->len, 0);
+            if ((rc = beyond_last(txn, skey, slen, &append, err)))
+                goto cleanup;
+        }
+        if (!append) {
+            found = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen,
+                                    &lv, err);
+            if (found < 0) {
+                rc = found;
+                goto cleanup;
+            }
+        }
+        if (!found || !ne)
+            break;
+        if (t->method == ADS_ID_INCREMENT && tries == 0 &&
+            (rc = skip_taken_luids(txn, t, err)))
+            goto cleanup;
+        if (tries + 1 >= ADS_MAX_KEYGEN_TRIES) {
+            rc = ads_error_set(err, ADS_EEXIST,
+                               "type %s: %u generated keys in a row belong to existing records; "
+                               "store the record with an explicit key",
+                               t->name, (unsigned)ADS_MAX_KEYGEN_TRIES);
             goto cleanup;
         }
     }

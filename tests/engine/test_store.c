@@ -248,6 +248,78 @@ static void autogen__ordered_random_and_keyed(void **state)
     eq_free(ts_attr(db, "Job", "{ #2 }", "M"), "4");
 }
 
+static int64_t test_now(void *ctx)
+{
+    return ((tstore *)ctx)->ns;
+}
+
+/* The OUID the store will generate next (from its generator state and the
+ * fake clock, as the store reads them). */
+static ads_id next_ordered(void)
+{
+    ads_txn *txn;
+    ads_idgen_state st;
+    ads_id id;
+    ads_clock clk = {test_now, NULL, &ts};
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_idgen_state(txn, &st, NULL), 0);
+    ads_txn_abort(txn);
+    assert_true(ads_ouid_next(&id, &st, &clk, NULL) >= 0);
+    return id;
+}
+
+static uint64_t seq_last(const char *name)
+{
+    ads_txn *txn;
+    uint64_t v;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_sequence_last(txn, name, strlen(name), &v, NULL), 0);
+    ads_txn_abort(txn);
+    return v;
+}
+
+static void autogen__a_generated_key_never_overwrites_an_explicit_one(void **state)
+{
+    (void)state;
+    /* keyless (increment): #1 given, then a generated key */
+    ts_declare(db, "E", "", NULL);
+    store_ok("[ AdType = \"E\"; Id = #1; x = \"explicit\" ]");
+    assert_int_equal(seq_last("type:E"), 1);
+    store_ok("[ AdType = \"E\"; x = \"auto\" ]");
+    assert_int_equal(ts_count(db, "E", false), 2);
+    eq_free(ts_attr(db, "E", "{ #1 }", "x"), "\"explicit\"");
+    eq_free(ts_attr(db, "E", "{ #2 }", "x"), "\"auto\"");
+    /* a deleted record's key is taken too */
+    store_ok("[ AdType = \"E\"; Id = #7; _Deleted = true ]");
+    store_ok("[ AdType = \"E\"; x = \"after\" ]");
+    eq_free(ts_attr(db, "E", "{ #8 }", "x"), "\"after\"");
+    eq_free(ts_attr(db, "E", "{ #7 }", "_Deleted"), "true");
+
+    /* a keyed increment type, several explicit keys in one transaction */
+    ts_declare(db, "Job", "JobId", "AutoGenerateKey = true; AutoGenerateKeyMethod = \"increment\";");
+    store_ok("{ [ AdType = \"Job\"; JobId = #5; M = 5 ], [ AdType = \"Job\"; JobId = #3; M = 3 ],"
+             " [ AdType = \"Job\"; M = 6 ] }");
+    eq_free(ts_attr(db, "Job", "{ #5 }", "M"), "5");
+    eq_free(ts_attr(db, "Job", "{ #6 }", "M"), "6");
+    assert_int_equal(ts_count(db, "Job", false), 3);
+    /* keys of other kinds (a number, an OUID) leave the counter alone */
+    store_ok("[ AdType = \"Job\"; JobId = 100; M = 100 ]");
+    store_ok("[ AdType = \"Job\"; M = 7 ]");
+    eq_free(ts_attr(db, "Job", "{ #7 }", "M"), "7");
+
+    /* ordered: the very id the generator will make next, stored first */
+    ts_declare(db, "Log", "", "AutoGenerateKey = true;");
+    ads_id next = next_ordered();
+    char text[200], idt[ADS_ID_TEXT_MAX + 1];
+    idt[ads_id_format(idt, next)] = 0;
+    snprintf(text, sizeof text, "[ AdType = \"Log\"; Id = %s; x = \"explicit\" ]", idt);
+    store_ok(text);
+    store_ok("[ AdType = \"Log\"; x = \"auto\" ]");
+    assert_int_equal(ts_count(db, "Log", false), 2);
+    snprintf(text, sizeof text, "{ %s }", idt);
+    eq_free(ts_attr(db, "Log", text, "x"), "\"explicit\"");
+}
+
 static void backfill__older_rows_go_into_the_past(void **state)
 {
     (void)state;
@@ -439,6 +511,7 @@ int main(void)
         T(types__key_change_and_removal_refused_while_records_exist),
         T(keyless__records_are_appended_with_increment_ids),
         T(autogen__ordered_random_and_keyed),
+        T(autogen__a_generated_key_never_overwrites_an_explicit_one),
         T(backfill__older_rows_go_into_the_past),
         T(delete__appends_a_deleted_row_and_store_starts_afresh),
         T(delete__by_storing_deleted_and_undelete_by_put_row),
