@@ -308,6 +308,51 @@ int ads_seq__type_value(ads_txn *txn, const ads_type *t, double ts, ads_value *o
     return rc;
 }
 
+/* An OUID given as a key that this store's current generator could make
+ * later (its node, the current clock sequence, at or past the last second it
+ * issued): the generator moves past it, as if it had issued it, so it never
+ * makes it and verify finds no id ahead of the generator. */
+static int note_ouid(ads_txn *txn, ads_id id, ads_error *err)
+{
+    int rc = load_idgen(txn, err);
+    if (rc)
+        return rc;
+    ads_ouid_fields f;
+    ads_ouid_unpack(&f, id);
+    ads_clock_track *tr = &txn->idgen.current;
+    if (f.node != txn->idgen.node || f.version != 1 || f.backfill || !(f.clockseq & 1))
+        return 0;
+    uint16_t k = (uint16_t)(f.clockseq >> 1);
+    if (k == ((tr->k + 1) & ADS_CLOCKSEQ_K_MAX) && tr->used && f.time < tr->hi) {
+        /* what the generator makes after the clock steps back: take that
+         * step now, as the generator would have */
+        tr->k = k;
+        tr->lo = tr->hi = f.time;
+        tr->last_c = f.counter;
+        txn->idgen.steps_back++;
+        tr->last_t = tr->hi;
+        txn->idgen_dirty = true;
+        return 0;
+    }
+    if (k != tr->k)
+        return 0;
+    if (!tr->used) {
+        tr->used = true;
+        tr->lo = tr->hi = f.time;
+        tr->last_c = f.counter;
+    } else if (f.time > tr->hi) {
+        tr->hi = f.time;
+        tr->last_c = f.counter;
+    } else if (f.time == tr->hi && f.counter > tr->last_c) {
+        tr->last_c = f.counter;
+    } else {
+        return 0; /* behind what the generator issues next: it never goes back */
+    }
+    tr->last_t = tr->hi;
+    txn->idgen_dirty = true;
+    return 0;
+}
+
 /* A generated key must never equal an existing one. Keys a caller gives
  * (STORE with Id, an import, a bulk load, UPDATE) are taken from the same
  * space as generated increment keys, so the counter is moved past each one:
@@ -315,8 +360,11 @@ int ads_seq__type_value(ads_txn *txn, const ads_type *t, double ts, ads_value *o
  * nothing checking, overwrite the record (do_write checks as well). */
 int ads_seq__note_key(ads_txn *txn, const ads_type *t, const ads_value *v, ads_error *err)
 {
-    if (!t->autogen || t->method != ADS_ID_INCREMENT || v->type != ADS_IDENT ||
-        ads_id_kind_of(v->u.id) != ADS_ID_INCREMENT)
+    if (!t->autogen || v->type != ADS_IDENT)
+        return 0;
+    if (t->method == ADS_ID_ORDERED && ads_id_kind_of(v->u.id) == ADS_ID_ORDERED)
+        return note_ouid(txn, v->u.id, err);
+    if (t->method != ADS_ID_INCREMENT || ads_id_kind_of(v->u.id) != ADS_ID_INCREMENT)
         return 0;
     char key[512];
     int n = snprintf(key, sizeof key, "%stype:%s", ADS_META_SEQ_PREFIX, t->folded);

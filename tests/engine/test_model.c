@@ -43,8 +43,8 @@
 
 /* ---- the key spaces of the three types ---- */
 
-enum { TY_HOST, TY_PAIR, TY_LOG, NTYPES };
-static const char *const type_names[NTYPES] = {"Host", "Pair", "Log"};
+enum { TY_HOST, TY_PAIR, TY_LOG, TY_EVT, NTYPES };
+static const char *const type_names[NTYPES] = {"Host", "Pair", "Log", "Evt"};
 
 /* Host: keyed by Name, a string whose case varies. Names sorted by their
  * folded bytes; the last two are longer than the engine keeps inline. */
@@ -62,7 +62,11 @@ static const char *const pair_a[NPAIR_A][3] = {
 static const double pair_a_value[NPAIR_A] = {-2.5, 0, 1, 123};
 static const char *const pair_b[NPAIR_B] = {"k", "mn"};
 
-/* Log: keyless, keyed by the Id the store appends (#1, #2, ...). */
+/* Log: keyless, keyed by the Id the store appends (#1, #2, ...), or by an Id
+ * given, now and then past every number handed out: the next generated Id
+ * comes after it. Evt: keyless with AutoGenerateKey, keyed by OUIDs the store
+ * generates or that are given, now and then the very OUID the generator
+ * would make next: the generated key must skip it. */
 
 static const char *const plain_names[] = {"Memory", "Disk", "Cpus", "State", "Owner", "Rank"};
 #define NPLAIN (sizeof plain_names / sizeof plain_names[0])
@@ -160,6 +164,10 @@ typedef struct mt {
      * transaction: values a generator handed out stay handed out (engine/db.c,
      * abandon()), so the next record gets the next number. */
     uint64_t log_last;
+    /* The Evt keys met so far (a record's kid is its index); the first is
+     * an OUID of another node, never stored unless a store picks it. */
+    ads_id *evt;
+    size_t nevt, capevt;
     ads_buf log;
     char why[4096];
     char *hosts[NHOST];
@@ -540,6 +548,8 @@ static const char *key_text(mt *c, int type, uint64_t kid, int i, ads_arena *a)
         snprintf(buf, sizeof buf, "%s", sp[below(c, (uint32_t)n)]);
     } else if (type == TY_PAIR) {
         snprintf(buf, sizeof buf, "\"%s\"", spell_in(c, pair_b[kid % NPAIR_B], a));
+    } else if (type == TY_EVT) {
+        ads_id_format(buf, c->evt[kid]);
     } else {
         snprintf(buf, sizeof buf, "#%llu", (unsigned long long)kid);
     }
@@ -552,14 +562,31 @@ static uint32_t key_space(const mt *c, int type)
         return NHOST;
     if (type == TY_PAIR)
         return NPAIR_A * NPAIR_B;
+    if (type == TY_EVT)
+        return (uint32_t)c->nevt;
     return (uint32_t)c->log_last;
 }
 
 /* Whether records of the type are scanned in kid order (long Host names are
- * stored under a hash: they sort apart). */
+ * stored under a hash: they sort apart; Evt kids are in the order met). */
 static bool kid_ordered(int type, uint64_t kid)
 {
-    return type != TY_HOST || kid < NHOST_SHORT;
+    return type != TY_EVT && (type != TY_HOST || kid < NHOST_SHORT);
+}
+
+/* The kid of Evt key id, added if new. */
+static uint64_t evt_kid(mt *c, ads_id id)
+{
+    for (size_t i = 0; i < c->nevt; i++)
+        if (c->evt[i].hi == id.hi && c->evt[i].lo == id.lo)
+            return i;
+    if (c->nevt == c->capevt) {
+        c->capevt = c->capevt ? 2 * c->capevt : 64;
+        c->evt = realloc(c->evt, c->capevt * sizeof *c->evt);
+        assert_non_null(c->evt);
+    }
+    c->evt[c->nevt] = id;
+    return c->nevt++;
 }
 
 /* ---- reading rows back ---- */
@@ -636,6 +663,14 @@ static bool row_kid(mt *c, ads_row *row, int type, const mrow *m, uint64_t *kid)
                 break;
         CHECK(ib < NPAIR_B, "Pair key %s", unparse_value(c->ra, &kv));
         *kid = ia * NPAIR_B + ib;
+    } else if (type == TY_EVT) {
+        CHECK(k[0].type == ADS_IDENT, "Evt key %s is not an id", unparse_value(c->ra, &k[0]));
+        uint64_t i;
+        for (i = 0; i < c->nevt; i++)
+            if (c->evt[i].hi == k[0].u.id.hi && c->evt[i].lo == k[0].u.id.lo)
+                break;
+        CHECK(i < c->nevt, "Evt key %s is none the test met", unparse_value(c->ra, &k[0]));
+        *kid = i;
     } else {
         CHECK(k[0].type == ADS_IDENT && k[0].u.id.hi == 0 && k[0].u.id.lo > 0,
               "Log key %s is not a LUID", unparse_value(c->ra, &k[0]));
@@ -1185,6 +1220,49 @@ out:
     return ok;
 }
 
+typedef struct pclock {
+    int64_t ns;
+} pclock;
+
+static int64_t pclock_now(void *ctx)
+{
+    return ((pclock *)ctx)->ns;
+}
+
+static void pclock_sleep(void *ctx, int64_t ns)
+{
+    ((pclock *)ctx)->ns += ns;
+}
+
+/* The OUID the store's generator makes next, from the transaction's
+ * generator state and the clock; with skip, the first of those that no
+ * record of Evt holds (the key a generated Evt record gets). */
+static bool next_evt(mt *c, ads_txn *txn, bool skip, ads_id *out)
+{
+    bool ok = false;
+    ads_error err;
+    ads_idgen_state st;
+    pclock pc = {c->ns};
+    ads_clock clk = {pclock_now, pclock_sleep, &pc};
+    int rc = ads_txn_idgen_state(txn, &st, &err);
+    CHECK(rc == 0, "idgen state: %d %s", rc, err.message);
+    for (int tries = 0; tries < 100; tries++) {
+        rc = ads_ouid_next(out, &st, &clk, &err);
+        CHECK(rc >= 0, "ads_ouid_next: %d %s", rc, err.message);
+        if (!skip)
+            break;
+        bool taken = false;
+        for (size_t i = 0; i < c->nevt && !taken; i++)
+            taken = c->evt[i].hi == out->hi && c->evt[i].lo == out->lo &&
+                    model_find(&c->m, TY_EVT, i);
+        if (!taken)
+            break;
+    }
+    ok = true;
+out:
+    return ok;
+}
+
 /* STORE: merge, undefined removes, a date in the past or future, _Deleted. */
 static bool op_store(mt *c, ads_txn *txn)
 {
@@ -1194,16 +1272,35 @@ static bool op_store(mt *c, ads_txn *txn)
     ads_buf text = ADS_BUF_INIT;
     int type = (int)below(c, NTYPES);
     uint64_t kid;
-    bool fresh_log = false;
+    bool fresh_log = false, fresh_evt = false;
     if (type == TY_LOG) {
         fresh_log = c->log_last == 0 || chance(c, 45);
         kid = fresh_log ? c->log_last + 1 : 1 + below(c, (uint32_t)c->log_last);
+        if (!fresh_log && chance(c, 25)) {
+            /* an Id given past the counter: it moves the counter (for good:
+             * an abort keeps what generators handed out) */
+            kid = c->log_last + 1 + below(c, 3);
+            c->log_last = kid;
+        }
+    } else if (type == TY_EVT) {
+        int k = (int)below(c, 100);
+        ads_id next;
+        if (k < 55 && !next_evt(c, txn, k < 40, &next))
+            goto out;
+        if (k < 40) {
+            fresh_evt = true; /* generated: the model knows which id it gets */
+            kid = evt_kid(c, next);
+        } else if (k < 55) {
+            kid = evt_kid(c, next); /* given: the id the generator would make next */
+        } else {
+            kid = below(c, key_space(c, type));
+        }
     } else {
         kid = below(c, key_space(c, type));
     }
     mrec *r = model_find(&c->m, type, kid);
     given g = {0};
-    given_keys(c, &g, type, kid, !fresh_log);
+    given_keys(c, &g, type, kid, !fresh_log && !fresh_evt);
     for (size_t i = 0; i < NPLAIN; i++) {
         if (!chance(c, 45))
             continue;
@@ -1236,6 +1333,12 @@ static bool op_store(mt *c, ads_txn *txn)
         snprintf(id, sizeof id, "#%llu", (unsigned long long)kid);
         given_add(&g, "Id", intern(c, id));
         logf_(c, "    (model: the new record is Log %s)\n", id);
+    }
+    if (fresh_evt) {
+        char id[ADS_ID_TEXT_MAX + 1];
+        ads_id_format(id, c->evt[kid]);
+        given_add(&g, "Id", intern(c, id));
+        logf_(c, "    (model: the new record is Evt %s)\n", id);
     }
     if (!r)
         r = model_add(&c->m, type, kid);
@@ -1641,6 +1744,8 @@ static bool run_seed(mt *c, uint64_t seed, int steps)
     c->ns = T0_MS * 1000000;
     c->seq = 0;
     c->log_last = 0;
+    c->nevt = 0;
+    evt_kid(c, (ads_id){UINT64_C(0x6500000000000011), UINT64_C(0x10001)});
     if (c->capseen)
         memset(c->seen, 0, c->capseen * sizeof *c->seen);
     ads_buf_clear(&c->log);
@@ -1655,6 +1760,7 @@ static bool run_seed(mt *c, uint64_t seed, int steps)
     ts_declare(c->db, "Host", "Name", NULL);
     ts_declare(c->db, "Pair", "A,B", NULL);
     ts_declare(c->db, "Log", "", NULL);
+    ts_declare(c->db, "Evt", "", "AutoGenerateKey = true;");
     bool ok = true;
     for (c->step = 0; c->step < steps && ok; c->step++)
         ok = step(c);
@@ -1710,6 +1816,7 @@ static void mt_free(mt *c)
     free(c->seen);
     free(c->keys);
     free(c->visited);
+    free(c->evt);
 }
 
 /* Canonical texts of the value pool (kept in the seed arena's place: the
