@@ -482,6 +482,45 @@ static void abort__leaves_nothing_and_ids_never_repeat(void **state)
     ads_arena_free(a);
 }
 
+/* A load of records with their keys (as an import of a dump into a new
+ * store is), then records with generated keys: none overwrites a loaded one. */
+static void bulk__loaded_keys_are_never_generated_again(void **state)
+{
+    (void)state;
+    ads_bulk *b;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = 2, .replace = true};
+    ts_declare(db, "Log", "", NULL); /* increment keys */
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    for (int i = 1; i <= 5; i++)
+        assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Log\"; Id = #%d; N = %d ]", i, i),
+                                      &err),
+                         0);
+    /* an ordered-keyed type: an id from another store, and ids of this one */
+    assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Event\"; Id = "
+                                            "#6553f14f-0001-47bd6eaeb5dc-5; N = 1 ]"),
+                                  &err),
+                     0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    for (int i = 6; i <= 8; i++) {
+        char text[100];
+        snprintf(text, sizeof text, "[ AdType = \"Log\"; N = %d ]", i);
+        if (ts_store(db, &err, text))
+            fail_msg("%s: %s", text, err.message);
+    }
+    assert_int_equal(ts_count(db, "Log", false), 8);
+    for (int i = 1; i <= 8; i++) {
+        char key[32], want[32];
+        snprintf(key, sizeof key, "{ #%d }", i);
+        snprintf(want, sizeof want, "%d", i);
+        char *got = ts_attr(db, "Log", key, "N");
+        assert_string_equal(got, want);
+        free(got);
+    }
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -493,6 +532,7 @@ int main(void)
         T(hooks__prestore_trigger_and_notify),
         T(sequences__named_typed_and_errors),
         T(abort__leaves_nothing_and_ids_never_repeat),
+        T(bulk__loaded_keys_are_never_generated_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
