@@ -378,6 +378,10 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
     const ads_expr *x = NULL;
     int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
     if (r < 0) {
+        /* corrupt bytes are an error value; running out of memory decoding
+         * them is also the caller's to hear (ads_expr_eval's ADS_ENOMEM) */
+        if (r == ADS_ENOMEM)
+            cx->oom = true;
         *out = error_value();
         return 1;
     }
@@ -402,7 +406,10 @@ static bool defined_in_chain(ads_eval_ctx *cx, const ads_view *v, ads_str name, 
     for (; v; v = v->parent) {
         ads_value val;
         const ads_expr *x;
-        if (v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x) != 0)
+        int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
+        if (r == ADS_ENOMEM)
+            cx->oom = true;
+        if (r != 0)
             return true;
     }
     return false;
