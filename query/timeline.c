@@ -951,7 +951,8 @@ static void tl_free(tl *x)
         free(g->now_in);
         free(g->cells);
     }
-    for (size_t i = 0; i < x->nrecs; i++)
+    /* recs may be NULL with nrecs set: its calloc failed */
+    for (size_t i = 0; x->recs && i < x->nrecs; i++)
         free(x->recs[i].vals);
     free(x->recs);
     free(x->groups);
