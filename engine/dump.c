@@ -35,10 +35,13 @@ typedef struct wout {
     bool hashing;
     uint64_t bytes;
     int err; /* errno of a failed write */
+    bool nomem; /* an append failed (ads_buf_clear forgets b.failed) */
 } wout;
 
 static void out_flush(wout *o)
 {
+    if (o->b.failed)
+        o->nomem = true;
     if (o->b.len && !o->err) {
         if (fwrite(o->b.p, 1, o->b.len, o->f) != o->b.len)
             o->err = errno ? errno : EIO;
@@ -218,6 +221,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         ads_buf_printf(&h, "[ Format = \"%s\"; Version = %d; StoreFormat = %d; Node = \"%012llx\" ]\n",
                        DUMP_FORMAT, DUMP_VERSION, ADS_DB_FORMAT_VERSION,
                        (unsigned long long)db->node);
+        o.nomem |= h.failed;
         out_add(&o, h.p, h.len);
         ads_buf_free(&h);
     } else {
@@ -254,6 +258,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
             bv.u.blob = &bl;
             ads_value_unparse(&line, &bv);
             ads_buf_adds(&line, " ]\n");
+            o.nomem |= line.failed;
             out_add(&o, line.p, line.len);
             ads_buf_free(&line);
         } else {
@@ -333,6 +338,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         ads_buf_printf(&t, "[ End = true; Meta = %llu; Rows = %llu; Checksum = \"%016llx\" ]\n",
                        (unsigned long long)res->meta, (unsigned long long)res->rows,
                        (unsigned long long)sum);
+        o.nomem |= t.failed;
         out_add(&o, t.p, t.len);
         ads_buf_free(&t);
     } else {
@@ -353,7 +359,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         rc = ads_error_set(err, ADS_EIO, "writing the dump: %s", strerror(o.err));
         goto cleanup;
     }
-    if (o.b.failed) {
+    if (o.nomem || o.b.failed) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
