@@ -979,6 +979,10 @@ typedef struct writer {
 static void write_line(writer *w, const ads_expr *e, const ads_value *v)
 {
     bool keep = false;
+    /* ads_buf_clear forgets a failed append: pass it on to the output, which
+     * ads_long_write checks (the line's value would otherwise go missing) */
+    if (w->text.failed || w->conv.failed)
+        w->out->failed = true;
     ads_buf_clear(&w->text);
     ads_buf_clear(&w->conv);
     if (v) {
