@@ -957,6 +957,16 @@ static bool valid_utf8(ads_str s)
     return true;
 }
 
+/* Empty w->text for the next piece. ads_buf_clear forgets that an append
+ * failed, so a failure is first passed on to the output, which the end
+ * checks (a real, a string or an expression would otherwise go missing). */
+static void text_clear(jwriter *w)
+{
+    if (w->text.failed)
+        w->out->failed = true;
+    ads_buf_clear(&w->text);
+}
+
 /* "\/Expr(text)\/" for the ClassAd text in w->text. */
 static void write_expr_text(jwriter *w)
 {
@@ -1013,7 +1023,7 @@ static void write_value(jwriter *w, const ads_value *v, int level)
         ads_buf_printf(w->out, "%lld", (long long)v->u.i);
         return;
     case ADS_REAL:
-        ads_buf_clear(&w->text);
+        text_clear(w);
         ads_value_unparse(&w->text, v);
         if (isfinite(v->u.r))
             ads_buf_add(w->out, w->text.p, w->text.len);
@@ -1026,7 +1036,7 @@ static void write_value(jwriter *w, const ads_value *v, int level)
             json_escape(w->out, v->u.s.p, v->u.s.len, false);
             ads_buf_addc(w->out, '"');
         } else {
-            ads_buf_clear(&w->text);
+            text_clear(w);
             ads_unparse__string(&w->text, v->u.s.p, v->u.s.len);
             write_expr_text(w);
         }
@@ -1050,7 +1060,7 @@ static void write_value(jwriter *w, const ads_value *v, int level)
         write_members(w, v->u.rec, level);
         return;
     default: /* error, times, identifiers, blobs */
-        ads_buf_clear(&w->text);
+        text_clear(w);
         ads_value_unparse(&w->text, v);
         write_expr_text(w);
         return;
@@ -1082,7 +1092,7 @@ static void write_expr(jwriter *w, const ads_expr *e, int level)
         write_members(w, e->u.rec, level);
         return;
     default:
-        ads_buf_clear(&w->text);
+        text_clear(w);
         ads_expr_unparse(&w->text, e);
         write_expr_text(w);
         return;

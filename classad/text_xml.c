@@ -135,6 +135,16 @@ typedef struct xwriter {
     ads_buf text;
 } xwriter;
 
+/* Empty w->text for the next piece. ads_buf_clear forgets that an append
+ * failed, so a failure is first passed on to the output, which the end
+ * checks (a real, a string or an expression would otherwise go missing). */
+static void text_clear(xwriter *w)
+{
+    if (w->text.failed)
+        w->out->failed = true;
+    ads_buf_clear(&w->text);
+}
+
 static void write_expr(xwriter *w, const ads_expr *e);
 
 static void write_attr(xwriter *w, ads_str name, const ads_expr *e)
@@ -183,7 +193,7 @@ static void write_value(xwriter *w, const ads_value *v)
         } else if (isinf(v->u.r)) {
             ads_buf_adds(w->out, v->u.r > 0 ? "INF" : "-INF");
         } else {
-            ads_buf_clear(&w->text);
+            text_clear(w);
             ads_value_unparse(&w->text, v);
             ads_buf_add(w->out, w->text.p, w->text.len);
         }
@@ -215,7 +225,7 @@ static void write_value(xwriter *w, const ads_value *v)
         return;
     case ADS_IDENT:
     case ADS_BLOB:
-        ads_buf_clear(&w->text);
+        text_clear(w);
         ads_value_unparse(&w->text, v);
         write_source(w);
         return;
@@ -238,7 +248,7 @@ static void write_expr(xwriter *w, const ads_expr *e)
         write_record_inline(w, e->u.rec);
         return;
     default:
-        ads_buf_clear(&w->text);
+        text_clear(w);
         ads_expr_unparse(&w->text, e);
         write_source(w);
         return;
