@@ -366,8 +366,13 @@ static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
             emit_abs(&tmp, local, frac, offset, condor);
             double back;
             int32_t back_off;
-            if (!tmp.failed &&
-                ads_time__parse_abs(tmp.p, tmp.len, &back, &back_off) == 0 && back == secs)
+            if (tmp.failed) {
+                /* out of memory: more decimals would only give a longer,
+                 * wrong form; b says what happened */
+                b->failed = true;
+                break;
+            }
+            if (ads_time__parse_abs(tmp.p, tmp.len, &back, &back_off) == 0 && back == secs)
                 break;
         }
         ads_buf_free(&tmp);
@@ -448,7 +453,11 @@ static void write_rel(ads_buf *b, double secs, bool condor)
             ads_buf_clear(&tmp);
             emit_rel(&tmp, neg, w, frac, false);
             double back;
-            if (!tmp.failed && ads_time__parse_rel(tmp.p, tmp.len, &back) == 0 && back == secs)
+            if (tmp.failed) {
+                b->failed = true; /* out of memory, as write_abs */
+                break;
+            }
+            if (ads_time__parse_rel(tmp.p, tmp.len, &back) == 0 && back == secs)
                 break;
         }
         ads_buf_free(&tmp);
