@@ -51,6 +51,7 @@ int ads_classad_reader_new(ads_classad_reader **out, const char *text, size_t le
     r->buf = malloc(len ? len : 1);
     if (!r->buf) {
         free(r);
+        *out = NULL; /* not the freed reader: a caller's cleanup would free it again */
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     if (len)
