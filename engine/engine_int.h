@@ -79,6 +79,13 @@ uint32_t ads_key__get_typeid(const unsigned char *key);
 void ads_key__sortable_double(unsigned char out[8], double d);
 double ads_key__double_of_sortable(const unsigned char in[8]);
 
+/* Check a key as stored (skey, slen: a latest key, or a history key with
+ * its 16-byte suffix) against its row: it frames whole key values after the
+ * type id (or, for a long key, is the stored form of the row's whole key
+ * full), and a history key ends in the row's ts and systs. 0 or -1. */
+int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned char *full,
+                          size_t full_len, double ts, int64_t systs);
+
 /* Store a full record key: either as is, or in the long form with
  * collision counter c. out must hold ADS_KEY_INLINE_MAX bytes. Returns the
  * stored length. */
@@ -119,6 +126,12 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
  * with a message naming `where` (e.g. "latest row of type Machine"). */
 int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
                    const unsigned char *v, size_t vlen, const char *where, ads_error *err);
+
+/* Does stored key skey frame key values as its row v says (what
+ * ads_row__parse checks of the key), whether or not the row's checksum
+ * holds? For walks checking a key that belongs to another record. */
+bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
+                        size_t vlen);
 
 /* Fill an ads_row from a parsed envelope. */
 void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
@@ -372,6 +385,20 @@ int ads_seq__note_key(ads_txn *txn, const ads_type *t, const ads_value *v, ads_e
  * length (for a new record: the key to store it under). */
 int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
                     size_t *slen, MDB_val *val, ads_error *err);
+
+/* Walks of a table (scan.c): what a walk relies on is checked as it goes,
+ * each failure ADS_ECORRUPT naming type tname. ads_walk__order: key k
+ * comes after the previous key prev (plen 0: none yet). check_start: the key
+ * before the first key at or after prefix is below the prefix.
+ * check_end: the key `end` that ended a walk (after `last`) is sound: in
+ * order, its row reads, its type exists, the key after it is greater. */
+int ads_walk__corrupt(const char *tname, const char *what, ads_error *err);
+int ads_walk__order(const void *prev, size_t plen, const MDB_val *k, const char *tname,
+                    ads_error *err);
+int ads_walk__check_start(ads_txn *txn, MDB_dbi dbi, const unsigned char *prefix, size_t plen,
+                          const char *tname, ads_error *err);
+int ads_walk__check_end(ads_txn *txn, MDB_dbi dbi, const void *last, size_t llen,
+                        const MDB_val *end, const char *tname, ads_error *err);
 
 /* Hooks: note a change for after-commit notification. */
 int ads_hooks__note(ads_txn *txn, const ads_type *t, ads_change_kind kind,

@@ -428,3 +428,125 @@ long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigne
         return ADS_ECORRUPT;
     }
 }
+
+/* ---- checking stored keys (every read) ---- */
+
+/* Bytes of one escaped string at p (folded: no upper-case ASCII), its
+ * 00 00 end included; -1 if it is not one. */
+static long skip_escaped(const unsigned char *p, const unsigned char *end, bool folded)
+{
+    const unsigned char *q = p;
+    while (q < end) {
+        if (*q == 0) {
+            if (q + 1 >= end)
+                return -1;
+            if (q[1] == 0)
+                return (long)(q + 2 - p);
+            if (q[1] != 0xff)
+                return -1;
+            q += 2;
+        } else {
+            if (folded && *q >= 'A' && *q <= 'Z')
+                return -1;
+            q++;
+        }
+    }
+    return -1;
+}
+
+/* Bytes of one encoded key value at p; -1 if the bytes are not one. */
+static long skip_value(const unsigned char *p, const unsigned char *end, int depth)
+{
+    if (p >= end || depth > ADS_MAX_DEPTH)
+        return -1;
+    const unsigned char *q = p + 1;
+    long n;
+    switch (*p) {
+    case KEY_NUMBER:
+    case KEY_IDENT:
+        return end - q >= 16 ? 17 : -1;
+    case KEY_ABSTIME:
+    case KEY_RELTIME:
+        return end - q >= 8 ? 9 : -1;
+    case KEY_STRING:
+        n = skip_escaped(q, end, true);
+        return n < 0 ? -1 : 1 + n;
+    case KEY_LIST:
+        while (q < end && *q != KEY_END) {
+            if ((n = skip_value(q, end, depth + 1)) < 0)
+                return -1;
+            q += n;
+        }
+        return q < end ? (long)(q + 1 - p) : -1;
+    case KEY_BLOB:
+        if ((n = skip_escaped(q, end, false)) < 0)
+            return -1;
+        q += n;
+        if (q < end && *q == KEY_END)
+            return (long)(q + 1 - p);
+        if (q < end && *q == KEY_RECORD && (n = skip_value(q, end, depth + 1)) > 0)
+            return (long)(q + n - p);
+        return -1;
+    case KEY_RECORD:
+        while (q < end && *q != KEY_END) {
+            if ((n = skip_escaped(q, end, true)) < 0)
+                return -1;
+            q += n;
+            if ((n = skip_value(q, end, depth + 1)) < 0)
+                return -1;
+            q += n;
+        }
+        return q < end ? (long)(q + 1 - p) : -1;
+    default:
+        return -1;
+    }
+}
+
+/* Do the bytes [p, end) hold whole key values, at least one? */
+static bool values_fill(const unsigned char *p, const unsigned char *end)
+{
+    if (p >= end)
+        return false;
+    while (p < end) {
+        long n = skip_value(p, end, 0);
+        if (n < 0)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned char *full,
+                          size_t full_len, double ts, int64_t systs)
+{
+    size_t rest;
+    if (full) {
+        /* a long key: the stored form is the whole key's prefix and hash */
+        if (slen != ADS_KEY_LONG_LEN && slen != ADS_KEY_LONG_LEN + 16)
+            return -1;
+        if (full_len <= ADS_KEY_INLINE_MAX || memcmp(skey, full, ADS_KEY_PREFIX) != 0 ||
+            !values_fill(full + 4, full + full_len))
+            return -1;
+        XXH128_hash_t h = XXH3_128bits(full, full_len);
+        if (get_be64(skey + ADS_KEY_PREFIX) != h.high64 ||
+            get_be64(skey + ADS_KEY_PREFIX + 8) != h.low64)
+            return -1;
+        rest = slen - ADS_KEY_LONG_LEN;
+    } else if (slen > 4 && values_fill(skey + 4, skey + slen)) {
+        rest = 0;
+    } else if (slen > 4 + 16 && values_fill(skey + 4, skey + slen - 16)) {
+        rest = 16;
+    } else {
+        return -1;
+    }
+    if (rest) {
+        /* a history key ends in the row's own (_Timestamp, __SystemTimestamp) */
+        unsigned char sfx[16];
+        ads_key__sortable_double(sfx, ts);
+        for (int i = 0; i < 8; i++)
+            sfx[8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
+        if (memcmp(skey + slen - 16, sfx, 16) != 0)
+            return -1;
+    }
+    return 0;
+}

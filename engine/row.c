@@ -126,6 +126,27 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
     put_le(v, checksum(v, out->len - start, skey, skey_len), 4);
 }
 
+bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
+                        size_t vlen)
+{
+    if (vlen < ADS_ROW_HEADER + 3)
+        return false;
+    uint64_t tsbits = get_le(v + 8, 8);
+    double ts;
+    memcpy(&ts, &tsbits, 8);
+    const unsigned char *full = NULL;
+    size_t fl = 0;
+    if (v[5] & ROW_LONGKEY) {
+        if (vlen - ADS_ROW_HEADER < 4)
+            return false;
+        fl = get_le(v + ADS_ROW_HEADER, 4);
+        if (fl > vlen - ADS_ROW_HEADER - 4)
+            return false;
+        full = v + ADS_ROW_HEADER + 4;
+    }
+    return ads_key__check_stored(skey, skey_len, full, fl, ts, (int64_t)get_le(v + 24, 8)) == 0;
+}
+
 int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
                    const unsigned char *v, size_t vlen, const char *where, ads_error *err)
 {
@@ -161,6 +182,14 @@ int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
     }
     out->data = v + at;
     out->len = vlen - at;
+    /* The checksum covers the value, not the key it is stored under: a
+     * flipped byte there would read as another record, or end a scan early.
+     * So the key must frame key values and, in history, end in this row's
+     * own dates (checked on every read, as the checksum is). */
+    if (ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len, out->ts,
+                              out->systs))
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "%s: the key the row is stored under is corrupt", where);
     return 0;
 }
 

@@ -36,6 +36,12 @@ struct ads_scan {
     uint64_t visited;    /* records visited (the map's pages are dropped every 2^17) */
 };
 
+static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
 static bool truthy(const ads_value *v)
 {
     switch (v->type) {
@@ -48,6 +54,54 @@ static bool truthy(const ads_value *v)
     default:
         return false;
     }
+}
+
+/* A lookup of key (stored form) found nothing. A byte flipped in the key of
+ * the very record looked up makes it miss too; such a key sits where the
+ * record belongs, so the keys around that place must be in order and sound
+ * for the miss to be trusted. */
+static int check_miss(ads_txn *txn, const unsigned char *key, size_t klen, const char *tname,
+                      ads_error *err)
+{
+    MDB_cursor *c;
+    MDB_val k = {klen, (void *)key}, v, win[4];
+    int n = 0, at, rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "reading a record");
+    /* up to two keys before the place, and two from it */
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    else if (rc == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    for (at = 0; at < 2 && rc == 0; at++) {
+        if (!ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size))
+            break;
+        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    }
+    bool sound = at == 2 || rc == MDB_NOTFOUND;
+    if (sound && rc == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* back to the first of the window */
+    else if (sound && rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    while (sound && rc == 0 && n < 4) {
+        if (!ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size) ||
+            (n && key_cmp(k.mv_data, k.mv_size, win[n - 1].mv_data, win[n - 1].mv_size) <= 0)) {
+            sound = false;
+            break;
+        }
+        win[n++] = k;
+        if (key_cmp(k.mv_data, k.mv_size, key, klen) > 0 && n >= 2 &&
+            key_cmp(win[n - 2].mv_data, win[n - 2].mv_size, key, klen) > 0)
+            break; /* two keys past the place */
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    if (rc && rc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, rc, "reading a record");
+    if (!sound)
+        return ads_walk__corrupt(tname, "a key where the record would be is damaged", err);
+    return 0;
 }
 
 int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *keys, size_t n,
@@ -77,6 +131,8 @@ int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *
     MDB_val v;
     if (!rc)
         rc = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen, &v, err);
+    if (rc == 0 && full->len <= ADS_KEY_INLINE_MAX)
+        rc = check_miss(txn, skey, slen, t->name, err);
     if (rc == 1) {
         row_env env;
         /* the row keeps a copy of the stored key: it lives as long as the row */
@@ -162,6 +218,86 @@ void ads_scan_close(ads_scan *s)
     free(s);
 }
 
+/* ---- trusting the walk ----
+ *
+ * A row's checksum does not cover the key it is stored under, and a walk of a
+ * type's records stops at the first key without the type's prefix. A byte
+ * flipped in a key would so end a scan early, or hide the rows before it,
+ * and nothing would say so. So every walk checks what it relies on: keys come
+ * in increasing order, the key before a type's first record is below the
+ * type, and the key that ends the walk is sound (its row reads, its type
+ * exists, the key after it is greater). Rows themselves check that their key
+ * frames key values (row.c). */
+
+int ads_walk__corrupt(const char *tname, const char *what, ads_error *err)
+{
+    return ads_error_set(err, ADS_ECORRUPT,
+                         "type %s: the store is corrupt: %s (adstore verify says where)", tname,
+                         what);
+}
+
+int ads_walk__order(const void *prev, size_t plen, const MDB_val *k, const char *tname,
+                    ads_error *err)
+{
+    if (plen && key_cmp(k->mv_data, k->mv_size, prev, plen) <= 0)
+        return ads_walk__corrupt(tname, "its keys are out of order", err);
+    return 0;
+}
+
+int ads_walk__check_start(ads_txn *txn, MDB_dbi dbi, const unsigned char *prefix, size_t plen,
+                          const char *tname, ads_error *err)
+{
+    MDB_cursor *c;
+    MDB_val k = {plen, (void *)prefix}, v;
+    int rc = mdb_cursor_open(txn->txn, dbi, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "scanning");
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "scanning");
+    if (key_cmp(k.mv_data, k.mv_size, prefix, plen) >= 0 ||
+        (k.mv_size >= plen && memcmp(k.mv_data, prefix, plen) == 0))
+        return ads_walk__corrupt(tname, "a key before its records is damaged", err);
+    return 0;
+}
+
+int ads_walk__check_end(ads_txn *txn, MDB_dbi dbi, const void *last, size_t llen,
+                        const MDB_val *end, const char *tname, ads_error *err)
+{
+    if (!end)
+        return 0;
+    int rc = ads_walk__order(last, llen, end, tname, err);
+    if (rc)
+        return rc;
+    MDB_cursor *c;
+    MDB_val k = *end, v;
+    if ((rc = mdb_cursor_open(txn->txn, dbi, &c)))
+        return ads_db__lmdb(txn, err, rc, "scanning");
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_KEY);
+    MDB_val next, nv;
+    int nrc = rc ? rc : mdb_cursor_get(c, &next, &nv, MDB_NEXT);
+    mdb_cursor_close(c);
+    if (rc == MDB_NOTFOUND)
+        return ads_walk__corrupt(tname, "a key after its records cannot be found again", err);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "scanning");
+    if (nrc && nrc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, nrc, "scanning");
+    const ads_type *t;
+    if (k.mv_size < 4 || !ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size) ||
+        ads_types__by_id(&t, txn, ads_key__get_typeid(k.mv_data), NULL) ||
+        (nrc == 0 && key_cmp(next.mv_data, next.mv_size, k.mv_data, k.mv_size) <= 0))
+        return ads_walk__corrupt(tname, "a key after its records is damaged", err);
+    return 0;
+}
+
 /* The type of a latest key (every-type scans cache the last one). */
 static int type_of_key(ads_scan *s, const unsigned char *key, const ads_type **out, ads_error *err)
 {
@@ -195,6 +331,10 @@ static int next_record(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
         k->mv_size = s->last_len;
         rc = mdb_cursor_get(s->lc, k, v, MDB_SET_KEY);
     } else if (!s->started || !s->txn->readonly) {
+        if (!s->started && s->type &&
+            (rc = ads_walk__check_start(s->txn, s->txn->db->latest, s->last, 4, s->type->name,
+                                        err)))
+            return rc;
         /* seek to the first key after the last one (or at the type prefix) */
         k->mv_data = s->last;
         k->mv_size = s->last_len;
@@ -207,12 +347,20 @@ static int next_record(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
     } else {
         rc = mdb_cursor_get(s->lc, k, v, MDB_NEXT);
     }
+    const char *tname = s->type ? s->type->name : "(any)";
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc)
         return ads_db__lmdb(s->txn, err, rc, "scanning");
-    if (s->type && (k->mv_size < 4 || memcmp(k->mv_data, s->last, 4) != 0))
+    if (s->type && (k->mv_size < 4 || memcmp(k->mv_data, s->last, 4) != 0)) {
+        /* the end of the type's records, or a damaged key */
+        if (!s->single && (rc = ads_walk__check_end(s->txn, s->txn->db->latest, s->last,
+                                                     s->last_len, k, tname, err)))
+            return rc;
         return 0;
+    }
+    if (!s->single && (rc = ads_walk__order(s->last, s->last_len, k, tname, err)))
+        return rc;
     if (k->mv_size > ADS_KEY_INLINE_MAX)
         return ads_error_set(err, ADS_ECORRUPT, "a latest key of %zu bytes", k->mv_size);
     memcpy(s->last, k->mv_data, k->mv_size);
@@ -224,7 +372,11 @@ static int next_record(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
 static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
 {
     int rc;
+    const char *tname = s->cur ? s->cur->name : s->type ? s->type->name : "(any)";
     if (s->hlast_len == 0) {
+        if ((rc = ads_walk__check_start(s->txn, s->txn->db->history, s->last, s->last_len, tname,
+                                        err)))
+            return rc;
         k->mv_data = s->last;
         k->mv_size = s->last_len;
         rc = mdb_cursor_get(s->hc, k, v, MDB_SET_RANGE);
@@ -242,8 +394,16 @@ static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
         return 0;
     if (rc)
         return ads_db__lmdb(s->txn, err, rc, "scanning history");
-    if (k->mv_size != s->last_len + 16 || memcmp(k->mv_data, s->last, s->last_len) != 0)
-        return 0;
+    if (k->mv_size != s->last_len + 16 || memcmp(k->mv_data, s->last, s->last_len) != 0) {
+        /* the end of the record's history, or a damaged key */
+        if (s->hlast_len)
+            return ads_walk__check_end(s->txn, s->txn->db->history, s->hlast, s->hlast_len, k,
+                                       tname, err);
+        return ads_walk__check_end(s->txn, s->txn->db->history, s->last, s->last_len, k, tname,
+                                   err);
+    }
+    if ((rc = ads_walk__order(s->hlast, s->hlast_len, k, tname, err)))
+        return rc;
     memcpy(s->hlast, k->mv_data, k->mv_size);
     s->hlast_len = k->mv_size;
     return 1;

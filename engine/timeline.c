@@ -119,9 +119,16 @@ static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
             rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
         while (rc == 0 && r->nbuf < TL_BUF) {
             if (k.mv_size != klen + 16 || memcmp(k.mv_data, r->lk.mv_data, klen) != 0) {
+                /* the end of the record's history, or a damaged key */
+                if ((rc = ads_walk__check_end(tl->txn, tl->txn->db->history, r->hlast.mv_data,
+                                              r->hlast.mv_size, &k, r->type->name, err)))
+                    return rc;
                 r->history_done = true;
                 break;
             }
+            if ((rc = ads_walk__order(r->hlast.mv_data, r->hlast.mv_size, &k, r->type->name,
+                                      err)))
+                return rc;
             tl_item *it = &r->buf[r->nbuf];
             it->k = k;
             it->v = v;
@@ -201,7 +208,12 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
         r->nbuf++;
         r->hlast = k;
     } else {
-        /* the record begins after t1: read from its first history row */
+        /* the record begins after t1: read from its first history row (the
+         * key found before it must be another record's, below this one) */
+        if (rc == 0 && (ads_walk__order(k.mv_data, k.mv_size, &r->lk, r->type->name, err) ||
+                        !ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size)))
+            return ads_walk__corrupt(r->type->name, "a key before a record's history is damaged",
+                                     err);
         r->hlast.mv_data = r->lk.mv_data;
         r->hlast.mv_size = klen;
     }
@@ -261,15 +273,27 @@ int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, doubl
         prefix[3] = (unsigned char)t->id;
         k.mv_data = prefix;
         k.mv_size = 4;
+        if ((rc = ads_walk__check_start(txn, txn->db->latest, prefix, 4, t->name, err)))
+            goto fail;
         rc = mdb_cursor_get(lc, &k, &v, MDB_SET_RANGE);
     } else {
         rc = mdb_cursor_get(lc, &k, &v, MDB_FIRST);
     }
     size_t cap = 0;
     const ads_type *cur = NULL;
+    MDB_val prev = {0, NULL};
     while (rc == 0) {
-        if (t && (k.mv_size < 4 || memcmp(k.mv_data, prefix, 4) != 0))
+        const char *tname = t ? t->name : cur ? cur->name : "(any)";
+        if (t && (k.mv_size < 4 || memcmp(k.mv_data, prefix, 4) != 0)) {
+            /* the end of the type's records, or a damaged key */
+            if ((rc = ads_walk__check_end(txn, txn->db->latest, prev.mv_data ? prev.mv_data : prefix,
+                                          prev.mv_data ? prev.mv_size : 4, &k, tname, err)))
+                goto fail;
             break;
+        }
+        if ((rc = ads_walk__order(prev.mv_data, prev.mv_size, &k, tname, err)))
+            goto fail;
+        prev = k;
         uint32_t id = ads_key__get_typeid(k.mv_data);
         if (!cur || cur->id != id) {
             if (t) {

@@ -282,3 +282,29 @@ uint64_t ts_verify(ads_db *db)
         fail_msg("verify: %s", err.message);
     return res.problems;
 }
+
+size_t ts_flip_file(const char *path, const void *pat, size_t plen, size_t off,
+                    unsigned char mask)
+{
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    assert_true(size > 0);
+    unsigned char *d = malloc((size_t)size);
+    assert_non_null(d);
+    rewind(f);
+    assert_int_equal(fread(d, 1, (size_t)size, f), (size_t)size);
+    size_t n = 0;
+    for (size_t i = 0; i + plen <= (size_t)size; i++) {
+        if (memcmp(d + i, pat, plen) != 0)
+            continue;
+        d[i + off] ^= mask;
+        n++;
+    }
+    rewind(f);
+    assert_int_equal(fwrite(d, 1, (size_t)size, f), (size_t)size);
+    assert_int_equal(fclose(f), 0);
+    free(d);
+    return n;
+}

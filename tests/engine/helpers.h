@@ -45,6 +45,10 @@ char *ts_attr(ads_db *db, const char *type, const char *key, const char *attr);
 char *ts_history(ads_db *db, const char *type, const char *key);
 /* Number of latest rows of type (deleted ones too when all). */
 size_t ts_count(ads_db *db, const char *type, bool deleted);
+/* XOR byte `off` of every occurrence of pat (plen bytes) in file path with
+ * mask, behind LMDB's back (a damaged disk). Returns the occurrences. */
+size_t ts_flip_file(const char *path, const void *pat, size_t plen, size_t off,
+                    unsigned char mask);
 /* Verify the store; returns the number of problems (messages printed). */
 uint64_t ts_verify(ads_db *db);
 

@@ -205,6 +205,102 @@ static void verify__a_sound_store_has_no_problems(void **state)
     assert_int_equal(res.rows, 25);
 }
 
+/* A store of 3000 records with a history, one key's byte flipped in the
+ * data file at key byte `off` (of 00 00 00 10 20 "n01500" 00 00); then every
+ * read that meets it fails naming the type, and verify reports, never
+ * silently a shorter answer. */
+static void flipped_key(size_t off, unsigned char mask, const char *scan_msg,
+                        const char *get_msg)
+{
+    tstore big;
+    ads_db *bdb = ts_open(&big, T0);
+    ads_error err;
+    ts_declare(bdb, "Node", "Name", NULL);
+    ads_bulk *b;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_bulk_begin(&b, bdb, NULL, &err), 0);
+    for (int i = 0; i < 3000; i++) {
+        char text[100];
+        const ads_record *r;
+        snprintf(text, sizeof text, "[ AdType = \"Node\"; Name = \"n%05d\"; X = %d ]", i, i);
+        assert_int_equal(ads_record_parse(&r, a, text, strlen(text), NULL), 0);
+        assert_int_equal(ads_bulk_add(b, r, &err), 0);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    /* a second row for n01500 (its first goes to history) */
+    ts_time(&big, T0 + 10);
+    assert_int_equal(ts_store(bdb, &err, "[ AdType = \"Node\"; Name = \"n01500\"; X = 0 ]"), 0);
+    ts_reopen_close(&big);
+    char file[1200];
+    snprintf(file, sizeof file, "%s/data.mdb", big.path);
+    /* the record key: type id 16, a string, its end (in `latest`, and at
+     * the start of its history key) */
+    static const unsigned char lkey[] = {0, 0, 0, 16, 0x20, 'n', '0', '1', '5', '0', '0', 0, 0};
+    assert_true(ts_flip_file(file, lkey, sizeof lkey, off, mask) >= 2); /* latest and history */
+    bdb = ts_reopen(&big);
+
+    ads_txn *txn;
+    const ads_type *t;
+    ads_scan *s;
+    ads_row *r, row;
+    assert_int_equal(ads_txn_begin(&txn, bdb, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Node", 4, NULL), 0);
+    /* a scan of every record */
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, &err), 0);
+    int rc, n = 0;
+    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+        n++;
+    ads_scan_close(s);
+    assert_int_equal(rc, ADS_ECORRUPT);
+    assert_string_equal(err.message, scan_msg);
+    /* with history */
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_HISTORY, &err), 0);
+    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+        n++;
+    ads_scan_close(s);
+    assert_int_equal(rc, ADS_ECORRUPT);
+    /* the record itself */
+    ads_value kv = ads_string("n01500", 6);
+    assert_int_equal(ads_txn_get(txn, &row, t, &kv, 1, a, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message, get_msg);
+    /* over time */
+    ads_timeline *tl;
+    rc = ads_timeline_open(&tl, txn, t, T0 - 1, T0 + 100, &err);
+    if (rc == 0) {
+        size_t rec;
+        while ((rc = ads_timeline_next(tl, &r, &rec, &err)) == 1)
+            ;
+        ads_timeline_close(tl);
+    }
+    assert_int_equal(rc, ADS_ECORRUPT);
+    ads_txn_abort(txn);
+    /* verify reports it */
+    ads_verify_result res;
+    assert_int_equal(ads_db_verify(bdb, NULL, NULL, &res, &err), 0);
+    assert_true(res.problems > 0);
+    ads_arena_free(a);
+    ts_close(&big);
+}
+
+static void corrupt__a_flipped_key_byte_fails_reads_never_shortens_them(void **state)
+{
+    (void)state;
+    /* the type id: the key leaves the type's range, which ended scans early */
+    flipped_key(2, 0x40, "type Node: the store is corrupt: a key after its records cannot be "
+                         "found again (adstore verify says where)",
+                "type Node: the store is corrupt: a key where the record would be is damaged "
+                "(adstore verify says where)");
+    /* a letter of the string: keys out of order */
+    flipped_key(5, 0x08, "type Node: the store is corrupt: its keys are out of order (adstore "
+                         "verify says where)",
+                "type Node: the store is corrupt: a key where the record would be is damaged "
+                "(adstore verify says where)");
+    /* the value's tag: the key no longer frames a key value */
+    flipped_key(4, 0x40, "latest row of type Node: the key the row is stored under is corrupt",
+                "type Node: the store is corrupt: a key where the record would be is damaged "
+                "(adstore verify says where)");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -213,6 +309,7 @@ int main(void)
         T(corrupt__flipped_history_row),
         T(verify__history_without_latest_and_counts),
         T(verify__a_sound_store_has_no_problems),
+        T(corrupt__a_flipped_key_byte_fails_reads_never_shortens_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
