@@ -164,6 +164,85 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
     return rc;
 }
 
+/* ---- checking rows ---- */
+
+void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char *key,
+                        size_t len, ads_arena *a)
+{
+    if (len < 4) {
+        snprintf(out, cap, "a key of %zu bytes", len);
+        return;
+    }
+    char tn[32];
+    const char *tname = tn;
+    const ads_type *t;
+    ads_error quiet;
+    uint32_t id = ads_key__get_typeid(key);
+    if (ads_types__by_id(&t, txn, id, &quiet) == 0)
+        tname = t->name;
+    else
+        snprintf(tn, sizeof tn, "type id %u", (unsigned)id);
+    ads_buf b = ADS_BUF_INIT;
+    const unsigned char *p = key + 4, *end = key + len;
+    ads_buf_addc(&b, '{');
+    while (p < end) {
+        ads_value v;
+        long n = ads_key__decode_value(&v, p, end, a, 0);
+        if (n <= 0) {
+            ads_buf_adds(&b, p == key + 4 ? " (undecodable)" : ", (undecodable)");
+            break;
+        }
+        ads_buf_adds(&b, p == key + 4 ? " " : ", ");
+        ads_value_unparse(&b, &v);
+        p += n;
+    }
+    ads_buf_adds(&b, " }");
+    snprintf(out, cap, "type %s, key %s", tname, b.failed ? "{ ? }" : ads_buf_cstr(&b));
+    ads_buf_free(&b);
+}
+
+int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
+                        const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
+                        char *why, size_t cap)
+{
+    const char *what = latest ? "latest row" : "history row";
+    size_t min = latest ? 5 : 5 + 16;
+    ads_error e;
+    row_env env;
+    const char *pre = ""; /* ads_row__parse names the row itself */
+    if (klen < min) {
+        snprintf(e.message, sizeof e.message, "%s: a key of %zu bytes", what, klen);
+    } else if (ads_row__parse(&env, key, klen, val, vlen, what, &e) == 0) {
+        if (ads_msgpack_check(env.data, env.len, &e) == 0)
+            return 0;
+        pre = latest ? "latest row: " : "history row: ";
+    }
+    /* a long key's full form is in the row, which cannot be trusted: name
+     * the record by the key as stored */
+    char name[400];
+    ads_dump__row_name(name, sizeof name, txn, key, latest || klen < min ? klen : klen - 16, a);
+    snprintf(why, cap, "%s: %s%s", name, pre, e.message);
+    return ADS_ECORRUPT;
+}
+
+/* Check a row before it goes into the dump: 0 to write it, 1 to leave it
+ * out (salvage), or ADS_ECORRUPT naming its type and key. */
+static int dump_check(ads_txn *txn, const MDB_val *k, const MDB_val *v, bool latest,
+                      const ads_dump_options *opt, ads_dump_result *res, ads_arena *a,
+                      ads_error *err)
+{
+    char why[ADS_ERROR_MESSAGE_MAX];
+    if (!ads_dump__check_row(txn, k->mv_data, k->mv_size, v->mv_data, v->mv_size, latest, a,
+                             why, sizeof why))
+        return 0;
+    if (!opt->salvage)
+        return ads_error_set(err, ADS_ECORRUPT, "%s", why);
+    res->skipped++;
+    if (opt->bad_row)
+        opt->bad_row(opt->ctx, why);
+    return 1;
+}
+
 /* ---- dump ---- */
 
 static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, const MDB_val *v)
@@ -178,12 +257,34 @@ static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, con
     return 0;
 }
 
+/* One row: left out by the filters, checked (a key too short to name a type
+ * is a bad row, not one of another type), then written. */
+static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, const MDB_val *k,
+                    const MDB_val *v, bool latest, const ads_dump_options *opt,
+                    ads_dump_result *res, ads_arena *a, ads_error *err)
+{
+    if (k->mv_size >= 4 && !keep_type(fl, ads_key__get_typeid(k->mv_data)))
+        return 0;
+    ads_arena_reset(a);
+    int rc = dump_check(txn, k, v, latest, opt, res, a, err);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    if (opt->format == ADS_DUMP_TEXT) {
+        if ((rc = text_row(o, txn, k, v, latest, a, err)))
+            return rc;
+    } else {
+        put_item(o, pk, latest ? ITEM_LATEST : ITEM_HISTORY, k, v);
+    }
+    res->rows++;
+    return 0;
+}
+
 int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_result *res,
                 ads_error *err)
 {
     if (!db || !f)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    ads_dump_options none = {ADS_DUMP_MSGPACK, NULL, 0, NULL, 0, NULL, NULL};
+    ads_dump_options none = {ADS_DUMP_MSGPACK, NULL, 0, NULL, 0, NULL, NULL, false, NULL};
     if (!opt)
         opt = &none;
     ads_dump_result local;
@@ -296,14 +397,8 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
                 if (c > 0 || (c == 0 && rl > k.mv_size))
                     break; /* a later record's */
             }
-            if (hk.mv_size >= 4 && keep_type(&fl, ads_key__get_typeid(hk.mv_data))) {
-                ads_arena_reset(a);
-                if (text && (rc = text_row(&o, txn, &hk, &hv, false, a, err)))
-                    goto cleanup;
-                if (!text)
-                    put_item(&o, &pk, ITEM_HISTORY, &hk, &hv);
-                res->rows++;
-            }
+            if ((rc = dump_row(&o, &pk, txn, &fl, &hk, &hv, false, opt, res, a, err)))
+                goto cleanup;
             hrc = mdb_cursor_get(hc, &hk, &hv, MDB_NEXT);
         }
         if (hrc && hrc != MDB_NOTFOUND) {
@@ -312,14 +407,8 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         }
         if (!have_latest)
             break;
-        if (k.mv_size >= 4 && keep_type(&fl, ads_key__get_typeid(k.mv_data))) {
-            ads_arena_reset(a);
-            if (text && (rc = text_row(&o, txn, &k, &v, true, a, err)))
-                goto cleanup;
-            if (!text)
-                put_item(&o, &pk, ITEM_LATEST, &k, &v);
-            res->rows++;
-        }
+        if ((rc = dump_row(&o, &pk, txn, &fl, &k, &v, true, opt, res, a, err)))
+            goto cleanup;
         if (o.bytes - dropped_at >= (2u << 20)) {
             ads_db__drop_map_pages(db);
             dropped_at = o.bytes;

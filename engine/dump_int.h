@@ -63,6 +63,19 @@ int ads_dump__read_item(ads_dump_reader *r, item *it, ads_error *err);
 /* "the dump is corrupt: WHAT" (ADS_ECORRUPT). */
 int ads_dump__corrupt(ads_error *err, const char *what);
 
+/* ---- checking rows (dump, restore) ---- */
+
+/* "type T, key K" of a stored key (len without a history key's 16 bytes of
+ * time), for messages; the type by its id when txn has no such type. */
+void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char *key,
+                        size_t len, ads_arena *a);
+
+/* Check a stored row (its key size, checksum, envelope and MessagePack):
+ * 0, or ADS_ECORRUPT with "type T, key K: latest row: what is wrong" in why. */
+int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
+                        const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
+                        char *why, size_t cap);
+
 /* ---- target directories (restore, backup) ---- */
 
 /* Is dir absent (*exists false), an empty directory, or a store with no rows?
@@ -71,5 +84,21 @@ int ads_dump__check_target(const char *dir, bool *exists, ads_error *err);
 
 /* Remove a store directory made by restore or backup (its two files). */
 void ads_dump__remove_store_dir(const char *dir);
+
+/* Remove what killed restores and backups of dir left beside it:
+ * dir.restoring-PID, dir.backup-PID and dir.replaced-PID whose process is
+ * gone (a live one's work in progress is left alone). */
+void ads_dump__sweep(const char *dir);
+
+/* fsync the file or directory path; fsync the directory that holds path.
+ * Errors: ADS_EIO. */
+int ads_dump__sync_path(const char *path, ads_error *err);
+int ads_dump__sync_parent(const char *path, ads_error *err);
+
+/* Move the finished store tmp (its data synced) to dir, durably: tmp's
+ * directory synced, the old dir (when exists: an empty directory or empty
+ * store) moved aside and removed, the parent directory synced. On failure
+ * dir is as it was and tmp is the caller's to remove. Errors: ADS_EIO. */
+int ads_dump__into_place(const char *tmp, const char *dir, bool exists, ads_error *err);
 
 #endif

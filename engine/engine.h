@@ -523,18 +523,27 @@ typedef struct ads_dump_options {
     size_t nexclude;
     ads_progress_fn progress;
     void *ctx;
+    bool salvage; /* leave out rows that fail their checks instead of refusing */
+    void (*bad_row)(void *ctx, const char *what); /* salvage: each row left out, as
+                                                     "type T, key K: what is wrong" */
 } ads_dump_options;
 
 typedef struct ads_dump_result {
     uint64_t rows, meta, bytes;
+    uint64_t skipped; /* salvage: rows left out */
 } ads_dump_result;
 
 /*
  * Write the whole store to f (docs/formats.md, "Dump format"): a header, the
  * store's metadata, every row of every record in key order, and a trailer
  * with counts and a checksum, from one read transaction (writers may go on).
- * Memory stays flat. Errors: ADS_ENOTFOUND (an unknown type in the options),
- * ADS_EIO (writing failed), ADS_ESTORAGE, ADS_ECORRUPT, ADS_ENOMEM.
+ * Every row is checked (checksum, envelope, MessagePack) before it is
+ * written: a bad row stops the dump with ADS_ECORRUPT naming its type and key
+ * (what was written before it is no dump: it has no trailer), unless
+ * opt->salvage, which leaves bad rows out, reports each to opt->bad_row and
+ * counts them in res->skipped. Memory stays flat. Errors: ADS_ENOTFOUND (an
+ * unknown type in the options), ADS_EIO (writing failed), ADS_ESTORAGE,
+ * ADS_ECORRUPT, ADS_ENOMEM.
  */
 int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_result *res,
                 ads_error *err);
@@ -550,7 +559,9 @@ typedef struct ads_restore_options {
  * format). dir must not exist, be an empty directory, or hold a store with no
  * rows. The store is built beside dir and moved into place only when the
  * dump's trailer counts and checksum match, so any failure leaves dir as it
- * was. Errors: ADS_EEXIST (dir holds rows or files), ADS_ECORRUPT (a
+ * was. Every row is checked as it is loaded (checksum, envelope, MessagePack;
+ * a text row must parse and be a row of a declared type): one bad row refuses
+ * the whole dump. Errors: ADS_EEXIST (dir holds rows or files), ADS_ECORRUPT (a
  * truncated or corrupt dump: the message says what), ADS_EVERSION (an
  * unknown dump format version), ADS_EIO, ADS_ENOMEM, ADS_ESTORAGE.
  */
@@ -572,13 +583,21 @@ int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *
 void ads_dump_reader_free(ads_dump_reader *r);
 
 /*
- * A consistent, compacted copy of the live store into directory dir (which
- * must not exist, or be empty, or hold an empty store): LMDB's compacting
- * copy through a read transaction, so writers go on meanwhile. The copy is a
- * complete store (mode 0600 in a 0700 directory). Errors: ADS_EEXIST,
+ * A consistent, compacted, verified copy of the live store into directory
+ * dir (which must not exist, or be empty, or hold an empty store): LMDB's
+ * compacting copy through a read transaction, so writers go on meanwhile.
+ * The copy is built in dir.backup-PID beside dir, synced, checked as
+ * ads_db_verify checks a store, and only then renamed into place (and the
+ * rename synced), so dir is never half a store; what a killed backup or
+ * restore of dir left beside it is removed first. The copy is a complete
+ * store (mode 0600 in a 0700 directory). progress (may be NULL) is called
+ * while the copy is checked. Errors: ADS_EEXIST, ADS_ECORRUPT (the copy
+ * fails its check: the message gives the number of problems and the first),
  * ADS_EIO, ADS_ESTORAGE.
  */
 int ads_db_backup(ads_db *db, const char *dir, ads_error *err);
+int ads_db_backup_ex(ads_db *db, const char *dir, ads_progress_fn progress, void *ctx,
+                     ads_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Hooks                                                                    */

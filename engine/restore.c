@@ -9,7 +9,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +184,16 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
             kl = key.len;
             v = val.p;
             vl = val.len;
+        } else if (b->kind[i] != ITEM_META) {
+            /* the dump's checksum covers its bytes, not whether the rows it
+             * carried were sound when they were dumped */
+            char why[ADS_ERROR_MESSAGE_MAX];
+            ads_arena_reset(a);
+            if (ads_dump__check_row(txn, (const unsigned char *)k, kl, (const unsigned char *)v, vl,
+                                    b->kind[i] == ITEM_LATEST, a, why, sizeof why)) {
+                rc = ads_error_set(err, ADS_ECORRUPT, "the dump is corrupt: %s", why);
+                break;
+            }
         }
         MDB_dbi dbi = b->kind[i] == ITEM_META ? db->meta
                     : b->kind[i] == ITEM_LATEST ? db->latest : db->history;
@@ -270,6 +282,101 @@ void ads_dump__remove_store_dir(const char *dir)
     rmdir(dir);
 }
 
+/* The directory holding path (without trailing slashes) and its last name. */
+static void split_path(const char *path, char *parent, size_t pcap, char *base, size_t bcap)
+{
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    size_t b = n;
+    while (b > 0 && path[b - 1] != '/')
+        b--;
+    snprintf(base, bcap, "%.*s", (int)(n - b), path + b);
+    if (b == 0)
+        snprintf(parent, pcap, ".");
+    else if (b == 1)
+        snprintf(parent, pcap, "/");
+    else
+        snprintf(parent, pcap, "%.*s", (int)(b - 1), path);
+}
+
+int ads_dump__sync_path(const char *path, ads_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ads_error_set(err, ADS_EIO, "cannot open %s to sync it: %s", path,
+                             strerror(errno));
+    int rc = 0;
+    if (fsync(fd) != 0)
+        rc = ads_error_set(err, ADS_EIO, "cannot sync %s: %s", path, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+int ads_dump__sync_parent(const char *path, ads_error *err)
+{
+    char parent[4200], base[4200];
+    split_path(path, parent, sizeof parent, base, sizeof base);
+    return ads_dump__sync_path(parent, err);
+}
+
+void ads_dump__sweep(const char *dir)
+{
+    static const char *const kinds[] = {".restoring-", ".backup-", ".replaced-"};
+    char parent[4200], base[4200], p[8500];
+    split_path(dir, parent, sizeof parent, base, sizeof base);
+    size_t bl = strlen(base);
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, base, bl) != 0)
+            continue;
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            const char *num = e->d_name + bl;
+            size_t kl = strlen(kinds[k]);
+            if (strncmp(num, kinds[k], kl) != 0)
+                continue;
+            num += kl;
+            char *end;
+            errno = 0;
+            long pid = strtol(num, &end, 10);
+            if (num[0] < '0' || num[0] > '9' || *end || errno || pid <= 0)
+                continue;
+            /* a live process's work in progress is left alone */
+            if (pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                continue;
+            if (snprintf(p, sizeof p, "%s/%s", parent, e->d_name) < (int)sizeof p)
+                ads_dump__remove_store_dir(p);
+        }
+    }
+    closedir(d);
+}
+
+int ads_dump__into_place(const char *tmp, const char *dir, bool exists, ads_error *err)
+{
+    char old[4200];
+    int rc;
+    snprintf(old, sizeof old, "%s.replaced-%ld", dir, (long)getpid());
+    /* the new store's names reach the disk before the name that finds them */
+    if ((rc = ads_dump__sync_path(tmp, err)))
+        return rc;
+    /* the old (empty) store aside, the new one in, the old one gone */
+    if (exists && rename(dir, old) != 0)
+        return ads_error_set(err, ADS_EIO, "cannot move %s aside: %s", dir, strerror(errno));
+    if (rename(tmp, dir) != 0) {
+        rc = ads_error_set(err, ADS_EIO, "cannot move the new store to %s: %s", dir,
+                           strerror(errno));
+        if (exists)
+            rename(old, dir);
+        return rc;
+    }
+    if (exists)
+        ads_dump__remove_store_dir(old);
+    return ads_dump__sync_parent(dir, err);
+}
+
 int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_dump_result *res,
                 ads_error *err)
 {
@@ -288,9 +395,9 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
     int rc = ads_dump__check_target(dir, &exists, err);
     if (rc)
         return rc;
-    char tmp[4200], old[4200];
+    char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.restoring-%ld", dir, (long)getpid());
-    snprintf(old, sizeof old, "%s.replaced-%ld", dir, (long)getpid());
+    ads_dump__sweep(dir);
     ads_dump__remove_store_dir(tmp);
     ads_dump_reader r;
     ads_db *db = NULL;
@@ -350,22 +457,10 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
     ads_db_close(db);
     db = NULL;
     res->bytes = r.bytes;
-    /* into place: the old (empty) store aside, the new one in, the old one gone */
-    if (exists && rename(dir, old) != 0) {
-        rc = ads_error_set(err, ADS_EIO, "cannot move %s aside: %s", dir, strerror(errno));
-        goto fail;
-    }
-    if (rename(tmp, dir) != 0) {
-        rc = ads_error_set(err, ADS_EIO, "cannot move the restored store to %s: %s", dir,
-                           strerror(errno));
-        if (exists)
-            rename(old, dir);
-        goto fail;
-    }
-    if (exists)
-        ads_dump__remove_store_dir(old);
     if (opt->progress)
         opt->progress(opt->ctx, res->rows, res->rows);
+    if ((rc = ads_dump__into_place(tmp, dir, exists, err)))
+        goto fail;
     ads_dump__reader_fini(&r);
     batch_free(&b);
     return 0;

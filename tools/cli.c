@@ -2,6 +2,7 @@
  * tools/cli.c: option scanning, messages, number parsing, opening the store,
  * and the help texts of the adstore program (`adstore help [command]`).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,30 @@ int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err)
     if (err->column > 0)
         return cli_fail(c, EXIT_INPUT, "'%s': column %d: %s", arg, err->column, msg);
     return cli_fail(c, EXIT_INPUT, "'%s': %s", arg, msg);
+}
+
+int cli_finish_output(const cli_ctx *c, int status)
+{
+    /* stdio keeps what a failed write could not write and tries again at the
+     * flush, so the flush's errno names the cause even of an earlier failure */
+    bool failed = ferror(stdout) != 0;
+    errno = 0;
+    int e = 0;
+    if (fflush(stdout) != 0) {
+        failed = true;
+        e = errno;
+    }
+    errno = 0;
+    if (fclose(stdout) != 0) {
+        failed = true;
+        if (!e)
+            e = errno;
+    }
+    if (!failed)
+        return status;
+    fprintf(stderr, "%s%s%s: cannot write output: %s\n", c->prog, c->command[0] ? " " : "",
+            c->command, e ? strerror(e) : "a write failed");
+    return status == EXIT_OK || status == EXIT_SALVAGED ? EXIT_INPUT : status;
 }
 
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -356,7 +381,7 @@ static const help_entry help_entries[] = {
      "  condor_q -json | adstore import --type Job -\n"},
     {"dump",
      "Usage: adstore dump [--format msgpack|text] [--type T]... [--exclude-type T]...\n"
-     "                    [-o FILE]\n"
+     "                    [--salvage] [-o FILE]\n"
      "\n"
      "Write the whole store, history included, from one consistent snapshot\n"
      "(writers may go on): a header, the store's metadata (node, generator and\n"
@@ -370,6 +395,13 @@ static const help_entry help_entries[] = {
      "  -t T, --type T          only records of type T (repeatable); Type, Attribute\n"
      "                          and Sequence records always come along\n"
      "  --exclude-type T        leave type T out (repeatable)\n"
+     "  --salvage               leave out rows that fail their checks, listing each\n"
+     "                          on stderr, and exit 3 if any was left out\n"
+     "\n"
+     "Every row's checksum and structure are checked as it is written: a bad row\n"
+     "stops the dump (exit 1, naming its type and key) and no FILE is written.\n"
+     "Exit status: 0 a whole dump, 1 failed, 2 bad usage, 3 salvaged (--salvage\n"
+     "left bad rows out: the dump restores, but is not the whole store).\n"
      "\n"
      "Format: docs/formats.md, \"Dump format\". Example:\n"
      "  adstore -d jobs.db dump -o jobs.dump && adstore -d copy.db restore jobs.dump\n"},

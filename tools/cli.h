@@ -10,8 +10,9 @@
 
 #include "engine/engine.h"
 
-/* Exit statuses (shared/spec/tools.md). */
-enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2 };
+/* Exit statuses (shared/spec/tools.md; docs/tools.md, "Common rules"):
+ * EXIT_SALVAGED is `dump --salvage` having left bad rows out. */
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SALVAGED = 3 };
 
 /* Options common to every subcommand. */
 typedef struct cli_ctx {
@@ -59,6 +60,14 @@ int cli_fail_err(const cli_ctx *c, const ads_error *err);
 /* Print an error about one text argument: "adstore CMD: 'ARG': column N:
  * message" (no column part when the error has none); returns EXIT_INPUT. */
 int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err);
+
+/*
+ * Flush and close standard output after a command that ended with status:
+ * if any write to it failed (a full disk, a closed pipe, /dev/full), print
+ * "adstore COMMAND: cannot write output: REASON" and return EXIT_INPUT (or
+ * status, if that is already a failure); else return status.
+ */
+int cli_finish_output(const cli_ctx *c, int status);
 
 /* Strict decimal: digits only, no sign or space, value <= max. */
 bool cli_parse_u64(const char *s, uint64_t max, uint64_t *out);

@@ -1,10 +1,13 @@
 /*
  * tools/cmd_dump.c: `adstore dump`, `adstore restore` and `adstore backup`
  * (shared/spec/tools.md, "Dump and restore"; docs/tools.md). The work is the
- * engine's (engine/dump.c, dump_read.c, restore.c, backup.c); these parse options, open files, show progress
- * and print the summary.
+ * engine's (engine/dump.c, dump_read.c, restore.c, backup.c); these parse
+ * options, open files, show progress and print the summary.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,74 @@
 
 #include "tools/cli.h"
 
+/* The directory holding path and path's last name. */
+static void split_path(const char *path, char *parent, size_t pcap, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        snprintf(parent, pcap, ".");
+        *base = path;
+    } else {
+        snprintf(parent, pcap, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+        *base = slash + 1;
+    }
+}
+
+/* fsync the directory holding path, so a rename into it is durable. */
+static int sync_dir_of(const char *path, ads_error *err)
+{
+    char parent[4200];
+    const char *base;
+    split_path(path, parent, sizeof parent, &base);
+    int fd = open(parent, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return ads_error_set(err, ADS_EIO, "cannot open %s to sync it: %s", parent,
+                             strerror(errno));
+    int rc = 0;
+    if (fsync(fd) != 0)
+        rc = ads_error_set(err, ADS_EIO, "cannot sync %s: %s", parent, strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* Remove FILE.partial-PID files that killed dumps to FILE left, when their
+ * process is gone (a running dump's is left alone). */
+static void sweep_partials(const char *out)
+{
+    char parent[4200], p[8500];
+    const char *base;
+    split_path(out, parent, sizeof parent, &base);
+    size_t bl = strlen(base);
+    DIR *d = opendir(parent);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *num = e->d_name + bl;
+        if (strncmp(e->d_name, base, bl) != 0 || strncmp(num, ".partial-", 9) != 0)
+            continue;
+        num += 9;
+        char *end;
+        errno = 0;
+        long pid = strtol(num, &end, 10);
+        if (num[0] < '0' || num[0] > '9' || *end || errno || pid <= 0 ||
+            pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if (snprintf(p, sizeof p, "%s/%s", parent, e->d_name) < (int)sizeof p)
+            unlink(p);
+    }
+    closedir(d);
+}
+
+/* A bad row left out by --salvage: one line on stderr each. */
+static void salvage_note(void *ctx, const char *what)
+{
+    progress *bar = ctx;
+    if (bar->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "adstore dump: skipped %s\n", what);
+}
+
 int cmd_dump(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -22,6 +93,7 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
     size_t ntypes = 0, nexclude = 0;
     const char *out = NULL, *opt, *v;
     int format = ADS_DUMP_MSGPACK, rc = EXIT_OK;
+    bool salvage = false;
     cli_args a;
     if (!ops || !types || !exclude) {
         rc = cli_fail(c, EXIT_INPUT, "out of memory");
@@ -63,6 +135,8 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
                 rc = EXIT_USAGE;
                 goto done;
             }
+        } else if (cli_is_opt(opt, NULL, "--salvage")) {
+            salvage = true;
         } else if (cli_is_opt(opt, NULL, "--exclude-type")) {
             if (!(exclude[nexclude++] = cli_args_value(&a, c, opt))) {
                 rc = EXIT_USAGE;
@@ -96,6 +170,7 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
             rc = cli_fail(c, EXIT_USAGE, "the output file name is too long");
             goto done;
         }
+        sweep_partials(out);
         mode_t old = umask(077);
         f = fopen(tmp, "wb");
         umask(old);
@@ -109,13 +184,18 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
     }
     progress bar;
     progress_init(&bar, "dump");
-    ads_dump_options o = {format, types, ntypes, exclude, nexclude, progress_cb, &bar};
+    ads_dump_options o = {format,      types, ntypes,  exclude,     nexclude,
+                          progress_cb, &bar,  salvage, salvage_note};
     ads_dump_result res;
     ads_error err;
     int drc = ads_db_dump(db, f, &o, &res, &err);
     progress_done(&bar);
     ads_db_close(db);
     if (out) {
+        /* durable before it has its name: the data synced, then renamed, then
+         * the rename synced */
+        if (!drc && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+            drc = ads_error_set(&err, ADS_EIO, "writing %s: %s", tmp, strerror(errno));
         int crc = fclose(f);
         if (!drc && crc != 0)
             drc = ads_error_set(&err, ADS_EIO, "writing %s: %s", tmp, strerror(errno));
@@ -124,17 +204,35 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
                                 strerror(errno));
         if (drc)
             unlink(tmp);
+        else
+            drc = sync_dir_of(out, &err);
     } else if (!drc && fflush(stdout) != 0) {
         drc = ads_error_set(&err, ADS_EIO, "writing standard output: %s", strerror(errno));
+    }
+    if (drc == ADS_ECORRUPT) {
+        rc = cli_fail(c, EXIT_INPUT,
+                      "%s; %s ('adstore verify' lists every problem; "
+                      "'adstore dump --salvage' dumps the rest)",
+                      err.message, out ? "no dump written" : "the output is not a dump");
+        goto done;
     }
     if (drc) {
         rc = cli_fail_err(c, &err);
         goto done;
     }
     double secs = progress_elapsed(&bar);
-    fprintf(stderr, "dump: %llu rows, %llu meta entries, %llu bytes, %.2f s (%.0f rows/s)\n",
+    fprintf(stderr, "dump: %llu rows, %llu meta entries, %llu bytes, %.2f s (%.0f rows/s)",
             (unsigned long long)res.rows, (unsigned long long)res.meta,
             (unsigned long long)res.bytes, secs, secs > 0 ? (double)res.rows / secs : 0.0);
+    if (res.skipped) {
+        /* a salvage is not a clean dump: its own status, so no script takes
+         * one for the other */
+        fprintf(stderr, ", %llu bad rows skipped (salvaged: not a whole store)\n",
+                (unsigned long long)res.skipped);
+        rc = EXIT_SALVAGED;
+        goto done;
+    }
+    fputc('\n', stderr);
 done:
     free(ops);
     free(types);
@@ -212,7 +310,8 @@ static int backup(cli_ctx *c, cli_args *a)
     progress bar;
     progress_init(&bar, "backup");
     ads_error err;
-    rc = ads_db_backup(db, to, &err);
+    rc = ads_db_backup_ex(db, to, progress_cb, &bar, &err);
+    progress_done(&bar);
     ads_db_close(db);
     if (rc)
         return cli_fail_err(c, &err);

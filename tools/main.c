@@ -1,7 +1,8 @@
 /*
  * tools/main.c: the adstore program's entry point. Reads the options that
  * come before the command (-d/--db, --help, --version) and hands the rest to
- * the command's function (tools/cmd_*.c).
+ * the command's function (tools/cmd_*.c), then checks that everything written
+ * to standard output reached it (cli_finish_output).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,19 +30,19 @@ static const command commands[] = {
     {"backup", cmd_backup},
 };
 
-int main(int argc, char **argv)
+/* The command's status, before standard output is checked. */
+static int run(cli_ctx *c, int argc, char **argv)
 {
-    cli_ctx c = {"adstore", "", NULL};
     int i = 1;
 
     for (; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-d") == 0 || strcmp(a, "--db") == 0) {
             if (++i == argc)
-                return cli_fail(&c, EXIT_USAGE, "option %s needs a value", a);
-            c.db_dir = argv[i];
+                return cli_fail(c, EXIT_USAGE, "option %s needs a value", a);
+            c->db_dir = argv[i];
         } else if (strncmp(a, "--db=", 5) == 0) {
-            c.db_dir = a + 5;
+            c->db_dir = a + 5;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             return cli_print_help(NULL);
         } else if (strcmp(a, "--version") == 0) {
@@ -62,10 +63,19 @@ int main(int argc, char **argv)
         return cli_print_help(i + 1 < argc ? argv[i + 1] : NULL);
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
         if (strcmp(commands[k].name, name) == 0) {
-            c.command = name;
-            return commands[k].run(&c, argc - i - 1, argv + i + 1);
+            c->command = name;
+            return commands[k].run(c, argc - i - 1, argv + i + 1);
         }
     }
     fprintf(stderr, "adstore: unknown command '%s'; 'adstore help' lists the commands\n", name);
     return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    cli_ctx c = {"adstore", "", NULL};
+    int status = run(&c, argc, argv);
+    /* every command's output is checked here, once: a result that did not
+     * reach its reader is a failure */
+    return cli_finish_output(&c, status);
 }

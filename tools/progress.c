@@ -5,6 +5,8 @@
  * output piped to files or tests never contains it.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,5 +73,17 @@ void progress_done(progress *p)
 
 void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
-    progress_update(ctx, done, total);
+    progress *p = ctx;
+    progress_update(p, done, total);
+    /* A test hook: with ADSTORE_TEST_STALL=last, the last call (the work done
+     * but not yet in place: a dump's file not renamed, a restored or backed
+     * up store not moved to its directory) says so on stderr and waits to
+     * be killed, so tests can kill -9 a command at its most delicate point
+     * without guessing at timing. */
+    const char *stall = getenv("ADSTORE_TEST_STALL");
+    if (total && done == total && stall && strcmp(stall, "last") == 0) {
+        fprintf(stderr, "%s: stalled (ADSTORE_TEST_STALL)\n", p->what);
+        for (;;)
+            pause();
+    }
 }

@@ -43,6 +43,12 @@ static int buf_add(buf *b, const char *s, size_t n)
 
 int run_adstore(run_result *r, const char *const *argv, const char *input)
 {
+    return run_adstore_env(r, argv, input, NULL, NULL);
+}
+
+int run_adstore_env(run_result *r, const char *const *argv, const char *input,
+                    const char *out_path, char *const *env)
+{
     int in[2], out[2], err[2];
     size_t argc = 0;
     while (argv[argc])
@@ -60,13 +66,16 @@ int run_adstore(run_result *r, const char *const *argv, const char *input)
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    if (out_path)
+        posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    else
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, err[1], 2);
     posix_spawn_file_actions_addclose(&fa, in[1]);
     posix_spawn_file_actions_addclose(&fa, out[0]);
     posix_spawn_file_actions_addclose(&fa, err[0]);
     pid_t pid;
-    int rc = posix_spawn(&pid, ADS_PROGRAM, &fa, NULL, args, environ);
+    int rc = posix_spawn(&pid, ADS_PROGRAM, &fa, NULL, args, env ? env : environ);
     posix_spawn_file_actions_destroy(&fa);
     free(args);
     close(in[0]);

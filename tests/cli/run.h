@@ -17,6 +17,10 @@ typedef struct run_result {
 /* Run ADS_PROGRAM with argv (NULL-terminated, without the program name) and
  * stdin from `input` (NULL: empty). Returns 0, or -1 if it could not start. */
 int run_adstore(run_result *r, const char *const *argv, const char *input);
+/* The same, with stdout written to the file out_path instead (NULL: captured;
+ * r->out is then empty) and the environment env (NULL: this process's). */
+int run_adstore_env(run_result *r, const char *const *argv, const char *input,
+                    const char *out_path, char *const *env);
 void run_free(run_result *r);
 
 /* A fresh empty directory under /tmp for a store; free with remove_tree. */

@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <lmdb.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "tests/cli/run.h"
 #include "tests/engine/helpers.h"
@@ -805,6 +808,212 @@ static void memory__dump_and_restore_stay_flat(void **state)
 #endif
 }
 
+/* ---- corrupt rows do not travel ---- */
+
+/* A small store of its own whose latest row n (in key order) has one bit
+ * flipped near its end, as a failing disk would leave it. */
+static char *corrupt_store(tstore *t, int n)
+{
+    ads_db *db = ts_open(t, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    ads_error err;
+    for (int i = 0; i < 6; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"m%d\"; Memory = %d ]", i,
+                 i * 100);
+        if (ts_store(db, &err, text))
+            fail_msg("%s", err.message);
+    }
+    ts_reopen_close(t);
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, t->path, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "latest", 0, &dbi), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+    unsigned char *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    copy[v.mv_size - 2] ^= 0x10;
+    MDB_val nv = {v.mv_size, copy}, kc = k;
+    mdb_cursor_close(c);
+    assert_int_equal(mdb_put(txn, dbi, &kc, &nv, 0), 0);
+    free(copy);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+    return t->path;
+}
+
+typedef struct bad_rows {
+    int n;
+    char first[300];
+} bad_rows;
+
+static void note_bad_row(void *ctx, const char *what)
+{
+    bad_rows *b = ctx;
+    if (b->n++ == 0)
+        snprintf(b->first, sizeof b->first, "%s", what);
+}
+
+static void dump__refuses_a_corrupt_row_naming_type_and_key(void **state)
+{
+    (void)state;
+    tstore t;
+    /* latest: the Type record, 3 Attribute records, then m0, m1, ...: m2 */
+    corrupt_store(&t, 6);
+    ads_db *db = ts_reopen(&t);
+    for (int format = 0; format < 2; format++) {
+        char *p = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&p, &len);
+        ads_dump_options o = {format, NULL, 0, NULL, 0, NULL, NULL, false, NULL};
+        ads_dump_result res;
+        ads_error err;
+        assert_int_equal(ads_db_dump(db, f, &o, &res, &err), ADS_ECORRUPT);
+        assert_string_equal(err.message, "type Machine, key { \"m2\" }: latest row: row checksum "
+                                         "mismatch (the row is corrupt)");
+        fclose(f);
+        free(p);
+    }
+    ts_close(&t);
+}
+
+static void dump__salvage_leaves_bad_rows_out_and_lists_them(void **state)
+{
+    (void)state;
+    tstore t;
+    corrupt_store(&t, 6);
+    ads_db *db = ts_reopen(&t);
+    char *p = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&p, &len);
+    bad_rows bad = {0, ""};
+    ads_dump_options o = {ADS_DUMP_MSGPACK, NULL, 0, NULL, 0, NULL, &bad, true, note_bad_row};
+    ads_dump_result res;
+    ads_error err;
+    assert_int_equal(ads_db_dump(db, f, &o, &res, &err), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(res.skipped, 1);
+    assert_int_equal(bad.n, 1);
+    assert_string_equal(bad.first, "type Machine, key { \"m2\" }: latest row: row checksum "
+                                   "mismatch (the row is corrupt)");
+    /* the rest restores, without the bad row */
+    const char *dir = target("salvaged");
+    assert_int_equal(restore_from(dir, p, len, false, &err), 0);
+    ads_db *copy = open_dir(dir);
+    assert_int_equal(ts_count(copy, "Machine", true), 5);
+    char *m2 = ts_latest(copy, "Machine", "{ \"m2\" }");
+    assert_null(m2);
+    ads_db_close(copy);
+    free(p);
+    ts_close(&t);
+}
+
+/* A msgpack dump whose item n (0: the first after the header) has its
+ * value's byte at (value length - back) flipped, with a trailer made anew so
+ * its counts and checksum match: a dump of a corrupt row, as a build that did
+ * not check rows would have written it. */
+static mem redo_dump(const mem *d, int n, size_t back)
+{
+    mem out = {NULL, 0};
+    FILE *f = open_memstream(&out.p, &out.len);
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0, prev = 0;
+    int item = -1;
+    uint64_t meta = 0, rows = 0;
+    XXH3_state_t *h = XXH3_createState();
+    XXH3_64bits_reset(h);
+    while (msgpack_unpack_next(&u, d->p, d->len, &off) == MSGPACK_UNPACK_SUCCESS) {
+        char *bytes = malloc(off - prev);
+        memcpy(bytes, d->p + prev, off - prev);
+        if (u.data.type == MSGPACK_OBJECT_ARRAY) {
+            const msgpack_object *val = &u.data.via.array.ptr[2];
+            if (u.data.via.array.ptr[0].via.u64 == 0)
+                meta++;
+            else
+                rows++;
+            if (item == n) {
+                size_t at = (size_t)(val->via.bin.ptr - (d->p + prev)) + val->via.bin.size - back;
+                bytes[at] ^= 0x10;
+            }
+        }
+        if (item >= 0 && u.data.type == MSGPACK_OBJECT_MAP) {
+            free(bytes);
+            break; /* the old trailer */
+        }
+        fwrite(bytes, 1, off - prev, f);
+        XXH3_64bits_update(h, bytes, off - prev);
+        free(bytes);
+        item++;
+        prev = off;
+    }
+    msgpack_sbuffer sb;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer pk;
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_map(&pk, 4);
+    msgpack_pack_str_with_body(&pk, "end", 3);
+    msgpack_pack_true(&pk);
+    msgpack_pack_str_with_body(&pk, "meta", 4);
+    msgpack_pack_uint64(&pk, meta);
+    msgpack_pack_str_with_body(&pk, "rows", 4);
+    msgpack_pack_uint64(&pk, rows);
+    msgpack_pack_str_with_body(&pk, "checksum", 8);
+    msgpack_pack_uint64(&pk, XXH3_64bits_digest(h));
+    fwrite(sb.data, 1, sb.size, f);
+    msgpack_sbuffer_destroy(&sb);
+    XXH3_freeState(h);
+    msgpack_unpacked_destroy(&u);
+    fclose(f);
+    return out;
+}
+
+static void restore__refuses_a_dump_carrying_a_corrupt_row(void **state)
+{
+    (void)state;
+    tstore t;
+    ads_db *db = ts_open(&t, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    ads_error err;
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"m0\"; Memory = 1 ]"), 0);
+    mem d = dump_of(db, ADS_DUMP_MSGPACK, NULL, 0, NULL, 0);
+    /* the unchanged dump goes through the rebuilding: the fault is the row */
+    mem same = redo_dump(&d, -2, 0);
+    assert_int_equal(same.len, d.len);
+    assert_memory_equal(same.p, d.p, d.len);
+    /* items: the meta entries, then Type, 3 Attribute, Machine m0 (the last) */
+    int items = 0;
+    {
+        msgpack_unpacked u;
+        msgpack_unpacked_init(&u);
+        size_t off = 0;
+        while (msgpack_unpack_next(&u, d.p, d.len, &off) == MSGPACK_UNPACK_SUCCESS)
+            items++;
+        msgpack_unpacked_destroy(&u);
+    }
+    mem bad = redo_dump(&d, items - 3, 2); /* items less the header, trailer: the last row */
+    const char *dir = target("carried");
+    assert_int_equal(restore_from(dir, bad.p, bad.len, false, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message, "the dump is corrupt: type Machine, key { \"m0\" }: latest "
+                                     "row: row checksum mismatch (the row is corrupt)");
+    assert_false(exists(dir));
+    no_leftovers(dir);
+    free(same.p);
+    free(bad.p);
+    free(d.p);
+    ts_close(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -820,6 +1029,9 @@ int main(void)
         cmocka_unit_test(dump_reader__rows_come_back_as_records_oldest_first),
         cmocka_unit_test(backup__during_writes_is_consistent_and_opens),
         cmocka_unit_test(memory__dump_and_restore_stay_flat),
+        cmocka_unit_test(dump__refuses_a_corrupt_row_naming_type_and_key),
+        cmocka_unit_test(dump__salvage_leaves_bad_rows_out_and_lists_them),
+        cmocka_unit_test(restore__refuses_a_dump_carrying_a_corrupt_row),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
