@@ -44,6 +44,9 @@
  * increment-keyed type skips at once past the greatest key it holds, so
  * only ordered and random keys could ever need more than two. */
 #define ADS_MAX_KEYGEN_TRIES 1000u
+/* Reader slots of a store (LMDB's lock file holds one per reading
+ * transaction across all processes). */
+#define ADS_MAX_READERS 510
 /* Application metadata (ads_txn_meta_put): key and value bytes. */
 #define ADS_META_KEY_MAX 200
 #define ADS_META_VALUE_MAX (64u * 1024u)

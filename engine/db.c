@@ -12,6 +12,7 @@
  * map, LMDB says MDB_MAP_RESIZED at begin, and the new size is adopted.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/limits.h"
 #include "engine/engine_int.h"
 
 /* Default virtual size reserved for the map; the file grows only as data is
@@ -273,6 +276,57 @@ cleanup:
     return rc;
 }
 
+/* The bytes of LMDB's lock file for ADS_MAX_READERS reader slots
+ * ((readers - 1) * 64-byte slots + its 192-byte header). */
+#define LOCK_FILE_BYTES ((off_t)(ADS_MAX_READERS - 1) * 64 + 192)
+
+/* LMDB makes its lock file by ftruncate and then writes it through a shared
+ * map: on a full file system the pages cannot be had and the process dies of
+ * SIGBUS. So the lock file's blocks are reserved first, where a full disk is
+ * an error. (A lock file that cannot be opened here is left to LMDB to
+ * report: a read-only store.) */
+static int reserve_lock_file(const char *dir, ads_error *err)
+{
+    char path[4096];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/lock.mdb", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return 0;
+    int rc = 0;
+    if (fstat(fd, &sb) == 0 && sb.st_size < LOCK_FILE_BYTES) {
+        int e = posix_fallocate(fd, 0, LOCK_FILE_BYTES);
+        if (e && e != EOPNOTSUPP && e != EINVAL)
+            rc = ads_error_set(err, e == ENOSPC ? ADS_EIO : ADS_ESTORAGE,
+                               "cannot open store %s: its lock file: %s", dir, strerror(e));
+        if (rc)
+            unlink(path);
+    }
+    close(fd);
+    return rc;
+}
+
+/* A data file shorter than the pages its map uses (an interrupted copy, a
+ * disk that filled during cp) would die of SIGBUS at the first read of a
+ * missing page: its size is checked against LMDB's last used page first. */
+static int check_data_size(ads_db *db, const char *path, ads_error *err)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    struct stat sb;
+    int rc;
+    if ((rc = mdb_env_info(db->env, &info)) || (rc = mdb_env_stat(db->env, &st)))
+        return lmdb_plain(err, rc, "opening store");
+    if (stat(path, &sb) != 0)
+        return ads_error_set(err, ADS_EIO, "cannot read %s: %s", path, strerror(errno));
+    uint64_t need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+    if ((uint64_t)sb.st_size < need)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "%s is truncated: %llu bytes, the store needs %llu", path,
+                             (unsigned long long)sb.st_size, (unsigned long long)need);
+    return 0;
+}
+
 int ads_db_open(ads_db **out, const char *dir, int flags, ads_error *err)
 {
     return ads_db_open_ex(out, dir, flags, NULL, err);
@@ -320,11 +374,14 @@ int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_option
         db->env = NULL;
         goto fail;
     }
-    if ((rc = mdb_env_set_maxdbs(db->env, 8)) || (rc = mdb_env_set_maxreaders(db->env, 510)) ||
+    if ((rc = mdb_env_set_maxdbs(db->env, 8)) ||
+        (rc = mdb_env_set_maxreaders(db->env, ADS_MAX_READERS)) ||
         (rc = mdb_env_set_mapsize(db->env, map))) {
         rc = lmdb_plain(err, rc, "configuring LMDB environment");
         goto fail;
     }
+    if (!(flags & ADS_DB_READONLY) && (rc = reserve_lock_file(dir, err)))
+        goto fail;
     unsigned envflags = MDB_NOTLS;
     if (flags & ADS_DB_READONLY)
         envflags |= MDB_RDONLY;
@@ -338,6 +395,8 @@ int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_option
             rc = lmdb_plain(err, rc, "opening store");
         goto fail;
     }
+    if ((rc = check_data_size(db, path, err)))
+        goto fail;
     int dead = 0;
     if ((rc = mdb_reader_check(db->env, &dead))) {
         rc = lmdb_plain(err, rc, "clearing stale readers");

@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -351,6 +354,78 @@ static void db__two_writer_processes_never_share_an_id(void **state)
     free(all);
 }
 
+/* A store with some pages, then its data file cut short (a copy that did not
+ * finish): open refuses it with the sizes, instead of dying of SIGBUS at the
+ * first read of a missing page; so does the read-only open verify uses. */
+static void db__a_truncated_data_file_is_refused_at_open(void **state)
+{
+    (void)state;
+    ads_db *db;
+    ads_error err;
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_db_open(&db, store, ADS_DB_CREATE, &err), 0);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    const ads_record *r;
+    const char *decl = "[ AdType = \"Type\"; ForType = \"Log\" ]";
+    assert_int_equal(ads_record_parse(&r, a, decl, strlen(decl), NULL), 0);
+    assert_int_equal(ads_txn_store(txn, r, NULL, &err), 0);
+    for (int i = 0; i < 2000; i++) {
+        char text[200];
+        snprintf(text, sizeof text, "[ AdType = \"Log\"; Text = \"line %d of the log\" ]", i);
+        assert_int_equal(ads_record_parse(&r, a, text, strlen(text), NULL), 0);
+        assert_int_equal(ads_txn_store(txn, r, NULL, &err), 0);
+    }
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    ads_db_close(db);
+    char data[1200];
+    struct stat sb;
+    snprintf(data, sizeof data, "%s/data.mdb", store);
+    assert_int_equal(stat(data, &sb), 0);
+    long half = (long)sb.st_size / 2 / 4096 * 4096;
+    assert_int_equal(truncate(data, half), 0);
+    char want[1400];
+    snprintf(want, sizeof want, "%s is truncated: %ld bytes, the store needs %lld", data, half,
+             (long long)sb.st_size);
+    for (int ro = 0; ro < 2; ro++) {
+        assert_int_equal(ads_db_open(&db, store, ro ? ADS_DB_READONLY : 0, &err), ADS_ECORRUPT);
+        assert_string_equal(err.message, want);
+    }
+    ads_arena_free(a);
+}
+
+/* Creating a store on a full file system (a small tmpfs, filled) is an
+ * error, not SIGBUS in LMDB's lock file. Needs mount (root, as CI runs). */
+static void db__creating_a_store_on_a_full_file_system_is_an_error(void **state)
+{
+    (void)state;
+    char mnt[1200], fill[1300], where[1300];
+    snprintf(mnt, sizeof mnt, "%s/full", dir);
+    assert_int_equal(mkdir(mnt, 0700), 0);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") != 0) {
+        printf("SKIPPED: cannot mount a small tmpfs here (%s): the full-disk test needs root\n",
+               strerror(errno));
+        skip();
+    }
+    snprintf(fill, sizeof fill, "%s/fill", mnt);
+    FILE *f = fopen(fill, "wb");
+    assert_non_null(f);
+    static const char block[1024];
+    while (fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0)
+        ;
+    fclose(f);
+    snprintf(where, sizeof where, "%s/db", mnt);
+    ads_db *db;
+    ads_error err;
+    int rc = ads_db_open(&db, where, ADS_DB_CREATE, &err);
+    char want[1400];
+    snprintf(want, sizeof want, "cannot open store %s: its lock file: No space left on device",
+             where);
+    umount(mnt);
+    assert_int_equal(rc, ADS_EIO);
+    assert_string_equal(err.message, want);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -366,6 +441,8 @@ int main(void)
         T(db__fluids_never_go_back_across_reopen),
         T(db__kids_continue_across_reopen),
         T(db__two_writer_processes_never_share_an_id),
+        T(db__a_truncated_data_file_is_refused_at_open),
+        T(db__creating_a_store_on_a_full_file_system_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
