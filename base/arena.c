@@ -5,6 +5,7 @@
  * chained so that reset and free release them all.
  */
 #include "base/arena.h"
+#include "base/budget.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@ struct ads_arena {
     block *head; /* newest first; the last one is the first block */
     size_t next_size;
     size_t handed_out;
+    ads_budget *budget; /* blocks held count against it; NULL: none */
 };
 
 ads_arena *ads_arena_new(void)
@@ -34,10 +36,12 @@ ads_arena *ads_arena_new(void)
     return a;
 }
 
-static void free_blocks(block *b, block *keep)
+static void free_blocks(ads_arena *a, block *b, block *keep)
 {
     while (b && b != keep) {
         block *next = b->next;
+        if (a->budget)
+            a->budget->used_bytes -= sizeof(block) + b->size;
         free(b);
         b = next;
     }
@@ -47,7 +51,7 @@ void ads_arena_free(ads_arena *a)
 {
     if (!a)
         return;
-    free_blocks(a->head, NULL);
+    free_blocks(a, a->head, NULL);
     free(a);
 }
 
@@ -59,10 +63,10 @@ void ads_arena_reset(ads_arena *a)
     while (first->next)
         first = first->next;
 #ifdef ADS_ARENA_DEBUG
-    free_blocks(a->head, NULL);
+    free_blocks(a, a->head, NULL);
     a->head = NULL;
 #else
-    free_blocks(a->head, first);
+    free_blocks(a, a->head, first);
     first->used = 0;
     first->next = NULL;
     a->head = first;
@@ -70,15 +74,22 @@ void ads_arena_reset(ads_arena *a)
     a->handed_out = 0;
 }
 
-static block *new_block(size_t size)
+static block *new_block(ads_arena *a, size_t size)
 {
     if (size > SIZE_MAX - sizeof(block))
         return NULL;
+    if (a->budget && !ads_budget_room(a->budget, sizeof(block) + size)) {
+        if (!a->budget->hit)
+            a->budget->hit = ADS_BUDGET_MEMORY;
+        return NULL;
+    }
     block *b = malloc(sizeof(block) + size);
     if (b) {
         b->size = size;
         b->used = 0;
         b->next = NULL;
+        if (a->budget)
+            a->budget->used_bytes += sizeof(block) + size;
     }
     return b;
 }
@@ -91,7 +102,7 @@ void *ads_arena_alloc(ads_arena *a, size_t n)
     if (need == 0)
         need = ALIGN;
 #ifdef ADS_ARENA_DEBUG
-    block *b = new_block(n ? n : 1);
+    block *b = new_block(a, n ? n : 1);
     if (!b)
         return NULL;
     b->next = a->head;
@@ -109,7 +120,7 @@ void *ads_arena_alloc(ads_arena *a, size_t n)
     if (b && need > a->next_size / 2) {
         /* a large request gets a block of its own, behind the current one,
          * so the current block keeps serving small requests */
-        block *big = new_block(need);
+        block *big = new_block(a, need);
         if (!big)
             return NULL;
         big->used = need;
@@ -121,7 +132,7 @@ void *ads_arena_alloc(ads_arena *a, size_t n)
     size_t size = a->next_size > need ? a->next_size : need;
     if (a->next_size < MAX_BLOCK)
         a->next_size *= 2;
-    block *nb = new_block(size);
+    block *nb = new_block(a, size);
     if (!nb)
         return NULL;
     nb->next = b;
@@ -148,4 +159,21 @@ char *ads_arena_strndup(ads_arena *a, const char *s, size_t n)
 size_t ads_arena_used(const ads_arena *a)
 {
     return a->handed_out;
+}
+
+void ads_arena_set_budget(ads_arena *a, struct ads_budget *budget)
+{
+    /* blocks already held count from now on */
+    for (block *b = a->head; b; b = b->next) {
+        if (a->budget)
+            a->budget->used_bytes -= sizeof(block) + b->size;
+        if (budget)
+            budget->used_bytes += sizeof(block) + b->size;
+    }
+    a->budget = budget;
+}
+
+struct ads_budget *ads_arena_budget(const ads_arena *a)
+{
+    return a->budget;
 }

@@ -37,6 +37,16 @@ char *ads_arena_strndup(ads_arena *a, const char *s, size_t n);
 /* Bytes handed out since creation or the last reset (for tests and stats). */
 size_t ads_arena_used(const ads_arena *a);
 
+struct ads_budget;
+/* Count the arena's blocks against budget (base/budget.h; NULL: stop
+ * counting): an allocation that would take it past its memory limit fails
+ * (NULL) and marks the budget. The budget must outlive the arena's blocks or
+ * be detached first. */
+void ads_arena_set_budget(ads_arena *a, struct ads_budget *budget);
+
+/* The budget the arena counts against, or NULL. */
+struct ads_budget *ads_arena_budget(const ads_arena *a);
+
 #ifdef __cplusplus
 }
 #endif

@@ -61,7 +61,7 @@
 /* What one statement may spend by default (ads_query_set_limits, adstore
  * execute --max-memory / --max-time): memory held by its arenas (rows being
  * evaluated, groups, sorted rows, strings it builds), and wall time. */
-#define ADS_DEFAULT_STMT_MEMORY ((size_t)1 << 30)
+#define ADS_DEFAULT_STMT_MEMORY ((size_t)512 << 20)
 #define ADS_DEFAULT_STMT_SECONDS 3600.0
 
 #endif

@@ -25,6 +25,7 @@
 
 #include <pcre2.h>
 
+#include "base/budget.h"
 #include "classad/classad_int.h"
 
 /*
@@ -1438,7 +1439,11 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     ads_buf b = ADS_BUF_INIT;
     size_t pos = 0;
     uint32_t flags = 0;
+    /* a statement's budget (base/budget.h) bounds the text and the time */
+    ads_budget *budget = ads_arena_budget(cx->arena);
     for (;;) {
+        if (!ads_budget_check(budget) || !ads_budget_room(budget, b.len))
+            goto over_budget;
         int rc = regex_match(&re, cx, subject, pos, flags);
         if (rc == PCRE2_ERROR_NOMATCH) {
             if (flags == 0 || pos >= subject.len)
@@ -1472,6 +1477,10 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     regex_close(&re);
     finish_string(out, cx, &b);
     return;
+over_budget:
+    if (budget && !budget->hit)
+        budget->hit = ADS_BUDGET_MEMORY;
+    cx->oom = true; /* the statement stops, saying which limit */
 error:
     regex_close(&re);
     ads_buf_free(&b);
@@ -1862,6 +1871,25 @@ static void walk_refs_at(ref_walk *w, const ads_expr *e, const ads_view *view)
         ads_view inner = ads_record_view(e->u.rec, view);
         for (size_t i = 0; i < e->u.rec->n && !w->failed; i++)
             walk_refs(w, e->u.rec->exprs[i], &inner);
+        return;
+    }
+    case N_BINARY:
+    case N_AND:
+    case N_OR: {
+        /* a chain (classad_int.h): its operands left to right, in a loop */
+        ads_spine s;
+        ads_spine__init(&s);
+        for (x = e; ads_expr__is_binop(x); x = x->u.ops.a)
+            if (ads_spine__push(&s, x)) {
+                w->failed = true;
+                w->cx->oom = true;
+                break;
+            }
+        if (!w->failed)
+            walk_refs(w, x, view);
+        for (size_t i = s.n; i-- > 0 && !w->failed;)
+            walk_refs(w, s.nodes[i]->u.ops.b, view);
+        ads_spine__free(&s);
         return;
     }
     default:

@@ -39,8 +39,51 @@ int ads_query_new(ads_query **out, ads_db *db, ads_error *err)
     if (!q)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     q->db = db;
+    q->max_bytes = ADS_DEFAULT_STMT_MEMORY;
+    q->max_seconds = ADS_DEFAULT_STMT_SECONDS;
     *out = q;
     return 0;
+}
+
+void ads_query_set_limits(ads_query *q, size_t max_bytes, double max_seconds)
+{
+    if (!q)
+        return;
+    q->max_bytes = max_bytes;
+    q->max_seconds = max_seconds > 0 && max_seconds == max_seconds ? max_seconds : 0;
+}
+
+ads_arena *ads_q__arena(ads_query *q)
+{
+    ads_arena *a = ads_arena_new();
+    if (a)
+        ads_arena_set_budget(a, &q->budget);
+    return a;
+}
+
+int ads_q__budget(ads_query *q, ads_error *err)
+{
+    if (ads_budget_check(&q->budget))
+        return 0;
+    return ads_error_set(err, ADS_ELIMIT, "over a statement limit");
+}
+
+/* A statement stopped by its budget says which limit and how to raise it
+ * (whatever failed first: an allocation, a row loop, a built-in). */
+static int over_limit(ads_query *q, int rc, ads_error *err)
+{
+    if (!rc || !q->budget.hit)
+        return rc;
+    bool mib = q->max_bytes % ((size_t)1 << 20) == 0;
+    if (q->budget.hit == ADS_BUDGET_MEMORY)
+        return ads_error_set(err, ADS_ELIMIT,
+                             "the statement needs more than its memory limit of %zu %s "
+                             "(ads_query_set_limits; adstore --max-memory)",
+                             mib ? q->max_bytes >> 20 : q->max_bytes, mib ? "MiB" : "bytes");
+    return ads_error_set(err, ADS_ELIMIT,
+                         "the statement ran longer than its time limit of %g s "
+                         "(ads_query_set_limits; adstore --max-time)",
+                         q->max_seconds);
 }
 
 void ads_query_free(ads_query *q)
@@ -294,7 +337,8 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     ads_exec_options defopt = {false};
     if (!opt)
         opt = &defopt;
-    ads_arena *a = ads_arena_new();
+    ads_budget_start(&q->budget, q->max_bytes, q->max_seconds);
+    ads_arena *a = ads_q__arena(q);
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     /* the statement keeps pointers into its text: copy the text once */
@@ -330,7 +374,7 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     }
 cleanup:
     ads_arena_free(a);
-    return rc;
+    return over_limit(q, rc, err);
 }
 
 /* ---- SELECT ---- */
@@ -395,54 +439,83 @@ static int rview_lookup(const void *self, const char *name, size_t len, uint32_t
 
 static const ads_view_ops rview_ops = {rview_lookup};
 
-/* Does e mention any of the aliases (as alias.x or alias)? */
-static bool mentions_alias(const ads_expr *e, const qjoin *joins, size_t n, ads_str main_alias)
+typedef struct alias_find {
+    const qjoin *joins;
+    size_t n;
+    ads_str main_alias;
+    bool found;
+} alias_find;
+
+static bool mentions_alias(const ads_expr *e, const qjoin *joins, size_t n, ads_str main_alias);
+
+static int mentions_alias_at(void *ctx, const ads_expr *e)
 {
+    alias_find *f = ctx;
     ads_expr_kind k = ads_expr_kind_of(e);
     if (k == ADS_X_ATTR) {
         ads_str nm = ads_expr_name(e);
-        for (size_t i = 0; i < n; i++)
-            if (same_name(joins[i].jc->alias, nm.p, nm.len))
-                return true;
-        if (main_alias.len && same_name(main_alias, nm.p, nm.len))
-            return true;
-        return false;
+        for (size_t i = 0; i < f->n && !f->found; i++)
+            f->found = same_name(f->joins[i].jc->alias, nm.p, nm.len);
+        if (f->main_alias.len && same_name(f->main_alias, nm.p, nm.len))
+            f->found = true;
+        return f->found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
     }
     if (k == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++)
-            if (mentions_alias(ads_record_expr(r, i), joins, n, main_alias))
-                return true;
-        return false;
+        for (size_t i = 0; i < ads_record_size(r) && !f->found; i++)
+            f->found = mentions_alias(ads_record_expr(r, i), f->joins, f->n, f->main_alias);
+        return f->found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++)
-        if (mentions_alias(ads_expr_arg(e, i), joins, n, main_alias))
-            return true;
-    return false;
+    return ADS_VISIT_INTO;
 }
 
-/* Split a WHERE into its top-level conjuncts. */
+/* Does e mention any of the aliases (as alias.x or alias)? No recursion down
+ * chains (a || b || ... of any length). */
+static bool mentions_alias(const ads_expr *e, const qjoin *joins, size_t n, ads_str main_alias)
+{
+    alias_find f = {joins, n, main_alias, false};
+    ads_expr_visit(e, mentions_alias_at, &f, ADS_VISIT_ANY_ORDER, NULL);
+    return f.found;
+}
+
+typedef struct conj_list {
+    const ads_expr **items;
+    size_t n, cap;
+    ads_arena *a;
+    ads_error *err;
+} conj_list;
+
+static int conjunct_at(void *ctx, const ads_expr *e)
+{
+    conj_list *c = ctx;
+    ads_expr_kind k = ads_expr_kind_of(e);
+    if (k == ADS_X_PAREN || k == ADS_X_AND)
+        return ADS_VISIT_INTO;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? 2 * c->cap : 8;
+        const ads_expr **m = ads_arena_alloc(c->a, nc * sizeof *m);
+        if (!m)
+            return ads_error_set(c->err, ADS_ENOMEM, "out of memory");
+        if (c->n)
+            memcpy(m, c->items, c->n * sizeof *m);
+        c->items = m;
+        c->cap = nc;
+    }
+    c->items[c->n++] = e;
+    return ADS_VISIT_SKIP;
+}
+
+/* Split a WHERE into its top-level conjuncts, in the order written (no
+ * recursion down a chain of && of any length). */
 static int conjuncts(const ads_expr *e, const ads_expr ***out, size_t *n, size_t *cap,
                      ads_arena *a, ads_error *err)
 {
-    while (ads_expr_kind_of(e) == ADS_X_PAREN)
-        e = ads_expr_arg(e, 0);
-    if (ads_expr_kind_of(e) == ADS_X_AND) {
-        int rc = conjuncts(ads_expr_arg(e, 0), out, n, cap, a, err);
-        return rc ? rc : conjuncts(ads_expr_arg(e, 1), out, n, cap, a, err);
-    }
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 8;
-        const ads_expr **m = ads_arena_alloc(a, nc * sizeof *m);
-        if (!m)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        if (*n)
-            memcpy(m, *out, *n * sizeof *m);
-        *out = m;
-        *cap = nc;
-    }
-    (*out)[(*n)++] = e;
-    return 0;
+    conj_list c = {*out, *n, *cap, a, err};
+    int rc = ads_expr_visit(e, conjunct_at, &c, 0, err);
+    *out = c.items;
+    *n = c.n;
+    *cap = c.cap;
+    return rc;
 }
 
 static int and_all(const ads_expr **out, const ads_expr **c, size_t n, ads_arena *a,
@@ -689,6 +762,8 @@ static int do_joins(qsel *s, rview *rv, bool *keep, ads_error *err)
             rv->bound = i + 1;
             while ((rc = ads_scan_next(sc, &jr, err)) == 1) {
                 const ads_record *rec;
+                if ((rc = ads_q__budget(s->q, err)))
+                    break;
                 if ((rc = ads_row_record(&rec, jr, ADS_ROW_TIMELINE, s->ra, err)))
                     break;
                 j->rec = rec;
@@ -837,6 +912,9 @@ static int run_datasource(qsel *s, const ads_datasource *ds, ads_error *err)
 
 static int run_rows(qsel *s, ads_row *row, ads_error *err)
 {
+    int rc = ads_q__budget(s->q, err);
+    if (rc)
+        return rc;
     ads_arena_reset(s->ra);
     rview rv = {ads_row_view(row, NULL), s->st->alias, row, NULL, s->joins, s->njoins, 0, s->ra};
     return offer(s, &rv, err);
@@ -852,8 +930,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     s.sink = sink;
     s.hidden = opt->hidden;
     s.left = st->norder ? -1 : st->limit;
-    ads_arena *a = ads_arena_new();
-    if (!a || !(s.ra = ads_arena_new())) {
+    ads_arena *a = ads_q__arena(q);
+    if (!a || !(s.ra = ads_q__arena(q))) {
         ads_arena_free(a);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
@@ -980,7 +1058,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
             goto cleanup;
     if (grouped && (rc = ads_q__group_plan(&s.group, st, st->group, st->ngroup, a, err)))
         goto cleanup;
-    if (st->norder && (rc = ads_q__coll_new(&s.coll, st->order, st->norder, st->limit, err)))
+    if (st->norder && (rc = ads_q__coll_new(&s.coll, q, st->order, st->norder, st->limit, err)))
         goto cleanup;
 
     /* tell the sink its columns */

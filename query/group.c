@@ -53,29 +53,34 @@ int ads_q__agg_kind(const ads_expr *e)
     return -1;
 }
 
-const ads_expr *ads_q__find_agg_only(const ads_expr *e)
+static int find_agg_at(void *ctx, const ads_expr *e)
 {
-    if (!e)
-        return NULL;
+    const ads_expr **found = ctx;
     int k = ads_q__agg_kind(e);
     if (k == AGG_COUNT_STAR || k == AGG_COUNT || k == AGG_COUNT_DISTINCT || k == AGG_LIST ||
-        k == AGG_DISTINCT)
-        return e;
+        k == AGG_DISTINCT) {
+        *found = e;
+        return ADS_VISIT_STOP;
+    }
     if (ads_expr_kind_of(e) == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++) {
-            const ads_expr *f = ads_q__find_agg_only(ads_record_expr(r, i));
-            if (f)
-                return f;
-        }
-        return NULL;
+        for (size_t i = 0; i < ads_record_size(r) && !*found; i++)
+            *found = ads_q__find_agg_only(ads_record_expr(r, i));
+        return *found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
-        const ads_expr *f = ads_q__find_agg_only(ads_expr_arg(e, i));
-        if (f)
-            return f;
+    return ADS_VISIT_INTO;
+}
+
+/* The first in the order written, walked without recursion down chains; if
+ * the walk finds no memory, any one (the walk in any order needs none). */
+const ads_expr *ads_q__find_agg_only(const ads_expr *e)
+{
+    const ads_expr *found = NULL;
+    if (e && ads_expr_visit(e, find_agg_at, &found, 0, NULL)) {
+        found = NULL;
+        ads_expr_visit(e, find_agg_at, &found, ADS_VISIT_ANY_ORDER, NULL);
     }
-    return NULL;
+    return found;
 }
 
 /* One aggregate's running state in one group. */
@@ -190,59 +195,75 @@ static const ads_expr *rewrite_fn(void *ctx, const ads_expr *e, int *stop)
     return r;
 }
 
-/* After rewriting, only synthetic names may be referenced. */
-static int check_refs(const ads_expr *e, const char *clause, ads_error *err)
+typedef struct refs_check {
+    const char *clause;
+    ads_error *err;
+} refs_check;
+
+static int check_refs(const ads_expr *e, const char *clause, ads_error *err);
+
+static int check_refs_at(void *ctx, const ads_expr *e)
 {
+    refs_check *c = ctx;
     ads_expr_kind k = ads_expr_kind_of(e);
     if (k == ADS_X_ATTR || k == ADS_X_ROOTATTR) {
         ads_str n = ads_expr_name(e);
         if (!(n.len > 5 && (strncmp(n.p, "__agg", 5) == 0 || strncmp(n.p, "__grp", 5) == 0)))
-            return ads_error_set(err, ADS_EINVAL,
+            return ads_error_set(c->err, ADS_EINVAL,
                                  "%.*s in %s is neither inside an aggregate nor a GROUP BY "
                                  "expression",
-                                 (int)n.len, n.p, clause);
-        return 0;
+                                 (int)n.len, n.p, c->clause);
+        return ADS_VISIT_SKIP;
     }
     if (k == ADS_X_SELECT) {
         /* T.x must have been a GROUP BY expression */
         ads_str n = ads_expr_name(e);
-        return ads_error_set(err, ADS_EINVAL,
+        return ads_error_set(c->err, ADS_EINVAL,
                              "%.*s in %s is neither inside an aggregate nor a GROUP BY "
                              "expression",
-                             (int)n.len, n.p, clause);
+                             (int)n.len, n.p, c->clause);
     }
     if (k == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
         for (size_t i = 0; i < ads_record_size(r); i++) {
-            int rc = check_refs(ads_record_expr(r, i), clause, err);
+            int rc = check_refs(ads_record_expr(r, i), c->clause, c->err);
             if (rc)
                 return rc;
         }
-        return 0;
+        return ADS_VISIT_SKIP;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
-        int rc = check_refs(ads_expr_arg(e, i), clause, err);
-        if (rc)
-            return rc;
+    return ADS_VISIT_INTO;
+}
+
+/* After rewriting, only synthetic names may be referenced (the first other
+ * one in the order written is named; no recursion down chains). */
+static int check_refs(const ads_expr *e, const char *clause, ads_error *err)
+{
+    refs_check c = {clause, err};
+    return ads_expr_visit(e, check_refs_at, &c, 0, err);
+}
+
+static int has_aggregate_at(void *ctx, const ads_expr *e)
+{
+    bool *found = ctx;
+    if (ads_q__agg_kind(e) >= 0) {
+        *found = true;
+        return ADS_VISIT_STOP;
     }
-    return 0;
+    if (ads_expr_kind_of(e) == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r) && !*found; i++)
+            *found = ads_q__has_aggregate(ads_record_expr(r, i));
+        return *found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
+    }
+    return ADS_VISIT_INTO;
 }
 
 bool ads_q__has_aggregate(const ads_expr *e)
 {
-    if (ads_q__agg_kind(e) >= 0)
-        return true;
-    if (ads_expr_kind_of(e) == ADS_X_RECORD) {
-        const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++)
-            if (ads_q__has_aggregate(ads_record_expr(r, i)))
-                return true;
-        return false;
-    }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++)
-        if (ads_q__has_aggregate(ads_expr_arg(e, i)))
-            return true;
-    return false;
+    bool found = false;
+    ads_expr_visit(e, has_aggregate_at, &found, ADS_VISIT_ANY_ORDER, NULL);
+    return found;
 }
 
 int ads_q__group_plan(qgroup **out, const stmt *st, const ads_expr *const *gexprs, size_t ngroup,
@@ -289,7 +310,9 @@ int ads_q__group_plan(qgroup **out, const stmt *st, const ads_expr *const *gexpr
     for (size_t i = 0; i < ngroup; i++)
         if ((rc = ads_expr_prepare(&g->gexprs[i], a, gexprs[i], err)))
             return rc;
-    if (!(g->a = ads_arena_new()))
+    if ((g->a = ads_arena_new()))
+        ads_arena_set_budget(g->a, ads_arena_budget(a));
+    else
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     g->nbuckets = 64;
     g->table = calloc(g->nbuckets, sizeof *g->table);
@@ -660,6 +683,8 @@ int ads_q__group_emit(qgroup *g, const stmt *st, ads_q__emit_fn emit, void *ctx,
     if (g->ngroups > 1) /* (all is NULL when there are no groups) */
         qsort_r(g->all, g->ngroups, sizeof *g->all, cmp_groups, g);
     ads_arena *a = ads_arena_new();
+    if (a)
+        ads_arena_set_budget(a, ads_arena_budget(g->a));
     ads_value *vals = malloc((g->nitems ? g->nitems : 1) * sizeof *vals);
     if (!a || !vals) {
         ads_arena_free(a);

@@ -35,6 +35,17 @@ typedef struct ads_query ads_query;
 int ads_query_new(ads_query **out, ads_db *db, ads_error *err);
 void ads_query_free(ads_query *q);
 
+/*
+ * What each statement of the session may spend: max_bytes of memory held
+ * for it (its rows, groups, sorted rows and the strings its expressions
+ * build) and max_seconds of wall time; 0 for either means no limit. The
+ * defaults are ADS_DEFAULT_STMT_MEMORY (512 MiB) and ADS_DEFAULT_STMT_SECONDS
+ * (1 hour). A statement that reaches a limit stops with ADS_ELIMIT and a
+ * message naming the limit; a write statement's transaction is then rolled
+ * back. Memory the store itself maps (LMDB pages) is not counted.
+ */
+void ads_query_set_limits(ads_query *q, size_t max_bytes, double max_seconds);
+
 /* ------------------------------------------------------------------------ */
 /* Datasources (SELECT ... USING name)                                      */
 /* ------------------------------------------------------------------------ */

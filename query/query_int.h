@@ -6,6 +6,7 @@
 #ifndef ADS_QUERY_INT_H
 #define ADS_QUERY_INT_H
 
+#include "base/budget.h"
 #include "query/query.h"
 
 /* ---- the parsed statement (parser.c) ---- */
@@ -81,7 +82,18 @@ struct ads_query {
     ads_db *db;
     ds_entry *ds;
     size_t nds;
+    size_t max_bytes;   /* a statement's limits (ads_query_set_limits) */
+    double max_seconds;
+    ads_budget budget;  /* the running statement's */
 };
+
+/* A new arena counting against the running statement's budget; NULL when
+ * out of memory. */
+ads_arena *ads_q__arena(ads_query *q);
+
+/* 0 while the statement is within its limits; ADS_ELIMIT once it is not
+ * (time is read every few calls: call it once per row or loop step). */
+int ads_q__budget(ads_query *q, ads_error *err);
 
 /* Put on err (when it has no position yet) the line and column of name, a
  * pointer into st->text, so a message about a type or datasource the
@@ -172,8 +184,8 @@ void ads_q__group_free(qgroup *g);
  * bounded by the LIMIT, not the rows. The sort is stable.
  */
 typedef struct qcoll qcoll;
-int ads_q__coll_new(qcoll **out, const order_item *order, size_t norder, int64_t limit,
-                    ads_error *err);
+int ads_q__coll_new(qcoll **out, ads_query *q, const order_item *order, size_t norder,
+                    int64_t limit, ads_error *err);
 int ads_q__coll_add(void *coll, const ads_record *row, const ads_value *keys, ads_error *err);
 /* Send the rows, in order, to sink; *count receives how many. */
 int ads_q__coll_emit(qcoll *c, const ads_sink *sink, uint64_t *count, ads_error *err);

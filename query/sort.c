@@ -28,11 +28,11 @@ struct qcoll {
     uint64_t seq;
 };
 
-int ads_q__coll_new(qcoll **out, const order_item *order, size_t norder, int64_t limit,
-                    ads_error *err)
+int ads_q__coll_new(qcoll **out, ads_query *q, const order_item *order, size_t norder,
+                    int64_t limit, ads_error *err)
 {
     qcoll *c = calloc(1, sizeof *c);
-    if (!c || !(c->a = ads_arena_new())) {
+    if (!c || !(c->a = ads_q__arena(q))) {
         free(c);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
@@ -101,6 +101,7 @@ static int compact(qcoll *c, ads_error *err)
     ads_arena *na = ads_arena_new();
     if (!na)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_arena_set_budget(na, ads_arena_budget(c->a));
     for (size_t i = 0; i < keep; i++) {
         entry t;
         if (copy_entry(&t, &c->e[i], c, na)) {

@@ -56,29 +56,37 @@ static int temporal_kind(const ads_expr *e)
     return 0;
 }
 
-/* The first call named @name or name@ in e, or NULL. */
-static const ads_expr *find_at_call(const ads_expr *e)
+static const ads_expr *find_at_call(const ads_expr *e);
+
+static int find_at_call_at(void *ctx, const ads_expr *e)
 {
+    const ads_expr **found = ctx;
     if (ads_expr_kind_of(e) == ADS_X_CALL) {
         ads_str n = ads_expr_name(e);
-        if (n.len && (n.p[0] == '@' || n.p[n.len - 1] == '@'))
-            return e;
+        if (n.len && (n.p[0] == '@' || n.p[n.len - 1] == '@')) {
+            *found = e;
+            return ADS_VISIT_STOP;
+        }
     }
     if (ads_expr_kind_of(e) == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++) {
-            const ads_expr *f = find_at_call(ads_record_expr(r, i));
-            if (f)
-                return f;
-        }
-        return NULL;
+        for (size_t i = 0; i < ads_record_size(r) && !*found; i++)
+            *found = find_at_call(ads_record_expr(r, i));
+        return *found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
-        const ads_expr *f = find_at_call(ads_expr_arg(e, i));
-        if (f)
-            return f;
+    return ADS_VISIT_INTO;
+}
+
+/* The first call named @name or name@ in e (in the order written; any one
+ * if the walk finds no memory), or NULL. No recursion down chains. */
+static const ads_expr *find_at_call(const ads_expr *e)
+{
+    const ads_expr *found = NULL;
+    if (ads_expr_visit(e, find_at_call_at, &found, 0, NULL)) {
+        found = NULL;
+        ads_expr_visit(e, find_at_call_at, &found, ADS_VISIT_ANY_ORDER, NULL);
     }
-    return NULL;
+    return found;
 }
 
 static bool has_at_call(const ads_expr *e)
@@ -122,15 +130,25 @@ static int misplaced(split *s, const ads_expr *call)
     return s->st ? ads_q__error_place(s->st, n.p, rc, s->err) : rc;
 }
 
-static int walk(split *s, const ads_expr *e)
+/* One node of WHERE's && tree (ads_expr_visit, in the order written, so a
+ * chain of any length is no recursion): && goes on into its operands, any
+ * other node is a conjunct, a temporal filter or the rest. */
+static int conjunct(split *s, const ads_expr *e, const ads_expr *inner);
+
+static int walk_at(void *ctx, const ads_expr *e)
 {
+    split *s = ctx;
     const ads_expr *inner = e;
     while (ads_expr_kind_of(inner) == ADS_X_PAREN)
         inner = ads_expr_arg(inner, 0);
-    if (ads_expr_kind_of(inner) == ADS_X_AND) {
-        int rc = walk(s, ads_expr_arg(inner, 0));
-        return rc ? rc : walk(s, ads_expr_arg(inner, 1));
-    }
+    if (ads_expr_kind_of(inner) == ADS_X_AND)
+        return ADS_VISIT_INTO;
+    int rc = conjunct(s, e, inner);
+    return rc ? rc : ADS_VISIT_SKIP;
+}
+
+static int conjunct(split *s, const ads_expr *e, const ads_expr *inner)
+{
     int k = temporal_kind(inner);
     if (k) {
         ads_str name = ads_expr_name(inner);
@@ -167,7 +185,7 @@ int ads_q__split_temporal(const stmt *st, const ads_expr *where, temporal *tf,
     if (!where)
         return 0;
     split s = {st, tf, NULL, a, err, 0};
-    int rc = walk(&s, where);
+    int rc = ads_expr_visit(where, walk_at, &s, 0, err);
     if (!rc)
         *rest = s.rest;
     return rc;
@@ -898,15 +916,18 @@ static const ads_expr *trewrite(void *ctx, const ads_expr *e, int *stop)
     return *stop ? NULL : r;
 }
 
-static int check_trefs(const ads_expr *e, ads_error *err)
+static int check_trefs(const ads_expr *e, ads_error *err);
+
+static int check_trefs_at(void *ctx, const ads_expr *e)
 {
+    ads_error *err = ctx;
     ads_expr_kind k = ads_expr_kind_of(e);
     if (k == ADS_X_ATTR || k == ADS_X_ROOTATTR || k == ADS_X_SELECT) {
         ads_str n = ads_expr_name(e);
         if (k != ADS_X_SELECT &&
             ((n.len > 5 && (strncmp(n.p, "__tag", 5) == 0 || strncmp(n.p, "__grp", 5) == 0)) ||
              ads_q__name_is(n, "_Timestamp")))
-            return 0;
+            return ADS_VISIT_SKIP;
         return ads_error_set(err, ADS_EINVAL,
                              "%.*s in a timeline aggregation is neither inside a temporal "
                              "aggregate nor a GROUP BY expression",
@@ -919,14 +940,16 @@ static int check_trefs(const ads_expr *e, ads_error *err)
             if (rc)
                 return rc;
         }
-        return 0;
+        return ADS_VISIT_SKIP;
     }
-    for (size_t i = 0; i < ads_expr_nargs(e); i++) {
-        int rc = check_trefs(ads_expr_arg(e, i), err);
-        if (rc)
-            return rc;
-    }
-    return 0;
+    return ADS_VISIT_INTO;
+}
+
+/* The first name in the order written that is not allowed; no recursion
+ * down chains. */
+static int check_trefs(const ads_expr *e, ads_error *err)
+{
+    return ads_expr_visit(e, check_trefs_at, err, 0, err);
 }
 
 static int cmp_tgroups(const void *pa, const void *pb, void *ctx)
@@ -1131,7 +1154,8 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
         size_t rec;
         bool started = false;
         x.instant_t = -INFINITY;
-        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
+        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1 &&
+               !(rc = ads_q__budget(q, err))) {
             if (!started) {
                 if ((rc = intervals_setup(&x, row->ts)))
                     goto cleanup;
@@ -1157,7 +1181,7 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
     }
 
     /* output: groups in GROUP BY value order, each interval in time order */
-    if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
+    if (st->norder && (rc = ads_q__coll_new(&coll, q, st->order, st->norder, st->limit, err)))
         goto cleanup;
     if (x.ngroups > 1)
         qsort_r(x.groups, x.ngroups, sizeof *x.groups, cmp_tgroups, &x);
@@ -1238,7 +1262,7 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
     if (st->has_using || st->njoins)
         return ads_error_set(err, ADS_EINVAL, "a temporal filter cannot be combined with %s",
                              st->has_using ? "USING" : "JOIN");
-    ads_arena *a = ads_arena_new(), *ra = ads_arena_new();
+    ads_arena *a = ads_q__arena(q), *ra = ads_q__arena(q);
     ads_txn *txn = NULL;
     const ads_type *type = NULL;
     qgroup *group = NULL;
@@ -1306,7 +1330,7 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
     if (grouped && (rc = ads_q__group_plan(&group, st, st->group, st->ngroup, a, err)))
         goto cleanup;
     r.group = group;
-    if (st->norder && (rc = ads_q__coll_new(&coll, st->order, st->norder, st->limit, err)))
+    if (st->norder && (rc = ads_q__coll_new(&coll, q, st->order, st->norder, st->limit, err)))
         goto cleanup;
     r.coll = coll;
     if (sink && sink->begin) {
@@ -1325,7 +1349,8 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
             goto cleanup;
         ads_row *row;
         size_t rec;
-        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1) {
+        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1 &&
+               !(rc = ads_q__budget(q, err))) {
             ads_arena_reset(ra);
             if ((rc = raw_row(&r, row, err)))
                 break;

@@ -93,14 +93,14 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     unsigned flags = st->kind == ADS_STMT_PURGE || mentions_deleted ? ADS_SCAN_DELETED : 0;
     ads_scan *sc;
     ads_row *row;
-    ads_arena *ra = ads_arena_new();
+    ads_arena *ra = ads_q__arena(j->q);
     if (!ra)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     if ((rc = ads_scan_open(&sc, txn, t, j->where, flags, err))) {
         ads_arena_free(ra);
         return rc;
     }
-    while ((rc = ads_scan_next(sc, &row, err)) == 1) {
+    while ((rc = ads_scan_next(sc, &row, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {
         ads_arena_reset(ra);
         switch (st->kind) {
         case ADS_STMT_UPDATE:
@@ -131,7 +131,7 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
     wjob *j = ctx;
     const stmt *st = j->st;
     j->done = 0;
-    ads_arena *ra = ads_arena_new();
+    ads_arena *ra = ads_q__arena(j->q);
     if (!ra)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
@@ -165,7 +165,7 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
 int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
                  ads_error *err)
 {
-    wjob j = {q, st, NULL, NULL, 0, ads_arena_new()};
+    wjob j = {q, st, NULL, NULL, 0, ads_q__arena(q)};
     if (!j.a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;

@@ -288,8 +288,8 @@ static const help_entry help_entries[] = {
             "-I N    the neighbourhood interval for global ids, 5..10 (default 8);\n"
             "        decode needs the I the id was made with.\n"},
     {"execute",
-     "Usage: adstore execute [-format F] [--hidden] STATEMENT\n"
-     "       adstore execute [-format F] [--hidden] -\n"
+     "Usage: adstore execute [-format F] [--hidden] [--max-memory MiB] [--max-time S] STATEMENT\n"
+     "       adstore execute [-format F] [--hidden] [--max-memory MiB] [--max-time S] -\n"
      "\n"
      "Run one statement (the operands joined by spaces), or with '-' every\n"
      "statement read from standard input, separated by ';' or blank lines.\n"
@@ -302,6 +302,10 @@ static const help_entry help_entries[] = {
      "                               line), json (an array, one object per line),\n"
      "                               csv (RFC 4180), tabular (aligned columns), xml\n"
      "  --hidden                     SELECT * also shows attributes starting with '_'\n"
+     "  --max-memory MiB             what one statement may hold in memory (default\n"
+     "                               512; 0: no limit)\n"
+     "  --max-time S                 how long one statement may run, in seconds\n"
+     "                               (default 3600; 0: no limit)\n"
      "\n"
      "Statements:\n"
      "  SELECT items FROM Type [T] [[INNER|OUTER] JOIN Type2 T2 ON expr]...\n"
@@ -322,7 +326,7 @@ static const help_entry help_entries[] = {
      "  adstore execute -format csv 'SELECT Arch, count(*) AS N FROM Machine GROUP BY Arch'\n"
      "Reference: docs/query.md.\n"},
     {"shell",
-     "Usage: adstore shell [-format F] [--hidden]\n"
+     "Usage: adstore shell [-format F] [--hidden] [--max-memory MiB] [--max-time S]\n"
      "\n"
      "An interactive prompt with line editing and history (kept in\n"
      "~/.adstore_history). Statements end with ';' and may span lines; each runs\n"

@@ -5,6 +5,8 @@
  * statement did on stderr ("3 rows", "stored 2 records"), errors on stderr
  * with the line and column.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,8 @@ typedef struct runner {
     ads_format fmt;
     ads_exec_options opt;
     bool create; /* the store may be created */
+    size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */
+    double max_seconds;
 } runner;
 
 static int open_store(runner *r, bool write)
@@ -42,6 +46,7 @@ static int open_store(runner *r, bool write)
     ads_error err;
     if (ads_query_new(&r->q, r->db, &err))
         return cli_fail_err(r->c, &err);
+    ads_query_set_limits(r->q, r->max_bytes, r->max_seconds);
     return 0;
 }
 
@@ -132,6 +137,24 @@ static char *read_all(FILE *f, size_t *len)
     return buf;
 }
 
+/* --max-memory MiB or --max-time SECONDS: a whole number, 0 for no limit. */
+static int limit_value(cli_ctx *c, runner *r, const char *opt, const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    bool memory = strstr(opt, "memory") != NULL;
+    if (errno || end == v || *end || *v == '-' || (memory && n > (SIZE_MAX >> 20)) ||
+        (!memory && n > 1000000000ull))
+        return cli_fail(c, EXIT_USAGE, "%s takes a whole number of %s (0: no limit), not '%s'",
+                        memory ? "--max-memory" : "--max-time", memory ? "MiB" : "seconds", v);
+    if (memory)
+        r->max_bytes = (size_t)n << 20;
+    else
+        r->max_seconds = (double)n;
+    return 0;
+}
+
 static int parse_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
 {
     const char *opt;
@@ -155,6 +178,12 @@ static int parse_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
                 return cli_fail(c, EXIT_USAGE, "%s", err.message);
         } else if (cli_is_opt(opt, NULL, "--hidden")) {
             r->opt.hidden = true;
+        } else if (cli_is_opt(opt, NULL, "--max-memory") || cli_is_opt(opt, NULL, "--max-time")) {
+            const char *v = cli_args_value(a, c, opt);
+            if (!v)
+                return EXIT_USAGE;
+            if ((rc = limit_value(c, r, opt, v)))
+                return rc;
         } else if (cli_is_opt(opt, "-h", "--help")) {
             cli_print_help(help);
             return -1;
@@ -169,7 +198,8 @@ int cmd_execute(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
     cli_args a;
-    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false};
+    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
+                ADS_DEFAULT_STMT_SECONDS};
     if (!ops)
         return cli_fail(c, EXIT_INPUT, "out of memory");
     cli_args_init(&a, argc, argv, ops);
@@ -240,7 +270,8 @@ int cmd_shell(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
     cli_args a;
-    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false};
+    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
+                ADS_DEFAULT_STMT_SECONDS};
     if (!ops)
         return cli_fail(c, EXIT_INPUT, "out of memory");
     cli_args_init(&a, argc, argv, ops);

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "base/buf.h"
 #include "tests/cli/run.h"
 
 static char *dir; /* a fresh directory per test; the store is dir/db */
@@ -507,12 +508,76 @@ static void shell__usage(void **state)
     assert_false(exists(store));
 }
 
+/* Statements with chains of 300,000 operands (issue 10 item 8: the program
+ * died of a stack overflow) run: in the select list, and as WHERE's
+ * conjuncts, which the planner splits and joins again (in a plain and in a
+ * timeline SELECT). */
+static void execute__chains_of_300000_operands_run(void **state)
+{
+    (void)state;
+    make_store();
+    ads_buf sel = ADS_BUF_INIT, where = ADS_BUF_INIT;
+    ads_buf_adds(&sel, "SELECT ");
+    for (int i = 0; i < 300000; i++)
+        ads_buf_adds(&sel, i ? "+1" : "1");
+    ads_buf_adds(&sel, " AS n FROM Machine WHERE Name == \"a\"\n");
+    ads_buf_adds(&where, "SELECT count(*) AS n FROM Machine WHERE ");
+    for (int i = 0; i < 300000; i++)
+        ads_buf_adds(&where, i ? " && Memory >= 100" : "Memory >= 100");
+    ads_buf_adds(&where, "\n");
+    assert_false(sel.failed || where.failed);
+    EXPECT(ads_buf_cstr(&sel), 0, "[ n = 300000 ]\n", "1 row\n", "-d", store, "execute", "-f",
+           "native", "-");
+    EXPECT(ads_buf_cstr(&where), 0, "[ n = 2 ]\n", "1 row\n", "-d", store, "execute", "-f",
+           "native", "-");
+    /* a temporal filter is split from the rest of WHERE the same way */
+    ads_buf_clear(&where);
+    ads_buf_adds(&where, "SELECT count(*) AS n FROM Machine WHERE @last(`1h`)");
+    for (int i = 0; i < 300000; i++)
+        ads_buf_adds(&where, " && Memory >= 100");
+    ads_buf_adds(&where, "\n");
+    EXPECT(ads_buf_cstr(&where), 0, "[ n = 2 ]\n", "1 row\n", "-d", store, "execute", "-f",
+           "native", "-");
+    ads_buf_free(&sel);
+    ads_buf_free(&where);
+}
+
+static void execute__statement_limits_from_the_command_line(void **state)
+{
+    (void)state;
+    make_store();
+    const char *try = "Try 'adstore help execute'.\n";
+    char want[512];
+    snprintf(want, sizeof want,
+             "adstore execute: --max-memory takes a whole number of MiB (0: no limit), not "
+             "'lots'\n%s", try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "--max-memory", "lots", "SELECT 1");
+    snprintf(want, sizeof want,
+             "adstore execute: --max-time takes a whole number of seconds (0: no limit), not "
+             "'-1'\n%s", try);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", "--max-time=-1", "SELECT 1");
+    /* Note of a is 6 bytes; three nested global substitutions of the empty
+     * pattern grow it to 5,764,800 bytes */
+    char x1[64], x2[256], stmt[768];
+    snprintf(x1, sizeof x1, "replaceAll(\"\", Note, Note)");
+    snprintf(x2, sizeof x2, "replaceAll(\"\", %s, %s)", x1, x1);
+    snprintf(stmt, sizeof stmt,
+             "SELECT size(replaceAll(\"\", %s, %s)) AS n FROM Machine WHERE Name == \"a\"", x2, x2);
+    EXPECT(NULL, 1, "",
+           "adstore execute: the statement needs more than its memory limit of 1 MiB "
+           "(ads_query_set_limits; adstore --max-memory)\n",
+           "-d", store, "execute", "--max-memory", "1", stmt);
+    /* 0: no limit; the same statement runs */
+    EXPECT(NULL, 0, "n = 5764800\n\n", "1 row\n", "-d", store, "execute", "--max-memory", "0", stmt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         T(execute__every_spelling_of_the_format_option),
         T(execute__usage_errors_exit_2),
+        T(execute__statement_limits_from_the_command_line),
         T(execute__reports_what_each_statement_did),
         T(execute__errors_exit_1_with_line_and_column),
         T(execute__statements_from_stdin),
@@ -520,6 +585,7 @@ int main(void)
         T(execute__a_statement_that_does_not_parse_never_creates_a_store),
         T(execute__a_select_failing_part_way_writes_its_rows_well_formed),
         T(execute__the_help_texts_timeline_statement_runs),
+        T(execute__chains_of_300000_operands_run),
         T(shell__statements_end_with_semicolons),
         T(shell__dot_commands_and_errors),
         T(shell__end_of_input_runs_what_is_left),

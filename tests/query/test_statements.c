@@ -1745,10 +1745,99 @@ static void seed__write_examples(void **state)
            "[ n = 0 ]\n");
 }
 
+/* ---- statement limits (ads_query_set_limits) ---- */
+
+static void limits__memory_stops_a_statement_that_builds_huge_strings(void **state)
+{
+    (void)state;
+    /* a 100 KB string with every 'a' replaced by itself: 10 GB if let run */
+    char *big = malloc(100001 + 200);
+    strcpy(big, "STORE [ AdType = \"Machine\"; Name = \"big\"; s = \"");
+    size_t n = strlen(big);
+    memset(big + n, 'a', 100000);
+    strcpy(big + n + 100000, "\" ]");
+    expect_done(big, ADS_STMT_STORE, 1);
+    free(big);
+    char *before = snapshot();
+    ads_query_set_limits(q, (size_t)16 << 20, 0);
+    expect_error("SELECT size(replaceAll(\"a\", s, s)) FROM Machine WHERE Name == \"big\"",
+                 ADS_ELIMIT, 0, 0,
+                 "the statement needs more than its memory limit of 16 MiB "
+                 "(ads_query_set_limits; adstore --max-memory)");
+    /* a write statement stopped by its limit changes nothing */
+    expect_error("UPDATE Machine SET t = replaceAll(\"a\", s, s) WHERE Name == \"big\"",
+                 ADS_ELIMIT, 0, 0,
+                 "the statement needs more than its memory limit of 16 MiB "
+                 "(ads_query_set_limits; adstore --max-memory)");
+    /* the limit is per statement: the next one starts from nothing */
+    expect("SELECT size(s) AS n FROM Machine WHERE Name == \"big\"", "[ n = 100000 ]\n");
+    ads_query_set_limits(q, 0, 0);
+    char *after = snapshot();
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+}
+
+static void limits__memory_bounds_sorting_and_grouping(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "STORE ");
+    for (int i = 0; i < 2000; i++) {
+        char r[160];
+        snprintf(r, sizeof r, "%s[ AdType = \"Event\"; N = %d; Pad = strcat(\"%0100d\", N) ]",
+                 i ? ", " : "", i, i);
+        ads_buf_adds(&b, r);
+    }
+    expect_done(ads_buf_cstr(&b), ADS_STMT_STORE, 2000);
+    ads_buf_free(&b);
+    ads_query_set_limits(q, (size_t)1 << 18, 0); /* 256 KiB */
+    const char *msg = "the statement needs more than its memory limit of 262144 bytes "
+                      "(ads_query_set_limits; adstore --max-memory)";
+    expect_error("SELECT N, Pad FROM Event ORDER BY N DESC", ADS_ELIMIT, 0, 0, msg);
+    expect_error("SELECT Pad, count(*) FROM Event GROUP BY Pad", ADS_ELIMIT, 0, 0, msg);
+    /* within the limit, the same statements run */
+    ads_query_set_limits(q, (size_t)64 << 20, 0);
+    expect("SELECT N FROM Event ORDER BY N DESC LIMIT 1", "[ N = 1999 ]\n");
+    expect("SELECT count(*) AS n FROM Event GROUP BY N % 1 ", "[ n = 2000 ]\n");
+}
+
+static void limits__time_stops_a_join_without_a_key(void **state)
+{
+    (void)state;
+    /* a deadline already past when the first row is offered: no timing in
+     * the test, only that the loop checks its clock */
+    ads_query_set_limits(q, 0, 1e-9);
+    expect_error("SELECT M.Name, O.Who FROM Machine M JOIN Owner O ON O.Who != M.Name",
+                 ADS_ELIMIT, 0, 0,
+                 "the statement ran longer than its time limit of 1e-09 s "
+                 "(ads_query_set_limits; adstore --max-time)");
+    expect_error("SELECT avg@(sum(Memory)) FROM Machine WHERE @anytime() GROUP BY @intervals(`1h`)",
+                 ADS_ELIMIT, 0, 0,
+                 "the statement ran longer than its time limit of 1e-09 s "
+                 "(ads_query_set_limits; adstore --max-time)");
+    ads_query_set_limits(q, 0, 0);
+    char *before = snapshot();
+    ads_query_set_limits(q, 0, 1e-9);
+    expect_error("UPDATE Machine SET Memory = 1", ADS_ELIMIT, 0, 0,
+                 "the statement ran longer than its time limit of 1e-09 s "
+                 "(ads_query_set_limits; adstore --max-time)");
+    /* no limit: it runs */
+    ads_query_set_limits(q, 0, 0);
+    char *after = snapshot();
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    expect("SELECT count(*) AS n FROM Machine M JOIN Owner O ON O.Who != M.Name", "[ n = 4 ]\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(limits__memory_stops_a_statement_that_builds_huge_strings),
+        T(limits__memory_bounds_sorting_and_grouping),
+        T(limits__time_stops_a_join_without_a_key),
         T(select__star_gives_stored_attributes_without_hidden_ones),
         T(select__stored_hidden_attributes_are_left_out_of_star),
         T(select__labels_name_plain_references_else_the_text),
