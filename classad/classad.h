@@ -358,6 +358,31 @@ typedef const ads_expr *(*ads_expr_rewrite_fn)(void *ctx, const ads_expr *e, int
 int ads_expr_rewrite(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_expr_rewrite_fn fn,
                      void *ctx, ads_error *err);
 
+/*
+ * Visit e and the nodes below it: the children ads_expr_arg gives, not the
+ * members of a record node (fn sees the record node and may visit those
+ * itself). The walk does not recurse down a chain of binary operators, so
+ * one of 300,000 operands (`a || b || ...`) costs no C stack; walks over
+ * expressions in other modules use it for that reason. fn returns
+ * ADS_VISIT_INTO to go on into the node's arguments, ADS_VISIT_SKIP to pass
+ * over them, ADS_VISIT_STOP to end the walk (0 is then returned), or a
+ * negative ADS_E* code, having filled the error itself, to end the walk with
+ * that code.
+ *
+ * flags 0: prefix order, left to right (a node before its arguments,
+ * argument 0 before argument 1), as a recursive walk would go; the walk's
+ * stack may need memory, so it can fail with ADS_ENOMEM (err set).
+ * ADS_VISIT_ANY_ORDER: every node once, in an order not promised, needing
+ * no memory and never failing; for questions whose answer does not depend
+ * on the order ("is this name mentioned?").
+ * Returns 0, fn's code, ADS_ENOMEM or ADS_EINVAL (NULL e or fn).
+ */
+enum { ADS_VISIT_INTO = 0, ADS_VISIT_SKIP = 1, ADS_VISIT_STOP = 2 };
+#define ADS_VISIT_ANY_ORDER 1u
+typedef int (*ads_expr_visit_fn)(void *ctx, const ads_expr *e);
+int ads_expr_visit(const ads_expr *e, ads_expr_visit_fn fn, void *ctx, unsigned flags,
+                   ads_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                               */
 /* ------------------------------------------------------------------------ */

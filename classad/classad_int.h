@@ -137,6 +137,35 @@ struct ads_expr {
     } u;
 };
 
+/* ---- flat chains of binary operators (classad/inspect.c) ---- */
+
+/*
+ * The parser builds `a + b + c` as ((a + b) + c): a chain of operators of one
+ * level (or of levels that bind tighter down the left) grows to the left, one
+ * node per operand. Real Requirements hold hundreds of `||` terms, and text
+ * can hold hundreds of thousands, so no walk may recurse down a chain: each
+ * follows the left operands in a loop (its "spine"), collecting the operator
+ * nodes when it must come back up (to evaluate left to right, or to write
+ * text), and recurses only into right operands and other children. A chain
+ * is thus one level of nesting however long (ADS_MAX_DEPTH).
+ */
+static inline bool ads_expr__is_binop(const ads_expr *e)
+{
+    return e->kind == N_BINARY || e->kind == N_AND || e->kind == N_OR;
+}
+
+/* A chain's operator nodes, top first; short chains need no allocation. */
+typedef struct ads_spine {
+    const ads_expr **nodes;
+    size_t n, cap;
+    const ads_expr *local[32];
+} ads_spine;
+
+void ads_spine__init(ads_spine *s);
+/* Append e. 0, or ADS_ENOMEM (s unchanged). */
+int ads_spine__push(ads_spine *s, const ads_expr *e);
+void ads_spine__free(ads_spine *s);
+
 /* ---- records ---- */
 
 struct ads_record {

@@ -579,12 +579,13 @@ static void eval_record(ads_value *out, ads_eval_ctx *cx, const ads_record *src,
     *out = ads_recordv(r);
 }
 
-static void eval_and_or(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+/* One operator of && or || with its left operand's value a: evaluates the
+ * right operand only when a does not decide. */
+static void and_or_step(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_value *a,
                         const ads_view *view)
 {
-    ads_value a, b;
-    ads_eval__expr(&a, cx, e->u.ops.a, view);
-    truth ta = truth_of(&a);
+    ads_value b;
+    truth ta = truth_of(a);
     if (ta == T_ERR_) {
         *out = error_value();
         return;
@@ -610,6 +611,39 @@ static void eval_and_or(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
     else /* ta is false or undefined */
         *out = tb == T_TRUE_ ? ads_bool(true) : ta == T_UNDEF_ ? ads_undefined()
                                                               : from_truth(tb);
+}
+
+/* A chain of binary operators (classad_int.h), in a loop: the leftmost
+ * operand first, then each operator up the spine with its right operand,
+ * exactly the order and short-circuits that evaluating ((a op b) op c)
+ * recursively gives. The whole chain is one level of depth. */
+static void eval_chain(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                       const ads_view *view)
+{
+    ads_spine s;
+    ads_spine__init(&s);
+    const ads_expr *x = e;
+    for (; ads_expr__is_binop(x); x = x->u.ops.a)
+        if (ads_spine__push(&s, x)) {
+            cx->oom = true;
+            *out = error_value();
+            ads_spine__free(&s);
+            return;
+        }
+    ads_value acc, b, r;
+    ads_eval__expr(&acc, cx, x, view);
+    for (size_t i = s.n; i-- > 0;) {
+        const ads_expr *op = s.nodes[i];
+        if (op->kind == N_BINARY) {
+            ads_eval__expr(&b, cx, op->u.ops.b, view);
+            ads_eval__binary(&r, cx, (op_kind)op->op, &acc, &b);
+        } else {
+            and_or_step(&r, cx, op, &acc, view);
+        }
+        acc = r;
+    }
+    ads_spine__free(&s);
+    *out = acc;
 }
 
 static void eval_call(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
@@ -653,16 +687,10 @@ void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const a
         *out = unary((op_kind)e->op, &a);
         break;
     }
-    case N_BINARY: {
-        ads_value a, b;
-        ads_eval__expr(&a, cx, e->u.ops.a, view);
-        ads_eval__expr(&b, cx, e->u.ops.b, view);
-        ads_eval__binary(out, cx, (op_kind)e->op, &a, &b);
-        break;
-    }
+    case N_BINARY:
     case N_AND:
     case N_OR:
-        eval_and_or(out, cx, e, view);
+        eval_chain(out, cx, e, view);
         break;
     case N_COND: {
         ads_value c;

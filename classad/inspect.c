@@ -1,13 +1,50 @@
 /*
  * classad/inspect.c: a read-only window on expression trees, structural
- * equality, a few constructors, and rewriting with sharing. The statement
+ * equality, a few constructors, rewriting with sharing, and visiting
+ * without recursion down chains of operators. The statement
  * language's planner uses these to find temporal filters and aggregates, to
  * see which attributes a statement mentions, and to replace aggregate calls
  * with the names of their results; it never sees the tree's layout.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "classad/classad_int.h"
+
+/* ---- chains' spines (classad_int.h) ---- */
+
+void ads_spine__init(ads_spine *s)
+{
+    s->nodes = s->local;
+    s->n = 0;
+    s->cap = sizeof s->local / sizeof s->local[0];
+}
+
+int ads_spine__push(ads_spine *s, const ads_expr *e)
+{
+    if (s->n == s->cap) {
+        /* on the heap, not in an arena: the walk frees it when done, so an
+         * evaluation per record does not grow the record's arena */
+        size_t cap = s->cap * 2;
+        const ads_expr **nodes = s->nodes == s->local ? malloc(cap * sizeof *nodes)
+                                                      : realloc(s->nodes, cap * sizeof *nodes);
+        if (!nodes)
+            return ADS_ENOMEM;
+        if (s->nodes == s->local)
+            memcpy(nodes, s->local, sizeof s->local);
+        s->nodes = nodes;
+        s->cap = cap;
+    }
+    s->nodes[s->n++] = e;
+    return 0;
+}
+
+void ads_spine__free(ads_spine *s)
+{
+    if (s->nodes != s->local)
+        free(s->nodes);
+    ads_spine__init(s);
+}
 
 ads_expr_kind ads_expr_kind_of(const ads_expr *e)
 {
@@ -139,45 +176,56 @@ static bool records_equal(const ads_record *a, const ads_record *b)
 
 bool ads_expr_equal(const ads_expr *a, const ads_expr *b)
 {
-    if (a == b)
+    /* down a chain's left operands in this loop, recursing only on the
+     * right ones (classad_int.h) */
+    for (;;) {
+        if (a == b)
+            return true;
+        if (a->kind != b->kind)
+            return false;
+        switch ((node_kind)a->kind) {
+        case N_LITERAL:
+            return ads_value_same(&a->u.lit, &b->u.lit);
+        case N_ATTR:
+            return a->scope == b->scope && ads_name__eq(a->u.attr.name.p, a->u.attr.name.len,
+                                                        b->u.attr.name.p, b->u.attr.name.len);
+        case N_SELECT:
+            return ads_name__eq(a->u.sel.name.p, a->u.sel.name.len, b->u.sel.name.p,
+                                b->u.sel.name.len) &&
+                   ads_expr_equal(a->u.sel.base, b->u.sel.base);
+        case N_RECORD:
+            return records_equal(a->u.rec, b->u.rec);
+        case N_CALL:
+            if (!ads_name__eq(a->u.call.name.p, a->u.call.name.len, b->u.call.name.p,
+                              b->u.call.name.len) ||
+                a->u.call.n != b->u.call.n || a->quoted != b->quoted)
+                return false;
+            break;
+        case N_BINARY:
+        case N_AND:
+        case N_OR:
+            if (a->op != b->op || !ads_expr_equal(a->u.ops.b, b->u.ops.b))
+                return false;
+            a = a->u.ops.a;
+            b = b->u.ops.a;
+            continue;
+        case N_UNARY:
+            if (a->op != b->op)
+                return false;
+            break;
+        case N_LIST:
+            if (a->u.list.n != b->u.list.n)
+                return false;
+            break;
+        default:
+            break;
+        }
+        size_t n = ads_expr_nargs(a);
+        for (size_t i = 0; i < n; i++)
+            if (!ads_expr_equal(ads_expr_arg(a, i), ads_expr_arg(b, i)))
+                return false;
         return true;
-    if (a->kind != b->kind)
-        return false;
-    switch ((node_kind)a->kind) {
-    case N_LITERAL:
-        return ads_value_same(&a->u.lit, &b->u.lit);
-    case N_ATTR:
-        return a->scope == b->scope && ads_name__eq(a->u.attr.name.p, a->u.attr.name.len,
-                                                    b->u.attr.name.p, b->u.attr.name.len);
-    case N_SELECT:
-        return ads_name__eq(a->u.sel.name.p, a->u.sel.name.len, b->u.sel.name.p,
-                            b->u.sel.name.len) &&
-               ads_expr_equal(a->u.sel.base, b->u.sel.base);
-    case N_RECORD:
-        return records_equal(a->u.rec, b->u.rec);
-    case N_CALL:
-        if (!ads_name__eq(a->u.call.name.p, a->u.call.name.len, b->u.call.name.p,
-                          b->u.call.name.len) ||
-            a->u.call.n != b->u.call.n || a->quoted != b->quoted)
-            return false;
-        break;
-    case N_UNARY:
-    case N_BINARY:
-        if (a->op != b->op)
-            return false;
-        break;
-    case N_LIST:
-        if (a->u.list.n != b->u.list.n)
-            return false;
-        break;
-    default:
-        break;
     }
-    size_t n = ads_expr_nargs(a);
-    for (size_t i = 0; i < n; i++)
-        if (!ads_expr_equal(ads_expr_arg(a, i), ads_expr_arg(b, i)))
-            return false;
-    return true;
 }
 
 int ads_expr_new_attr(const ads_expr **out, ads_arena *a, const char *name, size_t len,
@@ -254,19 +302,9 @@ static const ads_record *rewrite_record(rw *w, const ads_record *r)
     return copy;
 }
 
-static const ads_expr *rewrite(rw *w, const ads_expr *e)
+/* e's arguments rewritten, once fn has seen e and kept it. */
+static const ads_expr *rewrite_args(rw *w, const ads_expr *e)
 {
-    if (w->stop)
-        return NULL;
-    if (++w->depth > ADS_MAX_DEPTH) {
-        w->stop = ADS_ELIMIT;
-        return NULL;
-    }
-    const ads_expr *r = w->fn(w->ctx, e, &w->stop);
-    if (r || w->stop) {
-        w->depth--;
-        return r;
-    }
     ads_expr *copy = NULL;
     if (e->kind == N_RECORD) {
         const ads_record *rec = rewrite_record(w, e->u.rec);
@@ -274,7 +312,6 @@ static const ads_expr *rewrite(rw *w, const ads_expr *e)
             *copy = *e;
             copy->u.rec = rec;
         }
-        w->depth--;
         return w->stop ? NULL : copy ? copy : rec ? e : NULL;
     }
     size_t n = ads_expr_nargs(e);
@@ -295,7 +332,6 @@ static const ads_expr *rewrite(rw *w, const ads_expr *e)
         if (args)
             args[i] = x;
     }
-    w->depth--;
     if (!args)
         return e;
     if (!(copy = ads_arena_alloc(w->a, sizeof *copy))) {
@@ -320,6 +356,116 @@ static const ads_expr *rewrite(rw *w, const ads_expr *e)
         break;
     }
     return copy;
+}
+
+static const ads_expr *rewrite(rw *w, const ads_expr *e)
+{
+    if (w->stop)
+        return NULL;
+    if (++w->depth > ADS_MAX_DEPTH) {
+        w->stop = ADS_ELIMIT;
+        return NULL;
+    }
+    /* fn sees a chain's operators top down before any operand, as a
+     * recursive walk would show them; the spine is then rebuilt bottom up,
+     * each operator after its left operand, recursing only on right ones */
+    ads_spine s;
+    ads_spine__init(&s);
+    const ads_expr *x = e, *cur;
+    for (;;) {
+        cur = w->fn(w->ctx, x, &w->stop);
+        if (cur || w->stop || !ads_expr__is_binop(x))
+            break;
+        if (ads_spine__push(&s, x)) {
+            w->stop = ADS_ENOMEM;
+            break;
+        }
+        x = x->u.ops.a;
+    }
+    if (!cur && !w->stop)
+        cur = rewrite_args(w, x);
+    for (size_t i = s.n; i-- > 0 && cur && !w->stop;) {
+        const ads_expr *op = s.nodes[i], *b = rewrite(w, op->u.ops.b);
+        if (!b) {
+            cur = NULL;
+            break;
+        }
+        if (cur == op->u.ops.a && b == op->u.ops.b) {
+            cur = op;
+            continue;
+        }
+        ads_expr *copy = ads_arena_alloc(w->a, sizeof *copy);
+        if (!copy) {
+            w->stop = ADS_ENOMEM;
+            cur = NULL;
+            break;
+        }
+        *copy = *op;
+        copy->u.ops.a = cur;
+        copy->u.ops.b = b;
+        cur = copy;
+    }
+    ads_spine__free(&s);
+    w->depth--;
+    return w->stop ? NULL : cur;
+}
+
+/* ---- visiting ---- */
+
+/* ADS_VISIT_ANY_ORDER: a node, its arguments after the first (recursing:
+ * the parsers bound that nesting), then its first argument in the loop, as
+ * that is where a chain, or a.b.c, grows. 1 when the walk is to end (*rc
+ * then holds 0 or fn's code). */
+static int visit_any(const ads_expr *e, ads_expr_visit_fn fn, void *ctx, int *rc)
+{
+    for (;;) {
+        int r = fn(ctx, e);
+        if (r < 0 || r == ADS_VISIT_STOP) {
+            *rc = r < 0 ? r : 0;
+            return 1;
+        }
+        size_t n = ads_expr_nargs(e);
+        if (r == ADS_VISIT_SKIP || n == 0)
+            return 0;
+        for (size_t i = 1; i < n; i++)
+            if (visit_any(ads_expr_arg(e, i), fn, ctx, rc))
+                return 1;
+        e = ads_expr_arg(e, 0);
+    }
+}
+
+int ads_expr_visit(const ads_expr *e, ads_expr_visit_fn fn, void *ctx, unsigned flags,
+                   ads_error *err)
+{
+    int rc = 0;
+    if (!e || !fn)
+        return ads_error_set(err, ADS_EINVAL, "visit: NULL argument");
+    if (flags & ADS_VISIT_ANY_ORDER) {
+        visit_any(e, fn, ctx, &rc);
+        return rc;
+    }
+    /* the nodes still to visit, the next on top: a node's arguments are
+     * pushed last to first so that argument 0 comes off first */
+    ads_spine todo;
+    ads_spine__init(&todo);
+    todo.nodes[todo.n++] = e;
+    while (todo.n) {
+        const ads_expr *x = todo.nodes[--todo.n];
+        int r = fn(ctx, x);
+        if (r < 0 || r == ADS_VISIT_STOP) {
+            rc = r < 0 ? r : 0;
+            break;
+        }
+        if (r == ADS_VISIT_SKIP)
+            continue;
+        for (size_t i = ads_expr_nargs(x); i-- > 0 && !rc;)
+            if (ads_spine__push(&todo, ads_expr_arg(x, i)))
+                rc = ads_error_set(err, ADS_ENOMEM, "visit: out of memory");
+        if (rc)
+            break;
+    }
+    ads_spine__free(&todo);
+    return rc;
 }
 
 int ads_expr_rewrite(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_expr_rewrite_fn fn,

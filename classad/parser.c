@@ -2,7 +2,8 @@
  * classad/parser.c: tokens to expression trees (shared/spec/classad.md
  * sections 2 and 3). Recursive descent with one function per precedence
  * level; the depth is counted so that deep input is an error, not a stack
- * overflow. The tree keeps what was written (parentheses, quoted names) so
+ * overflow. Operators of one level are gathered in a loop, so a flat chain
+ * (a || b || ...) is one level however long (classad_int.h). The tree keeps what was written (parentheses, quoted names) so
  * unparse() can give it back; nothing is folded here except absTime("...")
  * and relTime("...") of a string literal, which the language defines as
  * literals.
@@ -284,13 +285,21 @@ static int parse_primary(parser *ps, const ads_expr **out)
     }
 }
 
+/* Selections and subscripts nest (a.b.c is (a.b).c, and every walk over
+ * the tree recurses into the base), so each counts a level of depth. */
 static int parse_postfix(parser *ps, const ads_expr **out)
 {
-    int rc;
+    int rc, levels = 0;
     if ((rc = parse_primary(ps, out)))
         return rc;
-    for (;;) {
+    for (;; levels++) {
         token *t = &ps->lx.tok;
+        if (t->kind != T_DOT && t->kind != T_LBRACKET) {
+            ps->depth -= levels;
+            return 0;
+        }
+        if ((rc = enter(ps)))
+            return rc;
         if (t->kind == T_DOT) {
             if ((rc = next(ps)))
                 return rc;
@@ -306,7 +315,7 @@ static int parse_postfix(parser *ps, const ads_expr **out)
             *out = e;
             if ((rc = next(ps)))
                 return rc;
-        } else if (t->kind == T_LBRACKET) {
+        } else {
             const ads_expr *index;
             if ((rc = next(ps)) || (rc = parse_expr(ps, &index)))
                 return rc;
@@ -320,8 +329,6 @@ static int parse_postfix(parser *ps, const ads_expr **out)
             *out = e;
             if ((rc = next(ps)))
                 return rc;
-        } else {
-            return 0;
         }
     }
 }

@@ -88,6 +88,47 @@ static int prepare_children(prep *p, const ads_expr *const *in, size_t n,
     return 0;
 }
 
+/* A chain of binary operators (classad_int.h) in a loop: the leftmost
+ * operand, then each operator up the spine, copied with its prepared
+ * operands and folded as soon as both are constant, as the recursion over
+ * ((a op b) op c) would. *out is e's prepared form, folded if constant. */
+static int prepare_chain(prep *p, const ads_expr *e, const ads_expr **out, bool *constant)
+{
+    ads_spine s;
+    int rc = 0;
+    ads_spine__init(&s);
+    const ads_expr *x = e, *cur;
+    for (; ads_expr__is_binop(x); x = x->u.ops.a)
+        if (ads_spine__push(&s, x)) {
+            rc = ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+            goto cleanup;
+        }
+    bool c;
+    if ((rc = prepare(p, x, &cur, &c)))
+        goto cleanup;
+    for (size_t i = s.n; i-- > 0;) {
+        bool cb;
+        ads_expr *n = copy_node(p, s.nodes[i]);
+        if (!n) {
+            rc = ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
+            goto cleanup;
+        }
+        n->u.ops.a = cur;
+        if ((rc = prepare(p, s.nodes[i]->u.ops.b, &n->u.ops.b, &cb)))
+            goto cleanup;
+        c = c && cb;
+        cur = n;
+        /* the top one is folded by prepare(), as every node is */
+        if (c && i > 0 && (rc = fold(p, n, &cur)))
+            goto cleanup;
+    }
+    *out = cur;
+    *constant = c;
+cleanup:
+    ads_spine__free(&s);
+    return rc;
+}
+
 static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *constant)
 {
     int rc;
@@ -124,10 +165,13 @@ static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *const
         *constant = ca && n->u.sel.base->kind == N_LITERAL;
         *out = n;
         break;
-    case N_UNARY:
     case N_BINARY:
     case N_AND:
     case N_OR:
+        if ((rc = prepare_chain(p, e, out, constant)))
+            return rc;
+        break;
+    case N_UNARY:
     case N_INDEX:
     case N_COND:
     case N_ELVIS:

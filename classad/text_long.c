@@ -182,6 +182,12 @@ static int check_value(const ads_value *v, ads_str attr, ads_error *err)
 static int check_expr(const ads_expr *e, ads_str attr, ads_error *err)
 {
     int rc;
+    /* down a chain's left operands in a loop (classad_int.h) */
+    while (ads_expr__is_binop(e)) {
+        if ((rc = check_expr(e->u.ops.b, attr, err)))
+            return rc;
+        e = e->u.ops.a;
+    }
     switch ((node_kind)e->kind) {
     case N_LITERAL:
         return check_value(&e->u.lit, attr, err);
@@ -195,10 +201,10 @@ static int check_expr(const ads_expr *e, ads_str attr, ads_error *err)
     case N_PAREN:
         return check_expr(e->u.ops.a, attr, err);
     case N_INDEX:
-    case N_BINARY:
+    case N_ELVIS:
+    case N_BINARY: /* not reached: the loop above took the chain */
     case N_AND:
     case N_OR:
-    case N_ELVIS:
         if ((rc = check_expr(e->u.ops.a, attr, err)))
             return rc;
         return check_expr(e->u.ops.b, attr, err);

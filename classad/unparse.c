@@ -317,6 +317,37 @@ static void child(ads_buf *b, const ads_expr *e, int min, const style *st)
     }
 }
 
+/* A chain of binary operators (classad_int.h) without recursing down it:
+ * the spine goes down the left operands as long as they need no
+ * parentheses (left-associative: the same level is fine), then the text is
+ * written from the leftmost operand up, each right operand binding tighter. */
+static void chain_text(ads_buf *b, const ads_expr *e, const style *st)
+{
+    ads_spine s;
+    ads_spine__init(&s);
+    const ads_expr *x = e;
+    for (;;) {
+        if (ads_spine__push(&s, x)) {
+            b->failed = true;
+            ads_spine__free(&s);
+            return;
+        }
+        const ads_expr *a = x->u.ops.a;
+        if (!ads_expr__is_binop(a) || prec_of(a) < op_prec((op_kind)x->op))
+            break;
+        x = a;
+    }
+    child(b, x->u.ops.a, op_prec((op_kind)x->op), st);
+    for (size_t i = s.n; i-- > 0;) {
+        const ads_expr *op = s.nodes[i];
+        ads_buf_addc(b, ' ');
+        ads_buf_adds(b, op_text[op->op]);
+        ads_buf_addc(b, ' ');
+        child(b, op->u.ops.b, op_prec((op_kind)op->op) + 1, st);
+    }
+    ads_spine__free(&s);
+}
+
 static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
 {
     switch ((node_kind)e->kind) {
@@ -379,15 +410,9 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
     }
     case N_BINARY:
     case N_AND:
-    case N_OR: {
-        int p = op_prec((op_kind)e->op);
-        child(b, e->u.ops.a, p, st);     /* left-associative: same level is fine */
-        ads_buf_addc(b, ' ');
-        ads_buf_adds(b, op_text[e->op]);
-        ads_buf_addc(b, ' ');
-        child(b, e->u.ops.b, p + 1, st); /* the right side must bind tighter */
+    case N_OR:
+        chain_text(b, e, st);
         return;
-    }
     case N_COND:
         child(b, e->u.ops.a, P_COND + 1, st);
         ads_buf_adds(b, " ? ");

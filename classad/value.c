@@ -150,6 +150,13 @@ static bool str_same(ads_str a, ads_str b)
  * expression decoded twice, or written and read back, is the same. */
 static bool expr_same(const ads_expr *a, const ads_expr *b)
 {
+    /* down a chain's left operands in a loop (classad_int.h) */
+    while (a && b && a != b && a->kind == b->kind && ads_expr__is_binop(a)) {
+        if (a->op != b->op || !expr_same(a->u.ops.b, b->u.ops.b))
+            return false;
+        a = a->u.ops.a;
+        b = b->u.ops.a;
+    }
     if (a == b)
         return true;
     if (!a || !b || a->kind != b->kind)

@@ -78,10 +78,20 @@ int ads_db__need_write(ads_txn *txn, const char *what, ads_error *err)
     return 0;
 }
 
+int ads_db__failed_write(ads_txn *txn, uint64_t w0, int rc)
+{
+    if (rc && txn->writes != w0 && !txn->broken) {
+        txn->broken = true;
+        txn->broken_rc = rc;
+    }
+    return rc;
+}
+
 int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
                 size_t vlen, unsigned flags, ads_error *err)
 {
     MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    txn->writes++;
     int rc = mdb_put(txn->txn, dbi, &key, &val, flags);
     return rc ? ads_db__lmdb(txn, err, rc, "writing") : 0;
 }
@@ -89,6 +99,7 @@ int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const voi
 int ads_db__del(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, ads_error *err)
 {
     MDB_val key = {klen, (void *)k};
+    txn->writes++;
     int rc = mdb_del(txn->txn, dbi, &key, NULL);
     if (rc == MDB_NOTFOUND)
         return 0;
@@ -567,8 +578,18 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
     }
     t->db = db;
     t->readonly = readonly;
+    pthread_mutex_lock(&db->lock);
+    db->open_txns++;
+    pthread_mutex_unlock(&db->lock);
     *out = t;
     return 0;
+}
+
+static void txn_ended(ads_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    db->open_txns--;
+    pthread_mutex_unlock(&db->lock);
 }
 
 static void txn_free(ads_txn *t)
@@ -617,22 +638,49 @@ static int flush(ads_txn *t, ads_error *err)
  * End a write transaction without its changes. The child is aborted (unless
  * LMDB already freed it); values handed out by generators stay handed out:
  * their state is committed in the parent, which still holds the write lock,
- * so no other writer can take them in between. Nothing else survives.
+ * so no other writer can take them in between. Nothing else survives. If
+ * that state cannot be kept (a full disk), the values may be handed out
+ * again: ADS_EIO or ADS_ESTORAGE saying so.
  */
-static void abandon(ads_txn *txn, bool child_alive)
+static int abandon(ads_txn *txn, bool child_alive, ads_error *err)
 {
     if (child_alive)
         mdb_txn_abort(txn->txn);
     if (!txn->parent)
-        return;
+        return 0;
     bool keep = ads_seq__dirty(txn);
+    int rc = 0;
     txn->txn = txn->parent;
     txn->broken = false;
-    if (keep && ads_seq__flush(txn, NULL) == 0)
-        mdb_txn_commit(txn->parent);
-    else
+    if (keep) {
+        ads_error e;
+        rc = ads_seq__flush(txn, &e);
+        if (rc) {
+            mdb_txn_abort(txn->parent);
+        } else if ((rc = mdb_txn_commit(txn->parent))) {
+            rc = lmdb_plain(&e, rc, "saving identifier state");
+        }
+        if (rc)
+            rc = ads_error_set(err, rc,
+                               "identifiers and sequence values the abandoned transaction handed "
+                               "out may be handed out again: %s",
+                               e.message);
+    } else {
         mdb_txn_abort(txn->parent);
+    }
     txn->parent = NULL;
+    return rc;
+}
+
+/* The transaction failed with rc (message in err); abandoning it failed too
+ * (message in e): keep rc, with both messages. */
+static int both(int rc, ads_error *err, int arc, const ads_error *e)
+{
+    if (!arc || !err)
+        return rc;
+    char first[ADS_ERROR_MESSAGE_MAX];
+    snprintf(first, sizeof first, "%s", err->message);
+    return ads_error_set(err, rc, "%s; %s", first, e->message);
 }
 
 int ads_txn_commit(ads_txn *txn, ads_error *err)
@@ -640,25 +688,34 @@ int ads_txn_commit(ads_txn *txn, ads_error *err)
     if (!txn)
         return ads_error_set(err, ADS_EINVAL, "no transaction");
     ads_db *db = txn->db;
+    ads_error e;
+    bool handed = ads_seq__dirty(txn); /* before flush writes it */
     int rc = 0;
     if (txn->readonly) {
         mdb_txn_abort(txn->txn);
     } else if (txn->broken) {
         rc = ads_error_set(err, txn->broken_rc ? txn->broken_rc : ADS_ESTORAGE,
                            "the transaction failed earlier and was abandoned");
-        abandon(txn, true);
+        rc = both(rc, err, abandon(txn, true, &e), &e);
     } else if ((rc = flush(txn, err))) {
-        abandon(txn, true);
+        rc = both(rc, err, abandon(txn, true, &e), &e);
     } else {
         int mrc = mdb_txn_commit(txn->txn);
         if (mrc) {
             rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
-            abandon(txn, false);
+            rc = both(rc, err, abandon(txn, false, &e), &e);
         } else if ((mrc = mdb_txn_commit(txn->parent))) {
             rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
+            /* the generator state went with the rest */
+            if (handed)
+                rc = both(rc, err, ads_error_set(&e, rc, "identifiers and sequence values the "
+                                                         "transaction handed out may be handed "
+                                                         "out again"),
+                          &e);
         }
     }
     pthread_rwlock_unlock(&db->resize);
+    txn_ended(db);
     if (!rc && !txn->readonly) {
         ads_attrs__commit(txn);
         ads_hooks__deliver(txn);
@@ -674,8 +731,9 @@ void ads_txn_abort(ads_txn *txn)
     if (txn->readonly)
         mdb_txn_abort(txn->txn);
     else
-        abandon(txn, true);
+        (void)abandon(txn, true, NULL); /* nobody to tell: see engine.h */
     pthread_rwlock_unlock(&txn->db->resize);
+    txn_ended(txn->db);
     txn_free(txn);
 }
 

@@ -37,7 +37,9 @@
  *   ADS_ECORRUPT  bytes that fail their checksum or structure checks;
  *   ADS_EREADONLY writes through a read-only store or transaction;
  *   ADS_ESTORAGE  LMDB failed (its message is included); ADS_EIO the system;
- *   ADS_ENOMEM    out of memory; ADS_ELIMIT a size limit.
+ *   ADS_ENOMEM    out of memory; ADS_ELIMIT a size limit;
+ *   ADS_EMAPFULL  the map filled during a write transaction (ads_txn_commit);
+ *   ADS_EBUSY     the store is in use in a way the call cannot wait out.
  */
 #ifndef ADS_ENGINE_H
 #define ADS_ENGINE_H
@@ -149,13 +151,23 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err);
 /*
  * Commit and free txn, whatever the outcome. After a successful commit the
  * store's after-commit hooks run (in this thread, before return).
- * Errors: ADS_ESTORAGE, ADS_EIO; ADS_EMAPFULL-style failures surface as
- * ADS_ELIMIT with a message saying the map was grown and to retry (use
- * ads_db_write to have that done automatically).
+ * A write call that failed after it changed the store (the map filled, memory
+ * ran out half way through a store) left txn broken, as LMDB's MDB_TXN_ERROR:
+ * further writes are refused and commit fails with that call's code and "the
+ * transaction failed earlier and was abandoned"; nothing of txn remains. A
+ * call that refused its input before changing anything leaves txn usable.
+ * Errors: ADS_ESTORAGE, ADS_EIO, ADS_EMAPFULL ("the store's map is full":
+ * begin again, and the next write transaction grows the map; ads_db_write
+ * does that itself), or the code of the write that broke txn. If even the
+ * identifier state of an abandoned txn cannot be saved (a full disk), the
+ * message says the values it handed out may be handed out again.
  */
 int ads_txn_commit(ads_txn *txn, ads_error *err);
 
-/* Abandon and free txn; nothing it wrote remains. NULL is allowed. */
+/* Abandon and free txn; nothing it wrote remains, except the identifier
+ * and sequence state (values handed out stay handed out; if that state
+ * cannot be written, nothing reports it: commit a failed transaction instead
+ * of aborting it to be told). NULL is allowed. */
 void ads_txn_abort(ads_txn *txn);
 
 /* True if txn is read-only. */
@@ -310,7 +322,8 @@ typedef struct ads_write_info {
  * names the type has not seen.
  * info may be NULL. Errors: ADS_EINVAL (what is wrong, naming type and
  * attribute), ADS_ENOTFOUND (undeclared type), ADS_EEXIST, ADS_EREADONLY,
- * ADS_ECORRUPT, ADS_ESTORAGE, ADS_ENOMEM, or a hook's error.
+ * ADS_ECORRUPT, ADS_ESTORAGE, ADS_ENOMEM, ADS_EMAPFULL, or a hook's error.
+ * A failure after the store was changed leaves txn broken (ads_txn_commit).
  */
 int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads_error *err);
 
@@ -643,7 +656,8 @@ typedef struct ads_hooks {
 } ads_hooks;
 
 /* Set (or with NULL clear) the hooks of type name (which need not be declared
- * yet). Not to be called while transactions run. ADS_EINVAL, ADS_ENOMEM. */
+ * yet). Errors: ADS_EBUSY while any transaction of db is open (their type
+ * information would change under them), ADS_EINVAL, ADS_ENOMEM. */
 int ads_db_set_hooks(ads_db *db, const char *type, const ads_hooks *hooks, ads_error *err);
 
 /* ------------------------------------------------------------------------ */

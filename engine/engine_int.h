@@ -194,7 +194,8 @@ struct ads_db {
     int flags;
     ads_clock clock;
     pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
-    pthread_mutex_t lock;    /* the caches below */
+    pthread_mutex_t lock;    /* the caches below, and open_txns */
+    size_t open_txns;        /* transactions begun and not yet ended */
     type_gen *gens;          /* list of type generations */
     attr_set *attrs;         /* known attribute names (one token's worth) */
     hook_entry *hooks;
@@ -223,8 +224,12 @@ struct ads_txn {
     MDB_txn *txn;    /* where reads and writes go: for a write, a child of parent */
     MDB_txn *parent; /* write transactions: holds what survives an abort */
     bool readonly;
-    bool broken;   /* an LMDB write failed (map full): only abort is left */
+    bool broken;   /* a write failed after changing the store (map full, out of
+                      memory half way): only abort is left, as LMDB's
+                      MDB_TXN_ERROR */
     int broken_rc;
+    uint64_t writes; /* LMDB puts and deletes tried (a failed call that changed
+                        something marks the transaction broken) */
     ads_arena *arena; /* lives as long as the transaction */
     ads_buf kbuf, vbuf, tmp; /* scratch buffers for keys and rows */
     /* per nesting level of writes (a store may store an Attribute record) */
@@ -273,6 +278,11 @@ struct ads_txn {
 /* Map an LMDB return code to an ads error (MDB_MAP_FULL -> ADS_EMAPFULL and
  * the transaction marked broken). */
 int ads_db__lmdb(ads_txn *txn, ads_error *err, int rc, const char *what);
+
+/* A write call failed after it changed the store (txn->writes moved since
+ * w0): mark the transaction broken, so that commit refuses and only abort
+ * is left. Returns rc. */
+int ads_db__failed_write(ads_txn *txn, uint64_t w0, int rc);
 
 /* mdb_put / mdb_del through the transaction with error mapping. */
 int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,

@@ -34,6 +34,16 @@ int ads_db_set_hooks(ads_db *db, const char *type, const ads_hooks *hooks, ads_e
     if (!f)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     pthread_mutex_lock(&db->lock);
+    if (db->open_txns) {
+        /* their type information points into the caches dropped below */
+        size_t n = db->open_txns;
+        pthread_mutex_unlock(&db->lock);
+        free(f);
+        return ads_error_set(err, ADS_EBUSY,
+                             "hooks cannot change while transactions are open (%zu open): end "
+                             "them first",
+                             n);
+    }
     size_t i;
     for (i = 0; i < db->nhooks; i++)
         if (strcmp(db->hooks[i].folded, f) == 0)

@@ -437,6 +437,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     ads_buf_clear(oldrow);
     ads_buf_clear(newrow);
     txn->wdepth++;
+    uint64_t w0 = txn->writes;
     row_entry *given = NULL, *base = NULL, extra;
     size_t ng = 0, nb = 0, ne = 0;
     int rc;
@@ -678,7 +679,9 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
 cleanup:
     txn->wdepth--;
-    return rc;
+    /* a write that failed half way (the old row moved to history, the new
+     * one not written) must not commit: only abort is left */
+    return ads_db__failed_write(txn, w0, rc);
 }
 
 /* ---- the entry points ---- */
@@ -850,7 +853,7 @@ int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_e
     return rc;
 }
 
-int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err)
+static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
 {
     int rc;
     if (!txn || !row)
@@ -885,6 +888,7 @@ int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err)
     int64_t removed = 0;
     int mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
     while (mrc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0) {
+        txn->writes++;
         if ((mrc = mdb_cursor_del(c, 0)))
             break;
         removed++;
@@ -896,4 +900,12 @@ int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err)
     if (mrc && mrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, mrc, "purging history");
     return ads_types__count(txn, t->id, -1, was_deleted ? -1 : 0, -removed, err);
+}
+
+int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err)
+{
+    uint64_t w0 = txn ? txn->writes : 0;
+    int rc = purge(txn, row, err);
+    /* the latest row gone and its history not: only abort is left */
+    return txn ? ads_db__failed_write(txn, w0, rc) : rc;
 }

@@ -26,26 +26,36 @@ bool ads_q__name_is(ads_str s, const char *lit)
     return true;
 }
 
-bool ads_q__mentions(const ads_expr *e, const char *name)
+typedef struct mention {
+    const char *name;
+    bool found;
+} mention;
+
+static int mentions_at(void *ctx, const ads_expr *e)
 {
-    if (!e)
-        return false;
+    mention *m = ctx;
     ads_expr_kind k = ads_expr_kind_of(e);
     if ((k == ADS_X_ATTR || k == ADS_X_ROOTATTR || k == ADS_X_SELECT) &&
-        ads_q__name_is(ads_expr_name(e), name))
-        return true;
+        ads_q__name_is(ads_expr_name(e), m->name)) {
+        m->found = true;
+        return ADS_VISIT_STOP;
+    }
     if (k == ADS_X_RECORD) {
         const ads_record *r = ads_expr_record(e);
-        for (size_t i = 0; i < ads_record_size(r); i++)
-            if (ads_q__mentions(ads_record_expr(r, i), name))
-                return true;
-        return false;
+        for (size_t i = 0; i < ads_record_size(r) && !m->found; i++)
+            m->found = ads_q__mentions(ads_record_expr(r, i), m->name);
+        return m->found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
     }
-    size_t n = ads_expr_nargs(e);
-    for (size_t i = 0; i < n; i++)
-        if (ads_q__mentions(ads_expr_arg(e, i), name))
-            return true;
-    return false;
+    return ADS_VISIT_INTO;
+}
+
+/* Walked without recursion down chains (a || b || ... of any length). */
+bool ads_q__mentions(const ads_expr *e, const char *name)
+{
+    mention m = {name, false};
+    if (e)
+        ads_expr_visit(e, mentions_at, &m, ADS_VISIT_ANY_ORDER, NULL);
+    return m.found;
 }
 
 bool ads_q__truthy(const ads_value *v)

@@ -125,6 +125,97 @@ static void eval__deep_chains_are_error_not_crash(void **state)
     ads_buf_free(&b);
 }
 
+/* n terms joined by op, each term a printf format given its index; with a
+ * prefix and a suffix (a record around it, say). Freed by the caller. */
+static char *chain(const char *prefix, size_t n, const char *term, const char *op,
+                   const char *suffix)
+{
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, prefix);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ads_buf_adds(&b, op);
+        ads_buf_printf(&b, term, i);
+    }
+    ads_buf_adds(&b, suffix);
+    assert_false(b.failed);
+    char *t = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return t;
+}
+
+/* Issue 11 item 2, issue 10 item 8: a flat chain is one level of depth
+ * however long, evaluates as HTCondor does, and never recurses per operand
+ * (300,000 terms ran the stack out). */
+static void eval__a_flat_chain_is_one_level_however_long(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {400, 401, 1000};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        size_t n = lengths[k];
+        char *ors = chain("", n, "Machine == \"m%zu\"", " || ", "");
+        is_text("[Machine = \"m3\"]", ors, "true");
+        is_text("[Machine = \"m399\"]", ors, "true");
+        is_text("[Machine = \"none\"]", ors, "false");
+        is_text("[]", ors, "undefined"); /* undefined == "m0" || ... */
+        free(ors);
+        char *sum = chain("", n, "1", " + ", "");
+        char want[32];
+        snprintf(want, sizeof want, "%zu", n);
+        is_text("[]", sum, want);
+        free(sum);
+        /* left to right: the last operand decides */
+        char *ands = chain("", n, "true", " && ", " && x");
+        is_text("[x = false]", ands, "false");
+        is_text("[x = 7]", ands, "true");
+        is_text("[]", ands, "undefined");
+        free(ands);
+    }
+    char *big = chain("", 300000, "1", " + ", "");
+    is_text("[]", big, "300000");
+    free(big);
+    big = chain("", 300000, "x", " && ", "");
+    is_text("[x = true]", big, "true");
+    free(big);
+    /* 1 - 1 - 1 ...: left-associative, (1 - 1) - 1 */
+    big = chain("", 300000, "1", " - ", "");
+    is_text("[]", big, "-299998");
+    free(big);
+}
+
+/* The rules for undefined and error, and && / || short-circuits, hold at
+ * every place in a chain, as they do for one operator. */
+static void eval__chains_keep_the_undefined_and_error_rules(void **state)
+{
+    (void)state;
+    is_text("[]", "false && error && error", "false");
+    is_text("[]", "true || error || error", "true");
+    is_text("[]", "false || error || true", "error");
+    is_text("[]", "undefined && false", "false");
+    is_text("[]", "undefined && true && true", "undefined");
+    is_text("[]", "undefined || true", "true");
+    is_text("[]", "1 + 2 * 3 - 4 / 2 + undefined", "undefined");
+    is_text("[]", "1 + 2 + \"a\" + 3", "error");
+    is_text("[]", "1 < 2 == true && 3 > 2 || false", "true");
+    is_text("[x = 1]", "x == 1 ? 1 + 1 + 1 : 2 + 2", "3");
+    is_text("[]", "- - - - 5", "5");
+    is_text("[]", "!!!!true && !false", "true");
+    is_text("[a = 2]", "a * a + a * a - a * a + a", "6");
+}
+
+/* unresolved() walks an attribute's expression: a chain of 1000 names is
+ * one level too (it was error past 400). */
+static void eval__unresolved_walks_a_long_chain(void **state)
+{
+    (void)state;
+    char *rec = chain("[r = ", 1000, "m%zu", " || ", "; m5 = true]");
+    ads_value v = eval_in(rec, "unresolved(r)");
+    assert_int_equal(v.type, ADS_STRING);
+    assert_true(v.u.s.len > 8 && memcmp(v.u.s.p, "m0,m1,m10,m100,", 15) == 0);
+    assert_null(memmem(v.u.s.p, v.u.s.len, ",m5,", 4));
+    free(rec);
+}
+
 static void eval__integer_edges_wrap_without_ub(void **state)
 {
     (void)state;
@@ -265,6 +356,9 @@ int main(void)
         T(eval__cycles_are_error),
         T(eval__layered_references_stop_at_the_budget),
         T(eval__deep_chains_are_error_not_crash),
+        T(eval__a_flat_chain_is_one_level_however_long),
+        T(eval__chains_keep_the_undefined_and_error_rules),
+        T(eval__unresolved_walks_a_long_chain),
         T(eval__integer_edges_wrap_without_ub),
         T(eval__reals_and_nan),
         T(eval__lists_and_records),

@@ -1354,6 +1354,41 @@ static void corrupt__every_truncation_and_byte_flip_is_safe(void **state)
     ads_arena_free(work);
 }
 
+/* A chain of 300,000 operands (issue 10 item 8) is written as its text and
+ * read back to the same tree and value, in an expression and in a record,
+ * with no recursion per operand in the writer, the reader or the check. */
+static void expr__a_chain_of_300000_operands_round_trips(void **state)
+{
+    (void)state;
+    ads_buf text = ADS_BUF_INIT, bytes = ADS_BUF_INIT;
+    ads_buf_adds(&text, "[ AdType = \"Machine\"; Req = ");
+    size_t at = text.len;
+    for (int i = 0; i < 300000; i++)
+        ads_buf_adds(&text, i ? " + 1" : "1");
+    size_t end = text.len;
+    ads_buf_adds(&text, " ]");
+    assert_false(text.failed);
+    const ads_expr *e, *back;
+    ads_error err;
+    assert_int_equal(ads_expr_parse(&e, arena, text.p + at, end - at, &err), 0);
+    assert_int_equal(ads_msgpack_encode_expr(&bytes, e, &err), 0);
+    assert_int_equal(ads_msgpack_decode_expr(&back, arena, bytes.p, bytes.len, 0, &err), 0);
+    assert_true(ads_expr_equal(e, back));
+    ads_value v;
+    assert_int_equal(ads_expr_eval(&v, back, NULL, arena), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 300000);
+    const ads_record *r = parse_record(ads_buf_cstr(&text)), *rb;
+    ads_buf_clear(&bytes);
+    assert_int_equal(ads_msgpack_encode_record(&bytes, r, &err), 0);
+    assert_int_equal(ads_msgpack_check(bytes.p, bytes.len, &err), 0);
+    assert_int_equal(ads_msgpack_decode_record(&rb, arena, bytes.p, bytes.len, 0, &err), 0);
+    ads_value rv = ads_recordv(r), rbv = ads_recordv(rb);
+    assert_true(ads_value_same(&rv, &rbv));
+    ads_buf_free(&text);
+    ads_buf_free(&bytes);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -1361,6 +1396,7 @@ int main(void)
     setlocale(LC_ALL, "C");
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(expr__a_chain_of_300000_operands_round_trips),
         T(encode__scalars_are_plain_msgpack_in_smallest_form),
         T(encode__strings_take_the_smallest_header),
         T(encode__classad_values_use_extension_types),

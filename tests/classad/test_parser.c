@@ -188,6 +188,82 @@ static void parser__nesting_limit_is_an_error_not_a_crash(void **state)
     assert_int_equal(int_of(text), 7);
 }
 
+/* n terms joined by op; term is a printf format given the term's index. */
+static char *chain_of(size_t n, const char *term, const char *op)
+{
+    ads_buf b = ADS_BUF_INIT;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ads_buf_adds(&b, op);
+        ads_buf_printf(&b, term, i);
+    }
+    assert_false(b.failed);
+    char *t = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return t;
+}
+
+/* A flat chain of one operator's operands is one level of nesting however
+ * long (issue 10 item 8, issue 11 item 2): HTCondor reads them, and real
+ * Requirements hold long || lists. */
+static void parser__a_flat_chain_is_one_level_however_long(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {400, 401, 1000, 300000};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        char *sum = chain_of(lengths[k], "1", " + ");
+        assert_int_equal(int_of(sum), (int64_t)lengths[k]);
+        free(sum);
+        /* mixed levels down the left: (1 * 2 - 1) + (1 * 2 - 1) + ... */
+        char *mixed = chain_of(lengths[k], "1 * 2 - 1", " + ");
+        assert_int_equal(int_of(mixed), (int64_t)lengths[k]);
+        free(mixed);
+        char *ors = chain_of(lengths[k], "Machine == \"m%zu\"", " || ");
+        const ads_expr *e;
+        ads_error err;
+        if (ads_expr_parse(&e, arena, ors, strlen(ors), &err))
+            fail_msg("%zu || terms: %s", lengths[k], err.message);
+        free(ors);
+    }
+}
+
+/* prefix, then unit n times, then suffix n times */
+static char *nest(const char *prefix, const char *unit, size_t n, const char *mid,
+                  const char *suffix)
+{
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, prefix);
+    for (size_t i = 0; i < n; i++)
+        ads_buf_adds(&b, unit);
+    ads_buf_adds(&b, mid);
+    for (size_t i = 0; i < n; i++)
+        ads_buf_adds(&b, suffix);
+    assert_false(b.failed);
+    char *t = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return t;
+}
+
+/* Real nesting past the limit is refused where it goes past, with line and
+ * column, however it nests: parentheses, and chains of selections and
+ * subscripts (each walk recurses into their bases). */
+static void parser__real_nesting_past_the_limit_names_line_and_column(void **state)
+{
+    (void)state;
+    char *deep = nest("x +\n", "(", 400, "1", ")");
+    refused(deep, ADS_ELIMIT, 2, 400, "expression nested deeper than 400 levels");
+    free(deep);
+    char *ok = nest("", "(", 399, "1", ")");
+    assert_int_equal(int_of(ok), 1);
+    free(ok);
+    char *selects = nest("a", ".b", 100000, "", "");
+    refused(selects, ADS_ELIMIT, 1, 800, "expression nested deeper than 400 levels");
+    free(selects);
+    char *subscripts = nest("a", "[0]", 100000, "", "");
+    refused(subscripts, ADS_ELIMIT, 1, 1197, "expression nested deeper than 400 levels");
+    free(subscripts);
+}
+
 static void parser__null_and_oversized_arguments(void **state)
 {
     (void)state;
@@ -224,6 +300,8 @@ int main(void)
         T(parser__syntax_errors_say_what_and_where),
         T(parser__record_parse),
         T(parser__nesting_limit_is_an_error_not_a_crash),
+        T(parser__a_flat_chain_is_one_level_however_long),
+        T(parser__real_nesting_past_the_limit_names_line_and_column),
         T(parser__null_and_oversized_arguments),
         T(parser__tree_does_not_point_into_the_text),
     };

@@ -314,10 +314,52 @@ static void unparse__minus_and_literal_bases_read_back_as_written(void **state)
     reads_back("- #42 .a", "-(#42).a");
 }
 
+/* Chains (issue 10 item 8): 401 and 300,000 operands write back as they
+ * were written, in both spellings, with no recursion per operand; a left
+ * operand that binds looser keeps its parentheses even in a tree built
+ * without them (prepare drops parentheses nodes). */
+static void unparse__long_chains_write_back_as_written(void **state)
+{
+    (void)state;
+    static const size_t lengths[] = {401, 300000};
+    for (size_t k = 0; k < 2; k++) {
+        ads_buf text = ADS_BUF_INIT, out = ADS_BUF_INIT;
+        for (size_t i = 0; i < lengths[k]; i++)
+            ads_buf_printf(&text, i ? " || x == %zu" : "x == %zu", i);
+        const ads_expr *e, *p;
+        ads_error err;
+        assert_int_equal(ads_expr_parse(&e, arena, text.p, text.len, &err), 0);
+        ads_expr_unparse(&out, e);
+        assert_false(out.failed);
+        assert_int_equal(out.len, text.len);
+        assert_memory_equal(out.p, text.p, text.len);
+        ads_buf_clear(&out);
+        ads_expr_unparse_condor(&out, e);
+        assert_int_equal(out.len, text.len);
+        assert_memory_equal(out.p, text.p, text.len);
+        ads_buf_clear(&out);
+        /* prepared: the same text, parentheses around a looser left operand */
+        ads_buf_clear(&text);
+        ads_buf_adds(&text, "(a || b) && c");
+        for (size_t i = 0; i < lengths[k]; i++)
+            ads_buf_adds(&text, " && (d || e) - 1 * f");
+        assert_int_equal(ads_expr_parse(&e, arena, text.p, text.len, &err), 0);
+        assert_int_equal(ads_expr_prepare(&p, arena, e, &err), 0);
+        ads_expr_unparse(&out, p);
+        assert_int_equal(out.len, text.len);
+        assert_memory_equal(out.p, text.p, text.len);
+        ads_buf_free(&text);
+        ads_buf_free(&out);
+    }
+    reads_back("((a || b) && c) && d", "((a || b) && c) && d");
+    reads_back("a - (b - c) - d", "a - (b - c) - d");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
+        T(unparse__long_chains_write_back_as_written),
         T(unparse__simple_values),
         T(unparse__lists_records_and_names),
         T(unparse__adds_parentheses_by_precedence),

@@ -404,6 +404,116 @@ static void hooks__prestore_trigger_and_notify(void **state)
     assert_int_equal(ads_db_set_hooks(db, "Machine", NULL, &err), 0);
 }
 
+static int refuse_attribute(void *ctx, ads_txn *txn, ads_row *old, ads_row *new_row,
+                            const ads_record **out, ads_arena *a, ads_error *err)
+{
+    (void)ctx, (void)txn, (void)old, (void)new_row, (void)out, (void)a;
+    return ads_error_set(err, ADS_EINVAL, "no new attributes today");
+}
+
+static int store_in(ads_txn *txn, ads_arena *a, const char *text, ads_error *err)
+{
+    return ads_txn_store(txn, rec(a, "%s", text), NULL, err);
+}
+
+/* A store that fails after it changed the store (here: its row written, then
+ * the Attribute record for a new name refused) leaves the transaction
+ * broken: no more writes, and commit fails; nothing of it remains. A store
+ * refused before it changed anything leaves the transaction usable. */
+static void txn__a_write_failing_half_way_breaks_the_transaction(void **state)
+{
+    (void)state;
+    ads_error err;
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    ads_hooks h = {NULL, refuse_attribute, NULL, NULL};
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Machine\"; Name = \"a\"; Memory = 1 ]"), 0);
+    assert_int_equal(ads_db_set_hooks(db, "Attribute", &h, &err), 0);
+
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(store_in(txn, a, "[ AdType = \"Machine\"; Memory = 2 ]", &err), ADS_EINVAL);
+    assert_string_equal(err.message, "a record of type Machine needs key attribute Name");
+    assert_int_equal(store_in(txn, a, "[ AdType = \"Machine\"; Name = \"b\"; Memory = 3 ]", &err),
+                     0);
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 2);
+
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(store_in(txn, a, "[ AdType = \"Machine\"; Name = \"a\"; Disk = 9 ]", &err),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "no new attributes today");
+    assert_int_equal(store_in(txn, a, "[ AdType = \"Machine\"; Name = \"c\" ]", &err), ADS_EINVAL);
+    assert_string_equal(err.message, "the transaction failed earlier: abort it");
+    assert_int_equal(ads_txn_commit(txn, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "the transaction failed earlier and was abandoned");
+    /* the record kept its row: no second copy of it, no Disk */
+    char *o = ts_attr(db, "Machine", "{ \"a\" }", "{ Memory, Disk }");
+    assert_string_equal(o, "{ 1, undefined }");
+    free(o);
+    o = ts_history(db, "Machine", "{ \"a\" }");
+    assert_null(strchr(o, '\n'));
+    free(o);
+    assert_int_equal(ads_db_set_hooks(db, "Attribute", NULL, &err), 0);
+    ads_arena_free(a);
+}
+
+/* Hooks change type information that open transactions hold. */
+static void hooks__cannot_change_while_a_transaction_is_open(void **state)
+{
+    (void)state;
+    ads_error err;
+    ads_txn *r, *w;
+    ads_hooks h = {NULL, refuse_attribute, NULL, NULL};
+    const ads_type *t;
+    assert_int_equal(ads_txn_begin(&r, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, r, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_db_set_hooks(db, "Machine", &h, &err), ADS_EBUSY);
+    assert_string_equal(err.message,
+                        "hooks cannot change while transactions are open (1 open): end them first");
+    assert_int_equal(ads_txn_begin(&w, db, 0, NULL), 0);
+    assert_int_equal(ads_db_set_hooks(db, "Machine", NULL, &err), ADS_EBUSY);
+    assert_string_equal(err.message,
+                        "hooks cannot change while transactions are open (2 open): end them first");
+    assert_string_equal(ads_type_name(t), "Machine"); /* still there */
+    assert_int_equal(ads_txn_commit(w, NULL), 0);
+    ads_txn_abort(r);
+    assert_int_equal(ads_db_set_hooks(db, "Machine", &h, &err), 0);
+    assert_int_equal(ads_db_set_hooks(db, "Machine", NULL, &err), 0);
+}
+
+/* A transaction that fills the map: the store call and the commit say
+ * ADS_EMAPFULL, as engine.h says (ads_db_write grows the map and retries). */
+static void map__a_full_map_is_emapfull_in_an_explicit_transaction(void **state)
+{
+    (void)state;
+    tstore small;
+    memset(&small, 0, sizeof small);
+    small.dir = make_temp_dir();
+    snprintf(small.path, sizeof small.path, "%s/db", small.dir);
+    ads_db_options o = {256 * 1024};
+    ads_db *sdb;
+    ads_error err;
+    assert_int_equal(ads_db_open_ex(&sdb, small.path, ADS_DB_CREATE, &o, &err), 0);
+    ts_declare(sdb, "Blob", "N", NULL);
+    ads_txn *txn;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_txn_begin(&txn, sdb, 0, NULL), 0);
+    int rc = 0, i;
+    for (i = 0; i < 100000 && rc == 0; i++) {
+        ads_arena_reset(a);
+        rc = ads_txn_store(txn, rec(a, "[ AdType = \"Blob\"; N = %d; S = \"%0500d\" ]", i, i),
+                           NULL, &err);
+    }
+    assert_int_equal(rc, ADS_EMAPFULL);
+    assert_string_equal(err.message, "writing: the store's map is full");
+    assert_int_equal(ads_txn_commit(txn, &err), ADS_EMAPFULL);
+    assert_string_equal(err.message, "the transaction failed earlier and was abandoned");
+    assert_int_equal(ts_count(sdb, "Blob", false), 0);
+    ads_arena_free(a);
+    small.db = sdb;
+    ts_close(&small);
+}
+
 /* ---- sequences ---- */
 
 static void sequences__named_typed_and_errors(void **state)
@@ -533,6 +643,9 @@ int main(void)
         T(sequences__named_typed_and_errors),
         T(abort__leaves_nothing_and_ids_never_repeat),
         T(bulk__loaded_keys_are_never_generated_again),
+        T(txn__a_write_failing_half_way_breaks_the_transaction),
+        T(hooks__cannot_change_while_a_transaction_is_open),
+        T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
