@@ -100,8 +100,10 @@ int cli_fail_arg(const cli_ctx *c, const char *arg, const ads_error *err)
 
 int cli_finish_output(const cli_ctx *c, int status)
 {
-    /* stdio keeps what a failed write could not write and tries again at the
-     * flush, so the flush's errno names the cause even of an earlier failure */
+    /* stdio keeps what a failed write inside printf could not write and tries
+     * again at the flush, so the flush's errno usually names the cause even
+     * of an earlier failure; after a failed explicit fflush it does not, and
+     * the cause is unknown */
     bool failed = ferror(stdout) != 0;
     errno = 0;
     int e = 0;
@@ -118,7 +120,7 @@ int cli_finish_output(const cli_ctx *c, int status)
     if (!failed)
         return status;
     fprintf(stderr, "%s%s%s: cannot write output: %s\n", c->prog, c->command[0] ? " " : "",
-            c->command, e ? strerror(e) : "a write failed");
+            c->command, e ? strerror(e) : "an earlier write to it failed");
     return status == EXIT_OK || status == EXIT_SALVAGED ? EXIT_INPUT : status;
 }
 

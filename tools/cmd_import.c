@@ -161,8 +161,10 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
     in->f = f;
     if (form == F_AUTO) {
         peeked *p = calloc(1, sizeof *p);
-        if (!p)
+        if (!p) {
+            input_close(in);
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        }
         p->under = f;
         p->n = fread(p->head, 1, sizeof p->head, f);
         if (p->n == 0 && ferror(f)) {
@@ -252,39 +254,58 @@ static bool same_file(const file_progress *p, const struct stat *st)
                               (unsigned long long)st->st_mtim.tv_nsec;
 }
 
-static int progress_write(ads_txn *txn, const char *key, const struct stat *st,
-                          uint64_t consumed, uint64_t committed, bool complete, ads_error *err)
+/* The stored form of a file's progress, in v (at least 256 bytes). */
+static int progress_format(char *v, size_t cap, const struct stat *st, uint64_t consumed,
+                           uint64_t committed, bool complete)
 {
-    char v[256];
-    int n = snprintf(v, sizeof v, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d",
-                     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-                     (unsigned long long)st->st_size,
-                     (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
-                         (unsigned long long)st->st_mtim.tv_nsec,
-                     (unsigned long long)consumed, (unsigned long long)committed,
-                     complete ? 1 : 0);
-    return ads_txn_meta_put(txn, key, v, (size_t)n, err);
+    return snprintf(v, cap, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d",
+                    (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                    (unsigned long long)st->st_size,
+                    (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+                        (unsigned long long)st->st_mtim.tv_nsec,
+                    (unsigned long long)consumed, (unsigned long long)committed,
+                    complete ? 1 : 0);
 }
 
-/* 1 and *p if the store holds progress for key, 0 if not, or an error. */
-static int progress_read(ads_db *db, const char *key, file_progress *p, ads_error *err)
+/* A file's progress as stored (raw; len 0 when there is none). */
+typedef struct raw_progress {
+    char v[256];
+    size_t len;
+} raw_progress;
+
+static int progress_get(ads_txn *txn, const char *key, raw_progress *out, ads_error *err)
+{
+    ads_str v;
+    out->len = 0;
+    out->v[0] = '\0';
+    int rc = ads_txn_meta_get(txn, key, &v, err);
+    if (rc == 1) {
+        out->len = v.len < sizeof out->v - 1 ? v.len : sizeof out->v - 1;
+        memcpy(out->v, v.p, out->len);
+        out->v[out->len] = '\0';
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static bool parse_progress(const raw_progress *r, file_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    return r->len && sscanf(r->v, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d", &p->dev,
+                            &p->ino, &p->size, &p->mtime_ns, &p->consumed, &p->committed,
+                            &p->complete) == 7;
+}
+
+/* 1 and *p if the store holds progress for key, 0 if not, or an error; *raw
+ * is what is stored, either way. */
+static int progress_read(ads_db *db, const char *key, file_progress *p, raw_progress *raw,
+                         ads_error *err)
 {
     ads_txn *txn;
-    ads_str v;
     int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, err);
     if (rc)
         return rc;
-    rc = ads_txn_meta_get(txn, key, &v, err);
-    if (rc == 1) {
-        char s[256];
-        size_t n = v.len < sizeof s - 1 ? v.len : sizeof s - 1;
-        memcpy(s, v.p, n);
-        s[n] = '\0';
-        memset(p, 0, sizeof *p);
-        if (sscanf(s, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d", &p->dev, &p->ino,
-                   &p->size, &p->mtime_ns, &p->consumed, &p->committed, &p->complete) != 7)
-            rc = 0; /* not ours: treat as no progress */
-    }
+    if (!(rc = progress_get(txn, key, raw, err)))
+        rc = parse_progress(raw, p); /* not ours: treat as no progress */
     ads_txn_abort(txn);
     return rc;
 }
@@ -312,6 +333,10 @@ typedef struct imp {
     input *in;
     char key[PATH_MAX + 16];
     bool track;              /* record progress for this file */
+    /* the file's stored progress as this import last saw it, and as its
+     * last batch wrote it (which may not have committed) */
+    raw_progress seen, wrote;
+    bool raced; /* another import of the file moved its progress */
     uint64_t consumed;       /* input records of this file read so far (bad ones too) */
     uint64_t done_consumed;  /* ... of which covered by committed batches */
     uint64_t base;           /* records of this file committed by earlier runs */
@@ -329,6 +354,42 @@ typedef struct imp {
     progress bar;
 } imp;
 
+/*
+ * Write the file's progress in txn, after checking in the same transaction
+ * that it is still what this import last saw or wrote: another import of
+ * the same file that moved it meanwhile has loaded records this batch may
+ * hold, so the batch is refused (ADS_EBUSY) rather than loading them twice.
+ */
+static int progress_write(imp *im, ads_txn *txn, uint64_t consumed, uint64_t committed,
+                          bool complete, ads_error *err)
+{
+    raw_progress now;
+    int rc = progress_get(txn, im->key, &now, err);
+    if (rc)
+        return rc;
+    bool same = (now.len == im->seen.len && memcmp(now.v, im->seen.v, now.len) == 0) ||
+                (im->wrote.len && now.len == im->wrote.len &&
+                 memcmp(now.v, im->wrote.v, now.len) == 0);
+    if (!same) {
+        im->raced = true;
+        file_progress p;
+        if (parse_progress(&now, &p))
+            return ads_error_set(err, ADS_EBUSY,
+                                 "another import of this file moved its recorded progress (to "
+                                 "input record %llu%s) while this one ran; this batch was not "
+                                 "stored, so no record is loaded twice",
+                                 p.consumed, p.complete ? ", complete" : "");
+        return ads_error_set(err, ADS_EBUSY,
+                             "another import of this file changed its recorded progress while "
+                             "this one ran; this batch was not stored, so no record is loaded "
+                             "twice");
+    }
+    im->seen = now;
+    im->wrote.len = (size_t)progress_format(im->wrote.v, sizeof im->wrote.v, &im->in->st,
+                                            consumed, committed, complete);
+    return ads_txn_meta_put(txn, im->key, im->wrote.v, im->wrote.len, err);
+}
+
 static int on_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err)
 {
     imp *im = ctx;
@@ -336,8 +397,7 @@ static int on_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error 
     if (!im->track)
         return 0;
     /* everything read so far is in this batch or was committed or refused */
-    return progress_write(txn, im->key, &im->in->st, im->consumed, im->base + im->loaded, false,
-                          err);
+    return progress_write(im, txn, im->consumed, im->base + im->loaded, false, err);
 }
 
 static void note_bad(imp *im, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -499,8 +559,7 @@ static bool push_line(imp *im, uint64_t num, int line)
 static int mark_complete(ads_txn *txn, void *ctx, ads_error *err)
 {
     imp *im = ctx;
-    return progress_write(txn, im->key, &im->in->st, im->consumed, im->base + im->committed,
-                          true, err);
+    return progress_write(im, txn, im->consumed, im->base + im->committed, true, err);
 }
 
 /* Print a reader's error with its position. */
@@ -521,7 +580,7 @@ static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
 {
     file_progress p;
     ads_error err;
-    int rc = progress_read(im->db, im->key, &p, &err);
+    int rc = progress_read(im->db, im->key, &p, &im->seen, &err);
     if (rc < 0) {
         fprintf(stderr, "%s: %s\n", in->name, err.message);
         return EXIT_INPUT;
@@ -580,6 +639,19 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     if (in.is_file && realpath(path, abs)) {
         snprintf(im->key, sizeof im->key, "import:%s", abs);
         im->track = true;
+    }
+    im->seen.len = im->wrote.len = 0;
+    im->raced = false;
+    if (im->track && (explicit_skip || restart)) {
+        /* the progress it replaces, for progress_write's check */
+        file_progress ignored;
+        if ((rc = progress_read(im->db, im->key, &ignored, &im->seen, &err)) < 0) {
+            stop_bar(im);
+            fprintf(stderr, "%s: %s\n", in.name, err.message);
+            input_close(&in);
+            im->in = NULL;
+            return EXIT_INPUT;
+        }
     }
     if (explicit_skip) {
         skip = *skip_left;
@@ -698,7 +770,12 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     if (in.is_file)
         im->bytes += (uint64_t)in.st.st_size;
     im->total_records += im->committed;
-    if (status && (!im->track || explicit_skip)) {
+    if (status && im->raced) {
+        stop_bar(im);
+        fprintf(stderr, "%s: stopped. Run the same command again to go on after what the other "
+                        "import loaded.\n",
+                in.name);
+    } else if (status && (!im->track || explicit_skip)) {
         /* no progress of this file is recorded (stdin, or --skip): --skip goes on */
         stop_bar(im);
         if (im->before_known)

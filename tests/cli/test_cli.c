@@ -415,6 +415,51 @@ static void cli__eval_syntax_errors_give_line_and_column(void **state)
     run_free(&r);
 }
 
+/* Every command that writes to stdout fails (exit 1, a message) when what
+ * it writes cannot be written, instead of exiting 0 with nothing shown. */
+static void cli__output_that_cannot_be_written_fails(void **state)
+{
+    (void)state;
+    static const char *const cmds[][6] = {
+        {"id new", "id", "new", NULL},
+        {"id new", "id", "new", "random", NULL},
+        {"id new", "id", "new", "increment", "-n", "3"},
+        {"id parse", "id", "parse", "#1495", NULL},
+        {"eval", "eval", "1 + 2", NULL},
+        {"fluid new", "fluid", "new", NULL},
+        {"fluid encode", "fluid", "encode", "12345", NULL},
+        {"kid new", "kid", "new", NULL},
+        {"stats", "stats", NULL},
+        {"execute", "execute", "SELECT ForType FROM Type", NULL},
+        {"", "help", NULL},
+        {"", "--version", NULL},
+    };
+    run_result r;
+    RUN(r, 0, "-d", store, "execute", "STORE [ AdType = \"Type\"; ForType = \"M\" ]");
+    run_free(&r);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        const char *argv[10] = {"-d", store};
+        size_t n = 2;
+        for (size_t k = 1; k < 6 && cmds[i][k]; k++)
+            argv[n++] = cmds[i][k];
+        argv[n] = NULL;
+        assert_int_equal(run_adstore_env(&r, argv, NULL, "/dev/full", NULL), 0);
+        char want[200];
+        snprintf(want, sizeof want, "adstore%s%s: cannot write output: No space left on device\n",
+                 cmds[i][0][0] ? " " : "", cmds[i][0]);
+        if (strcmp(cmds[i][0], "execute") == 0) /* the statement's writer says it first */
+            snprintf(want, sizeof want, "adstore execute: writing the output failed\n");
+        if (r.status != 1 || !strstr(r.err, want))
+            fail_msg("%s: exit %d, stderr '%s'", argv[2], r.status, r.err);
+        run_free(&r);
+    }
+    /* nothing lost when there was nothing to write */
+    const char *quiet[] = {"-d", store, "verify", NULL};
+    assert_int_equal(run_adstore_env(&r, quiet, NULL, "/dev/full", NULL), 0);
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +486,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(cli__kid_encode_decode_readme_vector, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(cli__eval_prints_values_in_classad_syntax, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(cli__output_that_cannot_be_written_fails, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(cli__eval_syntax_errors_give_line_and_column, setup,
                                         teardown),
