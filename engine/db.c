@@ -235,7 +235,27 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     if (rc)
         return lmdb_plain(err, rc, "opening store");
 
-    rc = mdb_dbi_open(txn, "meta", create, &db->meta);
+    /* only an empty environment may become a store: another program's
+     * LMDB environment is left alone, not given adstore's tables */
+    rc = mdb_dbi_open(txn, "meta", 0, &db->meta);
+    if (rc == MDB_NOTFOUND && writable && (db->flags & ADS_DB_CREATE)) {
+        MDB_dbi root;
+        MDB_stat st;
+        if ((rc = mdb_dbi_open(txn, NULL, 0, &root)) || (rc = mdb_stat(txn, root, &st))) {
+            rc = lmdb_plain(err, rc, "opening store");
+            goto cleanup;
+        }
+        if (st.ms_entries) {
+            rc = ads_error_set(err, ADS_EINVAL,
+                               "%s holds an LMDB environment that is not an adstore store "
+                               "(another program's): it is left as it is",
+                               dir);
+            goto cleanup;
+        }
+        rc = mdb_dbi_open(txn, "meta", create, &db->meta);
+        if (!rc && (rc = init_meta(txn, db->meta, err)))
+            goto cleanup;
+    }
     if (rc == MDB_NOTFOUND) {
         rc = ads_error_set(err, ADS_ENOTFOUND, "%s holds no adstore store", dir);
         goto cleanup;
@@ -250,9 +270,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
             rc = ads_error_set(err, ADS_ENOTFOUND, "%s holds no adstore store", dir);
             goto cleanup;
         }
-        if ((rc = init_meta(txn, db->meta, err)))
-            goto cleanup;
-        rc = meta_get_fixed(txn, db->meta, ADS_META_FORMAT, buf, 4, err);
+        /* a table named meta without adstore's format: another program's */
+        rc = ads_error_set(err, ADS_EINVAL,
+                           "%s holds an LMDB environment that is not an adstore store "
+                           "(another program's): it is left as it is",
+                           dir);
+        goto cleanup;
     }
     if (rc)
         goto cleanup;

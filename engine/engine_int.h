@@ -127,6 +127,11 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
 int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
                    const unsigned char *v, size_t vlen, const char *where, ads_error *err);
 
+/* Every attribute name of stored row v (vlen bytes: envelope and data) is
+ * within ADS_MAX_NAME_LEN: for rows that reach the store without a store
+ * call (restore). ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
+int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err);
+
 /* Does stored key skey frame key values as its row v says (what
  * ads_row__parse checks of the key), whether or not the row's checksum
  * holds? For walks checking a key that belongs to another record. */

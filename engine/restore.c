@@ -195,6 +195,10 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
                 break;
             }
         }
+        /* rows skip the store call: its name limit is checked here */
+        if (b->kind[i] != ITEM_META &&
+            (rc = ads_row__check_names((const unsigned char *)v, vl, a, err)))
+            break;
         MDB_dbi dbi = b->kind[i] == ITEM_META ? db->meta
                     : b->kind[i] == ITEM_LATEST ? db->latest : db->history;
         unsigned flags = b->kind[i] == ITEM_META ? 0 : MDB_APPEND;

@@ -126,6 +126,31 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
     put_le(v, checksum(v, out->len - start, skey, skey_len), 4);
 }
 
+int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err)
+{
+    size_t at = ADS_ROW_HEADER;
+    if (vlen < at + 3)
+        return ads_error_set(err, ADS_ECORRUPT, "a row of %zu bytes is too short", vlen);
+    if (v[5] & ROW_LONGKEY) {
+        size_t kl = vlen - at >= 4 ? get_le(v + at, 4) : SIZE_MAX;
+        if (kl > vlen - at - 4)
+            return ads_error_set(err, ADS_ECORRUPT, "a row with a truncated long key");
+        at += 4 + kl;
+    }
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, v + at, vlen - at, a, err);
+    for (size_t i = 0; i < mv.n && !rc; i++) {
+        ads_str name;
+        if ((rc = ads_msgpack_view_name(&name, &mv, i, err)))
+            break;
+        if (name.len > ADS_MAX_NAME_LEN)
+            rc = ads_error_set(err, ADS_ELIMIT,
+                               "attribute name %.40s... has %zu bytes, over the limit of %d",
+                               name.p, name.len, ADS_MAX_NAME_LEN);
+    }
+    return rc;
+}
+
 bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                         size_t vlen)
 {

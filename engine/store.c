@@ -223,6 +223,11 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
         if (rc)
             return rc;
         h = ads_attrs__sig_add(h, name.p, name.len);
+        if (name.len > ADS_MAX_NAME_LEN)
+            return ads_error_set(err, ADS_ELIMIT,
+                                 "type %s: attribute name %.40s... has %zu bytes, over the "
+                                 "limit of %d",
+                                 t->name, name.p, name.len, ADS_MAX_NAME_LEN);
         if (name.len && name.p[0] == '_') {
             if (name.len >= 2 && name.p[1] == '_')
                 return ads_error_set(err, ADS_EINVAL,

@@ -514,6 +514,32 @@ static void map__a_full_map_is_emapfull_in_an_explicit_transaction(void **state)
     ts_close(&small);
 }
 
+/* A bulk load refuses an attribute name over the limit, as a store does. */
+static void bulk__an_attribute_name_over_the_limit_fails_its_record(void **state)
+{
+    (void)state;
+    ads_bulk *b;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    char name[ADS_MAX_NAME_LEN + 2];
+    memset(name, 'x', ADS_MAX_NAME_LEN + 1);
+    name[ADS_MAX_NAME_LEN + 1] = 0;
+    assert_int_equal(ads_bulk_begin(&b, db, NULL, &err), 0);
+    assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"ok\" ]"), &err), 0);
+    assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"x\"; %s = 1 ]", name),
+                                  &err),
+                     0);
+    assert_int_equal(ads_bulk_flush(b, &err), ADS_ELIMIT);
+    assert_int_equal(ads_bulk_failed(b), 1);
+    assert_non_null(strstr(err.message, "type Machine: attribute name "
+                                        "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... "
+                                        "has 201 bytes, over the limit of 200"));
+    ads_bulk_discard(b);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 0);
+    ads_arena_free(a);
+}
+
 /* ---- sequences ---- */
 
 static void sequences__named_typed_and_errors(void **state)
@@ -646,6 +672,7 @@ int main(void)
         T(txn__a_write_failing_half_way_breaks_the_transaction),
         T(hooks__cannot_change_while_a_transaction_is_open),
         T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
+        T(bulk__an_attribute_name_over_the_limit_fails_its_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

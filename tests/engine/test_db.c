@@ -426,6 +426,57 @@ static void db__creating_a_store_on_a_full_file_system_is_an_error(void **state)
     assert_string_equal(err.message, want);
 }
 
+/* An LMDB environment another program made (a key in the main table, or a
+ * named table) is not turned into a store by a write: it is refused and left
+ * as it was. */
+static void db__another_programs_lmdb_environment_is_left_alone(void **state)
+{
+    (void)state;
+    for (int named = 0; named < 2; named++) {
+        char where[1300];
+        snprintf(where, sizeof where, "%s/env%d", dir, named);
+        assert_int_equal(mkdir(where, 0700), 0);
+        MDB_env *env;
+        MDB_txn *txn;
+        MDB_dbi dbi;
+        MDB_stat st;
+        MDB_val k = {3, "key"}, v = {3, "val"};
+        assert_int_equal(mdb_env_create(&env), 0);
+        assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+        assert_int_equal(mdb_env_open(env, where, 0, 0600), 0);
+        assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+        assert_int_equal(mdb_dbi_open(txn, named ? "things" : NULL, MDB_CREATE, &dbi), 0);
+        assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
+        assert_int_equal(mdb_txn_commit(txn), 0);
+        mdb_env_close(env);
+
+        ads_db *db;
+        ads_error err;
+        char want[1400];
+        snprintf(want, sizeof want,
+                 "%s holds an LMDB environment that is not an adstore store (another "
+                 "program's): it is left as it is",
+                 where);
+        assert_int_equal(ads_db_open(&db, where, ADS_DB_CREATE, &err), ADS_EINVAL);
+        assert_string_equal(err.message, want);
+        snprintf(want, sizeof want, "%s holds no adstore store", where);
+        assert_int_equal(ads_db_open(&db, where, 0, &err), ADS_ENOTFOUND);
+        assert_string_equal(err.message, want);
+
+        /* still one entry in the main table, and no meta */
+        assert_int_equal(mdb_env_create(&env), 0);
+        assert_int_equal(mdb_env_set_maxdbs(env, 4), 0);
+        assert_int_equal(mdb_env_open(env, where, MDB_RDONLY, 0600), 0);
+        assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+        assert_int_equal(mdb_dbi_open(txn, NULL, 0, &dbi), 0);
+        assert_int_equal(mdb_stat(txn, dbi, &st), 0);
+        assert_int_equal(st.ms_entries, 1);
+        assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), MDB_NOTFOUND);
+        mdb_txn_abort(txn);
+        mdb_env_close(env);
+    }
+}
+
 static int refuse(void *ctx, ads_txn *txn, ads_row *old, ads_row *new_row,
                   const ads_record **out, ads_arena *a, ads_error *err)
 {
@@ -513,6 +564,7 @@ int main(void)
         T(db__a_truncated_data_file_is_refused_at_open),
         T(db__creating_a_store_on_a_full_file_system_is_an_error),
         T(db__lost_identifier_state_is_reported),
+        T(db__another_programs_lmdb_environment_is_left_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

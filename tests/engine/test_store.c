@@ -429,6 +429,40 @@ static void delete__by_storing_deleted_and_undelete_by_put_row(void **state)
     ads_arena_free(a);
 }
 
+/* Attribute names are at most ADS_MAX_NAME_LEN bytes (docs/storage.md,
+ * Limits), refused by store and by put_row (UPDATE) alike. */
+static void limits__an_attribute_name_over_the_limit_is_refused(void **state)
+{
+    (void)state;
+    char name[ADS_MAX_NAME_LEN + 2], text[400], want[300];
+    memset(name, 'a', ADS_MAX_NAME_LEN);
+    name[ADS_MAX_NAME_LEN] = 0;
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"n\"; %s = 1 ]", name);
+    store_ok(text); /* 200 bytes: at the limit */
+    strcat(name, "b");
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"n\"; %s = 1 ]", name);
+    snprintf(want, sizeof want,
+             "type Machine: attribute name %.40s... has 201 bytes, over the limit of 200", name);
+    store_fails(text, ADS_ELIMIT, want);
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    const ads_record *rec;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("n", 1);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), NULL), 0);
+    assert_int_equal(ads_txn_put_row(txn, &row, rec, NULL, &err), ADS_ELIMIT);
+    assert_string_equal(err.message, want);
+    /* refused before anything changed: the transaction goes on */
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    eq_free(ts_attr(db, "Machine", "{ \"n\" }", name), "undefined");
+    ads_arena_free(a);
+}
+
 static void purge__removes_every_row(void **state)
 {
     (void)state;
@@ -516,6 +550,7 @@ int main(void)
         T(delete__appends_a_deleted_row_and_store_starts_afresh),
         T(delete__by_storing_deleted_and_undelete_by_put_row),
         T(purge__removes_every_row),
+        T(limits__an_attribute_name_over_the_limit_is_refused),
         T(attributes__records_are_made_for_new_names),
         T(clock__system_timestamp_never_goes_back),
     };
