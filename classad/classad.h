@@ -221,7 +221,8 @@ int ads_record_builder_add(ads_record_builder *b, const char *name, size_t len,
                            const ads_expr *expr, ads_error *err);
 int ads_record_builder_add_value(ads_record_builder *b, const char *name, size_t len,
                                  const ads_value *v, ads_error *err);
-/* The record (owned by the arena); the builder is used up. */
+/* The record (owned by the arena); the builder is used up. Never NULL (the
+ * builder allocated it): out of memory here only makes lookups slower. */
 const ads_record *ads_record_builder_finish(ads_record_builder *b);
 
 /* An expression that is just the value v (for building records). ADS_ENOMEM. */

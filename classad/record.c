@@ -38,8 +38,14 @@ bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen)
 
 long ads_record__find(const ads_record *r, const char *name, size_t len, uint32_t hash)
 {
-    if (r->cap == 0)
+    if (r->cap == 0) {
+        /* no table: an empty record, or one whose table could not be
+         * allocated (ads_record_builder_finish never fails) */
+        for (size_t i = 0; i < r->n; i++)
+            if (r->hashes[i] == hash && ads_name__eq(r->names[i].p, r->names[i].len, name, len))
+                return (long)i;
         return -1;
+    }
     size_t mask = r->cap - 1;
     for (size_t j = hash & mask;; j = (j + 1) & mask) {
         uint32_t s = r->slots[j];
@@ -77,6 +83,7 @@ const ads_expr *ads_record_lookup(const ads_record *r, const char *name, size_t 
 
 struct ads_record_builder {
     ads_arena *arena;
+    ads_record *rec; /* allocated up front, so that finishing cannot fail */
     size_t n, cap;
     ads_str *names;
     const ads_expr **exprs;
@@ -86,10 +93,12 @@ struct ads_record_builder {
 int ads_record_builder_new(ads_record_builder **out, ads_arena *a, ads_error *err)
 {
     ads_record_builder *b = ads_arena_alloc(a, sizeof *b);
-    if (!b)
+    ads_record *r = ads_arena_alloc(a, sizeof *r);
+    if (!b || !r)
         return ads_error_set(err, ADS_ENOMEM, "record: out of memory");
     memset(b, 0, sizeof *b);
     b->arena = a;
+    b->rec = r;
     *out = b;
     return 0;
 }
@@ -148,9 +157,9 @@ int ads_record_builder_add_value(ads_record_builder *b, const char *name, size_t
 
 const ads_record *ads_record_builder_finish(ads_record_builder *b)
 {
-    ads_record *r = ads_arena_alloc(b->arena, sizeof *r);
-    if (!r)
-        return NULL;
+    /* Never NULL: two dozen callers hand the record straight on. Without
+     * memory for the lookup table the record is searched linearly. */
+    ads_record *r = b->rec;
     r->n = b->n;
     r->names = b->names;
     r->exprs = b->exprs;
@@ -163,7 +172,7 @@ const ads_record *ads_record_builder_finish(ads_record_builder *b)
             cap *= 2;
         uint32_t *slots = ads_arena_alloc(b->arena, cap * sizeof *slots);
         if (!slots)
-            return NULL;
+            return r;
         memset(slots, 0, cap * sizeof *slots);
         for (size_t i = 0; i < b->n; i++) {
             size_t j = b->hashes[i] & (cap - 1);
