@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -337,6 +338,7 @@ typedef struct imp {
      * last batch wrote it (which may not have committed) */
     raw_progress seen, wrote;
     bool raced; /* another import of the file moved its progress */
+    bool stalled; /* the ADSTORE_TEST_STALL=batch hook has stopped once */
     uint64_t consumed;       /* input records of this file read so far (bad ones too) */
     uint64_t done_consumed;  /* ... of which covered by committed batches */
     uint64_t base;           /* records of this file committed by earlier runs */
@@ -454,9 +456,18 @@ static const char *bulk_message(const ads_error *err)
 static void after_commit(imp *im)
 {
     if (ads_bulk_pending(im->bulk) == 0) {
+        bool batch = im->committed < im->loaded;
         im->npend = 0;
         im->committed = im->loaded;
         im->done_consumed = im->consumed;
+        /* A test hook: with ADSTORE_TEST_STALL=batch the process stops itself
+         * (SIGSTOP) after its first committed batch, so a test can run
+         * another import of the same file before it goes on (SIGCONT). */
+        const char *stall = getenv("ADSTORE_TEST_STALL");
+        if (batch && !im->stalled && stall && strcmp(stall, "batch") == 0) {
+            im->stalled = true;
+            raise(SIGSTOP);
+        }
     }
 }
 

@@ -1770,6 +1770,49 @@ static void memory__import_dump_and_restore_stay_flat(void **state)
 #endif
 }
 
+/* Two imports of the same file at once: the first stops itself after its
+ * first batch (the ADSTORE_TEST_STALL=batch hook), the second loads the rest
+ * meanwhile; the first, let go on, finds the file's progress moved in its
+ * next batch's transaction and stops without loading anything twice. */
+static void import__two_at_once_of_one_file_load_it_once(void **state)
+{
+    (void)state;
+    const char *db = P("db"), *in = P("jobs.jsonl"), *aerr = P("a.err");
+    declare_job(db);
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 5000; i++)
+        fprintf(f, "{\"AdType\": \"Job\", \"N\": %d}\n", i);
+    assert_int_equal(fclose(f), 0);
+    const char *argv[] = {"-d", db, "import", "--batch", "1000", in, NULL};
+    assert_int_equal(setenv("ADSTORE_TEST_STALL", "batch", 1), 0);
+    pid_t a = spawn_adstore(argv, NULL, NULL, aerr);
+    assert_int_equal(unsetenv("ADSTORE_TEST_STALL"), 0);
+    int st;
+    assert_int_equal(waitpid(a, &st, WUNTRACED), a);
+    assert_true(WIFSTOPPED(st));
+    run_result r;
+    RUN(r, 0, "-d", db, "import", "--batch", "1000", in);
+    contains(r.err, "resuming after input record 1000 (1000 records loaded before)");
+    run_free(&r);
+    assert_int_equal(kill(a, SIGCONT), 0);
+    assert_int_equal(wait_child(a), 1);
+    size_t len;
+    char *err = slurp(aerr, &len);
+    contains(err, ": another import of this file moved its recorded progress (to input record "
+                  "5000, complete) while this one ran; this batch was not stored, so no record "
+                  "is loaded twice\n");
+    contains(err, ": stopped. Run the same command again to go on after what the other import "
+                  "loaded.\n");
+    free(err);
+    assert_int_equal(count_of(db, "Job"), 5000);
+    /* and running it again finds it done */
+    RUN(r, 0, "-d", db, "import", in);
+    contains(r.err, "already imported (5000 records)");
+    run_free(&r);
+    assert_int_equal(count_of(db, "Job"), 5000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1792,6 +1835,7 @@ int main(void)
         T(backup__while_another_process_imports),
         T(backup__refuses_a_directory_that_is_not_empty),
         T(memory__import_dump_and_restore_stay_flat),
+        T(import__two_at_once_of_one_file_load_it_once),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
