@@ -3,6 +3,7 @@
  * marks the buffer and drops the append.
  */
 #include "base/buf.h"
+#include "base/num.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -80,7 +81,7 @@ void ads_buf_printf(ads_buf *b, const char *fmt, ...)
     va_list ap;
     char small[128];
     va_start(ap, fmt);
-    int n = vsnprintf(small, sizeof small, fmt, ap);
+    int n = ads_vsnprintf_c(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) {
         b->failed = true;
@@ -93,7 +94,7 @@ void ads_buf_printf(ads_buf *b, const char *fmt, ...)
     if (!reserve(b, (size_t)n))
         return;
     va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    ads_vsnprintf_c(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
 }

@@ -3,6 +3,7 @@
  * Nothing here allocates, so errors can be reported when memory is gone.
  */
 #include "base/error.h"
+#include "base/num.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -51,7 +52,7 @@ int ads_error_vset(ads_error *err, int code, int line, int column, const char *f
     err->code = code;
     err->line = line;
     err->column = column;
-    if (vsnprintf(err->message, sizeof err->message, fmt, ap) < 0)
+    if (ads_vsnprintf_c(err->message, sizeof err->message, fmt, ap) < 0)
         snprintf(err->message, sizeof err->message, "%s", ads_strerror(code));
     return code;
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 typedef struct table {
     const ads_builtin *fns;
@@ -78,7 +79,7 @@ static int string_number(const ads_value *v, double *r, char **text_out, ads_eva
     memcpy(s, v->u.s.p, v->u.s.len);
     s[v->u.s.len] = '\0';
     char *end;
-    *r = strtod(s, &end);
+    *r = ads_strtod_c(s, &end);
     if (text_out)
         *text_out = s;
     return end != s;

@@ -27,6 +27,7 @@
 
 #include "base/budget.h"
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 /*
  * Bounds on one PCRE2 match: backtracking steps, nesting of backtracking
@@ -243,7 +244,7 @@ static bool to_real(double *r, ads_eval_ctx *cx, const ads_value *v)
             return false;
         }
         char *end;
-        *r = strtod(s, &end);
+        *r = ads_strtod_c(s, &end);
         return end != s;
     }
     default:
@@ -936,7 +937,7 @@ static int parse_number_item(number_item *it, ads_eval_ctx *cx, ads_str tok)
         small[tok.len] = '\0';
     }
     char *end;
-    it->r = strtod(s, &end);
+    it->r = ads_strtod_c(s, &end);
     if (end == s)
         return -1;
     it->integral = strspn(s, "+-0123456789") == tok.len;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 /* Largest |seconds| broken into calendar fields (2^53: about 285 million
  * years, so the year always fits an int). */
@@ -630,7 +631,7 @@ static void fn_interval(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
             return;
         memcpy(tmp, v.u.s.p, v.u.s.len);
         tmp[v.u.s.len] = '\0';
-        r = strtod(tmp, &end);
+        r = ads_strtod_c(tmp, &end);
         if (end == tmp)
             return;
         break;

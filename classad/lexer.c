@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 static int column_at(const lexer *lx, const char *p)
 {
@@ -162,7 +163,7 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
 
     if (is_real) {
         errno = 0;
-        double r = strtod(num, NULL);
+        double r = ads_strtod_c(num, NULL);
         t->kind = T_REAL;
         t->v.r = r;
     } else if (start[0] == '0' && n > 1) {

@@ -20,6 +20,7 @@
 #include "classad/classad_int.h"
 #include "classad/formats.h"
 #include "classad/text_in.h"
+#include "base/num.h"
 
 /* ------------------------------------------------------------------------ */
 /* UTF-8                                                                    */
@@ -440,7 +441,7 @@ static int parse_number(ads_json_reader *r, ads_value *out)
             return 0;
         }
     }
-    double d = strtod(s, NULL);
+    double d = ads_strtod_c(s, NULL);
     if (isinf(d))
         return fail_at(r, start, "number out of range for a real");
     *out = ads_real(d);

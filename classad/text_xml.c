@@ -24,6 +24,7 @@
 #include "classad/classad_int.h"
 #include "classad/formats.h"
 #include "classad/text_in.h"
+#include "base/num.h"
 
 /* The length of the UTF-8 sequence at p (n bytes available) if it is a
  * well-formed character that XML 1.0 allows (not U+FFFE or U+FFFF), else 0.
@@ -923,7 +924,7 @@ static int parse_real(ads_xml_reader *r, const tag *t, ads_value *out)
             ok = false;
     }
     char *end = NULL;
-    double d = ok && digit ? strtod(s, &end) : 0;
+    double d = ok && digit ? ads_strtod_c(s, &end) : 0;
     if (!ok || !digit || end != s + n || isinf(d))
         return fail_at(r, t->line, t->column, "bad real '%.32s' in <r>", s);
     *out = ads_real(d);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 /* Instants further than this from the epoch (about 285 million years) are
  * not broken into calendar fields; the writer clamps them (see write_abs). */
@@ -122,7 +123,7 @@ static bool number(const char **p, const char *end, double *out, bool *frac)
     if (n == 0)
         return false;
     snprintf(tmp + n, sizeof tmp - n, "e-%zu", ndec);
-    *out = strtod(tmp, NULL);
+    *out = ads_strtod_c(tmp, NULL);
     *p = q;
     if (frac)
         *frac = dot;
@@ -301,7 +302,7 @@ static int first_decimals(double x)
 static void decimals(double x, int k, int64_t *whole, char *frac, size_t cap)
 {
     char tmp[DECIMALS_MAX + 40];
-    snprintf(tmp, sizeof tmp, "%.*f", k, x);
+    ads_snprintf_c(tmp, sizeof tmp, "%.*f", k, x);
     const char *q = tmp;
     int64_t w = 0;
     while (is_digit(*q))

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "classad/classad_int.h"
+#include "base/num.h"
 
 typedef struct style {
     bool condor;
@@ -110,14 +111,14 @@ static void real_text(ads_buf *b, double r, const style *st)
             ads_buf_adds(b, "0.0");
             return;
         }
-        snprintf(tmp, sizeof tmp, "%1.15E", r);
+        ads_snprintf_c(tmp, sizeof tmp, "%1.15E", r);
         ads_buf_adds(b, tmp);
         return;
     }
     /* the shortest %g that reads back exactly, with a '.' or an exponent */
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, r);
-        if (strtod(tmp, NULL) == r)
+        ads_snprintf_c(tmp, sizeof tmp, "%.*g", prec, r);
+        if (ads_strtod_c(tmp, NULL) == r)
             break;
     }
     ads_buf_adds(b, tmp);

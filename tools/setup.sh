@@ -15,7 +15,22 @@ packages=(
   libsqlite3-dev sqlite3     # the benchmark's peer only
   time                       # /usr/bin/time: the benchmark's peak-memory figures
   clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
+  locales                    # localedef: the comma-decimal locale below
 )
+
+# tests/base/test_num.c reads and writes numbers under de_DE.UTF-8 (a comma
+# radix): numbers must not depend on the locale a program sets.
+ensure_locale() {
+  if locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; then
+    return 0
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing locale de_DE.UTF-8; run as root:  localedef -i de_DE -f UTF-8 de_DE.UTF-8" >&2
+    return 1
+  fi
+  echo "setup: generating locale de_DE.UTF-8"
+  localedef -i de_DE -f UTF-8 de_DE.UTF-8
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +41,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  ensure_locale
   exit 0
 fi
 
@@ -41,4 +57,5 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 $cmd >/dev/null
+ensure_locale
 echo "setup: done"
