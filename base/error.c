@@ -57,7 +57,7 @@ int ads_error_vset(ads_error *err, int code, int line, int column, const char *f
     return code;
 }
 
-int ads_error_set(ads_error *err, int code, const char *fmt, ...)
+int (ads_error_set)(ads_error *err, int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -66,7 +66,7 @@ int ads_error_set(ads_error *err, int code, const char *fmt, ...)
     return code;
 }
 
-int ads_error_set_at(ads_error *err, int code, int line, int column, const char *fmt, ...)
+int (ads_error_set_at)(ads_error *err, int code, int line, int column, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);

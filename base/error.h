@@ -71,6 +71,20 @@ int ads_error_set_at(ads_error *err, int code, int line, int column, const char 
 int ads_error_vset(ads_error *err, int code, int line, int column, const char *fmt,
                    va_list ap);
 
+/* The calls above return code from another translation unit, where the
+ * compiler cannot see it is nonzero: after `if ((rc = helper(...))) return
+ * rc;` it would then warn that outputs the helper fills only on success may
+ * be used uninitialized. These wrappers return code where it can see it. */
+static inline int ads_error__code(int filled, int code)
+{
+    (void)filled;
+    return code;
+}
+#define ads_error_set(err, code, ...)                                                         \
+    ads_error__code(ads_error_set((err), (code), __VA_ARGS__), (code))
+#define ads_error_set_at(err, code, line, column, ...)                                        \
+    ads_error__code(ads_error_set_at((err), (code), (line), (column), __VA_ARGS__), (code))
+
 #ifdef __cplusplus
 }
 #endif

@@ -90,16 +90,12 @@ struct ads_value {
 /* Constructors (no allocation). */
 static inline ads_value ads_undefined(void)
 {
-    ads_value v;
-    v.type = ADS_UNDEFINED;
-    v.u.i = 0;
+    ads_value v = {.type = ADS_UNDEFINED}; /* the whole union zeroed */
     return v;
 }
 static inline ads_value ads_errorv(void)
 {
-    ads_value v;
-    v.type = ADS_ERROR;
-    v.u.i = 0;
+    ads_value v = {.type = ADS_ERROR}; /* the whole union zeroed */
     return v;
 }
 static inline ads_value ads_bool(bool b)

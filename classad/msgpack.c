@@ -566,10 +566,10 @@ typedef struct item {
     const ads_expr *e;
 } item;
 
-static int corrupt(rd *r, const unsigned char *at, const char *fmt, ...)
+static int corrupt_(rd *r, const unsigned char *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int corrupt(rd *r, const unsigned char *at, const char *fmt, ...)
+static int corrupt_(rd *r, const unsigned char *at, const char *fmt, ...)
 {
     char what[200];
     va_list ap;
@@ -579,6 +579,8 @@ static int corrupt(rd *r, const unsigned char *at, const char *fmt, ...)
     return ads_error_set(r->err, ADS_ECORRUPT, "msgpack: %s at byte %zu", what,
                          (size_t)(at - r->base));
 }
+/* varargs functions are not inlined: let callers see the code is nonzero */
+#define corrupt(r, at, ...) ads_error__code(corrupt_((r), (at), __VA_ARGS__), ADS_ECORRUPT)
 
 static int oom(rd *r)
 {
