@@ -417,9 +417,11 @@ static const help_entry help_entries[] = {
      "Rebuild the store (-d DIR) from a dump made by adstore dump ('-' reads\n"
      "standard input), in either format. DIR must not exist, be empty, or hold a\n"
      "store without rows. The store is built beside DIR and moved into place only\n"
-     "when the dump's trailer counts and checksum match: a truncated or corrupt dump,\n"
-     "or one of an unknown format version, is refused with a message and DIR is left\n"
-     "as it was.\n"
+     "when the dump's trailer counts and checksum match and every row passes its\n"
+     "checks: a truncated or corrupt dump, one carrying a corrupt row, or one of an\n"
+     "unknown format version, is refused with a message and DIR is left as it was.\n"
+     "The store is synced before it is renamed into place; what a killed restore or\n"
+     "backup of DIR left beside it is removed.\n"
      "\n"
      "  --new-node   give the restored store a new node id and fresh ordered-id\n"
      "               generator (for a copy that will write beside the original)\n"},
@@ -428,7 +430,11 @@ static const help_entry help_entries[] = {
      "\n"
      "Copy the live store (-d) into DIR, consistent and compacted (free pages left\n"
      "out), while writers go on. DIR must not exist, be empty, or hold an empty\n"
-     "store. The copy is a complete store: adstore -d DIR verify checks it.\n"},
+     "store. The copy is built in DIR.backup-PID beside DIR, synced, verified (as\n"
+     "adstore verify checks a store) and only then renamed into place, so DIR is\n"
+     "never half a store; a copy that fails its check is not kept (exit 1, naming\n"
+     "the first problem). What a killed backup or restore of DIR left beside it is\n"
+     "removed.\n"},
     {"verify", "Usage: adstore verify\n"
                "\n"
                "Check the whole store: every row's checksum and structure, exactly one latest\n"

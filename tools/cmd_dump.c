@@ -227,8 +227,8 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
     if (res.skipped) {
         /* a salvage is not a clean dump: its own status, so no script takes
          * one for the other */
-        fprintf(stderr, ", %llu bad rows skipped (salvaged: not a whole store)\n",
-                (unsigned long long)res.skipped);
+        fprintf(stderr, ", %llu bad row%s skipped (salvaged: not a whole store)\n",
+                (unsigned long long)res.skipped, res.skipped == 1 ? "" : "s");
         rc = EXIT_SALVAGED;
         goto done;
     }

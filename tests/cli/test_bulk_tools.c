@@ -160,7 +160,7 @@ static void dump__salvage_skips_lists_and_exits_3(void **state)
     const char *out = path_in("s.dump");
     RUN(r, 3, "-d", store, "dump", "--salvage", "-o", out);
     assert_non_null(strstr(r.err, "adstore dump: skipped " BAD_B "\n"));
-    assert_non_null(strstr(r.err, ", 1 bad rows skipped (salvaged: not a whole store)\n"));
+    assert_non_null(strstr(r.err, ", 1 bad row skipped (salvaged: not a whole store)\n"));
     run_free(&r);
     /* what was salvaged restores, without b */
     const char *copy = path_in("copy.db");
