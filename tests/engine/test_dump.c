@@ -1,12 +1,15 @@
 /*
- * tests/engine/test_dump.c: dump, restore and backup (engine/dump.c).
+ * tests/engine/test_dump.c: dump, restore and backup (engine/dump.c,
+ * dump_read.c, restore.c, backup.c).
  * A store with every kind of row (keyed, generated, increment and long keys,
  * history, deletes, backfilled rows, expressions, sequences) dumps, restores
  * and dumps again byte for byte, in both formats; restore refuses truncated,
  * corrupt and unknown dumps and non-empty stores and leaves the target as it
  * was; type filters and --new-node; a dump read back as records; a backup
- * taken while another thread writes opens and verifies; and the memory of
- * dump and restore does not grow with the number of rows.
+ * taken while another thread writes opens and verifies; the memory of dump
+ * and restore does not grow with the number of rows; and a corrupt row is
+ * refused by dump (naming its type and key) or left out by a salvage, and
+ * refused by restore when a dump carries one.
  */
 #include <setjmp.h>
 #include <stdarg.h>
