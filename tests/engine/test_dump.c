@@ -301,7 +301,11 @@ static void round_trip__generators_and_sequences_go_on_where_they_were(void **st
     assert_int_equal(ads_txn_begin(&txn, sdb, ADS_TXN_READONLY, &err), 0);
     assert_int_equal(ads_txn_idgen_state(txn, &s1, &err), 0);
     ads_txn_abort(txn);
-    assert_memory_equal(&s1, &s2, sizeof s1);
+    /* the serialised forms: the structs have padding */
+    unsigned char e1[ADS_IDGEN_STATE_BYTES], e2[ADS_IDGEN_STATE_BYTES];
+    ads_idgen_state_encode(e1, &s1);
+    ads_idgen_state_encode(e2, &s2);
+    assert_memory_equal(e1, e2, sizeof e1);
     ads_arena_free(a);
     ads_db_close(db);
     free(d.p);

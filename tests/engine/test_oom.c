@@ -943,8 +943,8 @@ cleanup:
 static int op_classad(oom_ctx *c, ads_error *err)
 {
     static const char *const exprs[] = {
-        "[ a = 1; b = a + 2; c = { a, b, \"s\" }; d = [ x = b * 2.5; y = strcat(\"p\", \"q\") ] ]"
-        ".d.x",
+        ("[ a = 1; b = a + 2; c = { a, b, \"s\" }; d = [ x = b * 2.5; y = strcat(\"p\", \"q\") ] ]"
+         ".d.x"),
         "strcat(\"abc\", string(12), \"-\", toUpper(\"x\")) =?= \"abc12-X\"",
         "size(split(\"a b c d\")) + size(stringListMember(\"b\", \"a,b\") ? \"yes\" : \"no\")",
         "regexps(\"([a-z]+)-([0-9]+)\", \"node-42\", \"\\\\2:\\\\1\")",

@@ -36,8 +36,8 @@ static int setup(void **state)
         "[ AdType = \"T\"; K = 1; S = \"a,b \\\"q\\\"\\nline2 \xc3\xa9t\xc3\xa9\"; R = 2.5; "
         "B = true; L = { 1, \"x\", { } }; Rec = [ a = 1; b = \"y\" ]; "
         "At = `2024-01-02T03:04:05Z`; Id = #1495; N = -3 ]",
-        "[ AdType = \"T\"; K = 2; S = \" padded \"; R = 1e100; B = false; Rt = `1h30m`; "
-        "Ex = K + 1 ]",
+        ("[ AdType = \"T\"; K = 2; S = \" padded \"; R = 1e100; B = false; Rt = `1h30m`; "
+         "Ex = K + 1 ]"),
         "[ AdType = \"T\"; K = 10; S = \"\xc3\xbc\"; R = 0.1; N = 7; _Hidden = 1 ]",
     };
     for (size_t i = 0; i < sizeof recs / sizeof recs[0]; i++)
