@@ -95,8 +95,10 @@ int ads_record_check_text(const ads_record *r, ads_error *err);
  * escapes. Either way a constant is stored as a value (ads_expr_fold) and
  * anything else as an expression; a value written with a leading `=` is
  * ClassAd syntax kept exactly as written. Lines end in LF or CRLF; a line of
- * only spaces and tabs ends a record; a line whose first non-blank byte is
- * '#' is a comment. A repeated name keeps the last value at the first
+ * only spaces and tabs ends a record, and so does a line whose first
+ * non-blank bytes are "***" (the banner after each ad of HTCondor's history
+ * files, "*** Offset = 0 ClusterId = 1 ProcId = 0 Owner = ...", which is not
+ * kept); a line whose first non-blank byte is '#' is a comment. A repeated name keeps the last value at the first
  * position. Names are plain identifiers or 'quoted', joined by '.' for
  * nested records (at most ADS_MAX_DEPTH parts).
  */
@@ -122,8 +124,8 @@ int ads_long_reader_new_file(ads_long_reader **out, FILE *f, ads_error *err);
  * the end of the input; or a negative code, with *out untouched:
  *   ADS_ESYNTAX  a line that does not read (err: line, column, message);
  *                the next call skips the rest of that record (up to the next
- *                blank line) and goes on with the one after, so a caller may
- *                skip bad records;
+ *                blank or "***" line) and goes on with the one after, so a
+ *                caller may skip bad records;
  *   ADS_ELIMIT   a line over ADS_MAX_TEXT bytes, a record over ADS_MAX_TEXT
  *                bytes, a name of more than ADS_MAX_DEPTH parts, or an
  *                expression nested too deep (err has line and column);

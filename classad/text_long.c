@@ -6,6 +6,9 @@
  * rather than expressions (ads_expr_fold) and which records a text form can
  * hold (ads_record_check_text).
  *
+ * A line starting "***" (the banner HTCondor's history files put after each
+ * ad) ends a record too, so condor_history files read as they are.
+ *
  * Reading is line by line from a buffer or a FILE * (chunks of it), so a
  * record is all that is ever in memory. A line is split into its name parts,
  * its operator and its value text; the value text is parsed by the ClassAd
@@ -904,7 +907,13 @@ int ads_long_reader_next(ads_long_reader *r, const ads_record **out, int *line, 
             p += 3; /* a byte-order mark */
         while (p < end && is_blank(*p))
             p++;
-        if (p == end) {
+        /* A line starting "***" is the banner HTCondor writes after each ad
+         * of a history file ("*** Offset = 0 ClusterId = 1 ProcId = 0 ...",
+         * "*** EPOCH ..."): it ends the record as a blank line does. Its
+         * fields repeat attributes of the ad (or say where the ad sits in
+         * that file), so they are not kept. No attribute line starts with
+         * '*', so plain long-form input never meets the rule. */
+        if (p == end || (end - p >= 3 && memcmp(p, "***", 3) == 0)) {
             r->skipping = false;
             if (start)
                 break;

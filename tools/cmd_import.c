@@ -328,6 +328,7 @@ typedef struct imp {
     ads_db *db;
     ads_bulk *bulk;
     const char *type;
+    const char *time_attr; /* --time-attr: the attribute that dates each row */
     bool keep_going;
     ads_bulk_options bo;
     /* the file being read */
@@ -523,23 +524,111 @@ static int bulk_failed(imp *im, int rc, ads_error *err, int add_line)
     }
 }
 
-/* rec with AdType = type first (for records without AdType). */
-static int with_type(const ads_record **out, const ads_record *rec, const char *type,
-                     ads_arena *a, ads_error *err)
+/* rec with AdType = type first (type NULL: as it is), and _Timestamp = ts
+ * (NULL: as it is; a _Timestamp it has is replaced). */
+static int with_attrs(const ads_record **out, const ads_record *rec, const ads_str *type,
+                      const ads_value *ts, ads_arena *a, ads_error *err)
 {
     ads_record_builder *b;
-    ads_value v = ads_string(type, strlen(type));
     int rc = ads_record_builder_new(&b, a, err);
-    if (!rc)
+    if (!rc && type) {
+        ads_value v = ads_string(type->p, type->len);
         rc = ads_record_builder_add_value(b, "AdType", 6, &v, err);
+    }
     for (size_t i = 0; !rc && i < ads_record_size(rec); i++) {
         ads_str n = ads_record_name(rec, i);
+        if (ts && n.len == 10 && strncasecmp(n.p, "_Timestamp", 10) == 0)
+            continue;
         rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(rec, i), err);
     }
+    if (!rc && ts)
+        rc = ads_record_builder_add_value(b, "_Timestamp", 10, ts, err);
     if (rc)
         return rc;
     *out = ads_record_builder_finish(b);
     return *out ? 0 : ads_error_set(err, ADS_ENOMEM, "out of memory");
+}
+
+/*
+ * The type and date a record is stored with, as HTCondor's output gives
+ * them: its AdType; else --type; else its MyType (what condor_status -long,
+ * -json and -xml print, so `condor_status -any` output lands in Machine,
+ * Scheduler, DaemonMaster ... types). With --time-attr, _Timestamp is the
+ * value of that attribute (the engine reads epoch seconds, an AbsTime or ISO
+ * text). *out is rec, or a copy with AdType and _Timestamp set. 0, 1 with
+ * why (a bad record), or an error.
+ */
+static int typed_and_dated(const imp *im, const ads_record **out, const ads_record *rec,
+                           char *why, size_t cap, ads_arena *a, ads_error *err)
+{
+    ads_str type = {NULL, 0};
+    bool set_type = false;
+    const ads_value *ts = NULL;
+    *out = rec;
+    if (!ads_record_lookup(rec, "AdType", 6)) {
+        set_type = true;
+        if (im->type) {
+            type.p = im->type;
+            type.len = strlen(im->type);
+        } else {
+            const ads_expr *x = ads_record_lookup(rec, "MyType", 6);
+            const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
+            if (!x) {
+                snprintf(why, cap, "the record has neither AdType nor MyType to name its type "
+                                   "(give every such record one with --type T)");
+                return 1;
+            }
+            if (!v || v->type != ADS_STRING || v->u.s.len == 0) {
+                snprintf(why, cap, "MyType, which names the type of a record without AdType, "
+                                   "must be a string, not %s (or give the type with --type T)",
+                         !v ? "an expression" : v->type == ADS_STRING ? "\"\""
+                                                                       : ads_vtype_name(v->type));
+                return 1;
+            }
+            type = v->u.s;
+        }
+    }
+    if (im->time_attr) {
+        const ads_expr *x = ads_record_lookup(rec, im->time_attr, strlen(im->time_attr));
+        ts = x ? ads_expr_literal_value(x) : NULL;
+        if (!ts || ts->type == ADS_UNDEFINED) {
+            snprintf(why, cap, "--time-attr %s: the record has no %s%s", im->time_attr,
+                     im->time_attr, x ? " value (it is an expression)" : "");
+            return 1;
+        }
+        if (ts->type != ADS_INTEGER && ts->type != ADS_REAL && ts->type != ADS_ABSTIME &&
+            ts->type != ADS_STRING) {
+            snprintf(why, cap,
+                     "--time-attr %s: %s is %s, not a time (seconds since 1970, an AbsTime or "
+                     "ISO 8601 text)",
+                     im->time_attr, im->time_attr, ads_vtype_name(ts->type));
+            return 1;
+        }
+    }
+    if (!set_type && !ts)
+        return 0;
+    return with_attrs(out, rec, set_type ? &type : NULL, ts, a, err);
+}
+
+/*
+ * A record refused before it reached the bulk (line: its line). With
+ * --keep-going it is listed and the import goes on (0); otherwise the
+ * queued batch is dropped and the import stops (an exit status).
+ */
+static int refuse_record(imp *im, int line, const char *why)
+{
+    char at[PATH_MAX + 64];
+    where(at, sizeof at, im->in, line);
+    if (im->keep_going) {
+        note_bad(im, "%s: %s", at, why);
+        return 0;
+    }
+    stop_bar(im);
+    fprintf(stderr, "%s: %s\n", at, why);
+    ads_bulk_discard(im->bulk);
+    im->npend = 0;
+    im->loaded = im->committed;
+    return EXIT_INPUT;
 }
 
 /* A dump's Attribute records are left out: the engine keeps its own. */
@@ -737,10 +826,18 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
             continue;
         if (in.form == F_DUMP && is_attribute_record(rec))
             continue;
-        if (im->type && !ads_record_lookup(rec, "AdType", 6) &&
-            (rc = with_type(&rec, rec, im->type, a, &err))) {
-            status = cli_fail_err(im->c, &err);
-            break;
+        {
+            char why[ADS_ERROR_MESSAGE_MAX];
+            rc = typed_and_dated(im, &rec, rec, why, sizeof why, a, &err);
+            if (rc < 0) {
+                status = cli_fail_err(im->c, &err);
+                break;
+            }
+            if (rc > 0) {
+                if ((status = refuse_record(im, line, why)))
+                    break;
+                continue;
+            }
         }
         uint64_t num = ads_bulk_added(im->bulk);
         if (!push_line(im, num, line)) {
@@ -834,7 +931,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     uint64_t batch = 0, skip = 0;
     bool backfill = false, keep_going = false, restart = false, explicit_skip = false,
          replace = false;
-    const char *type = NULL;
+    const char *type = NULL, *time_attr = NULL;
     int rc = EXIT_OK;
     cli_args_init(&args, argc, argv, ops);
     while ((opt = cli_args_next(&args))) {
@@ -864,6 +961,13 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
                 goto usage;
             if (!*type) {
                 rc = cli_fail(c, EXIT_USAGE, "--type needs a type name");
+                goto out;
+            }
+        } else if (cli_is_opt(opt, NULL, "--time-attr")) {
+            if (!(time_attr = cli_args_value(&args, c, opt)))
+                goto usage;
+            if (!*time_attr) {
+                rc = cli_fail(c, EXIT_USAGE, "--time-attr needs an attribute name");
                 goto out;
             }
         } else if (cli_is_opt(opt, "-b", "--batch")) {
@@ -918,6 +1022,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     im.c = c;
     im.db = db;
     im.type = type;
+    im.time_attr = time_attr;
     im.keep_going = keep_going;
     im.bads_tail = &im.bads;
     im.before_known = true;

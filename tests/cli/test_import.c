@@ -549,7 +549,9 @@ static void import__type_option_types_records_without_adtype(void **state)
     run_result r;
     RUN(r, 1, "-d", db, "import", P("mixed.long"));
     char want[1400];
-    snprintf(want, sizeof want, "%s:1: a record needs AdType, the name of its type\n",
+    snprintf(want, sizeof want,
+             "%s:1: the record has neither AdType nor MyType to name its type (give every such "
+             "record one with --type T)\n",
              P("mixed.long"));
     contains(r.err, want);
     run_free(&r);
@@ -745,7 +747,8 @@ static void import__a_bad_record_stops_it_and_its_batch_is_not_stored(void **sta
                 break;
             default:
                 snprintf(want, sizeof want,
-                         "%s:%d: a backfill needs _Timestamp, an AbsTime, on every record\n",
+                         "%s:%d: a backfill needs _Timestamp on every record: an AbsTime, "
+                         "seconds since 1970 or ISO 8601 text\n",
                          P(file), line[6]);
                 break;
             }
@@ -807,8 +810,10 @@ static void import__keep_going_lists_bad_records_and_loads_the_rest(void **state
     RUN(r, 0, "-d", db, "import", "-k", "--backfill", "-b", "3", P("kg-ts.long"));
     char want[1600];
     snprintf(want, sizeof want,
-             "skipped %s:%d: a backfill needs _Timestamp, an AbsTime, on every record\n"
-             "skipped %s:%d: a backfill needs _Timestamp, an AbsTime, on every record\n",
+             "skipped %s:%d: a backfill needs _Timestamp on every record: an AbsTime, seconds "
+             "since 1970 or ISO 8601 text\n"
+             "skipped %s:%d: a backfill needs _Timestamp on every record: an AbsTime, seconds "
+             "since 1970 or ISO 8601 text\n",
              P("kg-ts.long"), line[2], P("kg-ts.long"), line[4]);
     contains(r.err, want);
     contains(r.err, "import: 2 records from 1 file,");
