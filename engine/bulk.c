@@ -6,10 +6,12 @@
  * transaction, so progress records and records commit together. Nothing of
  * a failing batch is committed.
  *
- * Backfill: every record must carry _Timestamp. The batch's time range is
- * the range of its records' seconds; it opens one backfill range of the
- * OUID generator (shared/spec/identifiers.md section 2), and every ordered
- * key the batch generates is a backfill id dated at its record's second.
+ * Backfill: every record must carry _Timestamp (in a form store.c's
+ * ads_store__timestamp reads: an AbsTime, epoch seconds or ISO text). The
+ * batch's time range is the range of its records' seconds; it opens one
+ * backfill range of the OUID generator (shared/spec/identifiers.md section
+ * 2), and every ordered key the batch generates is a backfill id dated at
+ * its record's second.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        bool merge, ads_write_info *info, ads_error *err);
+int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
 
@@ -261,14 +264,14 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
     if (b->opt.backfill) {
         const ads_expr *x = ads_record_lookup(rec, ads_attr__timestamp, 10);
         const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
-        if (!v || v->type != ADS_ABSTIME || v->u.abs.secs != v->u.abs.secs) {
+        int32_t offset;
+        if (!v || ads_store__timestamp(v, &ts, &offset)) {
             b->failed = number;
             return ads_error_set(err, ADS_EINVAL,
-                                 "record %llu: a backfill needs _Timestamp, an AbsTime, on every "
-                                 "record",
+                                 "record %llu: a backfill needs _Timestamp on every record: an "
+                                 "AbsTime, seconds since 1970 or ISO 8601 text",
                                  (unsigned long long)number + 1);
         }
-        ts = v->u.abs.secs;
     }
     if (b->n == b->cap) {
         size_t cap = b->cap ? 2 * b->cap : 1024;

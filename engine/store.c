@@ -16,6 +16,7 @@
  *   - key attributes must be values (not expressions), and never undefined,
  *     error or NaN; UPDATE cannot change them.
  */
+#include <math.h>
 #include <msgpack.h>
 #include <stdio.h>
 #include <string.h>
@@ -181,6 +182,65 @@ static int merge(ads_buf *out, const row_entry *base, size_t nb, const row_entry
 }
 
 /* ---- the write ---- */
+
+/*
+ * A row's date from the _Timestamp given, in the forms times come in: an
+ * AbsTime; seconds since the epoch, an integer or a finite real (as HTCondor
+ * writes LastHeardFrom, EnteredCurrentStatus, CompletionDate), dated in UTC;
+ * or a string of ISO 8601 text, read as an AbsTime literal is
+ * ("2024-05-01T12:00:00Z"; without a zone, the local zone). 0 and *secs,
+ * *offset; -1 for anything else. bulk.c checks its rows with it too, so
+ * STORE and import accept the same dates.
+ */
+int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
+int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset)
+{
+    switch (v->type) {
+    case ADS_ABSTIME:
+        if (v->u.abs.secs != v->u.abs.secs)
+            return -1;
+        *secs = v->u.abs.secs;
+        *offset = v->u.abs.offset;
+        return 0;
+    case ADS_INTEGER:
+        *secs = (double)v->u.i;
+        *offset = 0;
+        return 0;
+    case ADS_REAL:
+        if (!isfinite(v->u.r))
+            return -1;
+        *secs = v->u.r;
+        *offset = 0;
+        return 0;
+    case ADS_STRING: {
+        /* the text between backticks is an AbsTime literal, which the
+         * ClassAd parser reads (an ISO date is never long) */
+        char lit[80];
+        size_t n = v->u.s.len;
+        if (n == 0 || n > sizeof lit - 2 || memchr(v->u.s.p, '`', n) ||
+            memchr(v->u.s.p, '\n', n))
+            return -1;
+        lit[0] = '`';
+        memcpy(lit + 1, v->u.s.p, n);
+        lit[n + 1] = '`';
+        ads_arena *a = ads_arena_new();
+        const ads_expr *e;
+        const ads_value *t;
+        int rc = -1;
+        if (a && ads_expr_parse(&e, a, lit, n + 2, NULL) == 0 &&
+            (t = ads_expr_literal_value(e)) && t->type == ADS_ABSTIME &&
+            t->u.abs.secs == t->u.abs.secs) {
+            *secs = t->u.abs.secs;
+            *offset = t->u.abs.offset;
+            rc = 0;
+        }
+        ads_arena_free(a);
+        return rc;
+    }
+    default:
+        return -1;
+    }
+}
 
 typedef struct write_req {
     const ads_type *t;
@@ -461,14 +521,20 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         if ((rc = given_value(&v, &mv, ads_attr__timestamp, 10, "attribute", t, err)) < 0)
             goto cleanup;
         if (rc == 1) {
-            if (v.type != ADS_ABSTIME || v.u.abs.secs != v.u.abs.secs) {
-                rc = ads_error_set(err, ADS_EINVAL,
-                                   "type %s: _Timestamp must be an AbsTime, not %s", t->name,
-                                   ads_vtype_name(v.type));
+            if (ads_store__timestamp(&v, &ts, &offset)) {
+                if (v.type == ADS_STRING)
+                    rc = ads_error_set(err, ADS_EINVAL,
+                                       "type %s: _Timestamp must be an AbsTime, seconds since "
+                                       "1970 or ISO 8601 text; \"%.*s\" is not a time",
+                                       t->name, (int)(v.u.s.len > 60 ? 60 : v.u.s.len),
+                                       v.u.s.p);
+                else
+                    rc = ads_error_set(err, ADS_EINVAL,
+                                       "type %s: _Timestamp must be an AbsTime, seconds since "
+                                       "1970 or ISO 8601 text, not %s",
+                                       t->name, ads_vtype_name(v.type));
                 goto cleanup;
             }
-            ts = v.u.abs.secs;
-            offset = v.u.abs.offset;
             has_ts = true;
         }
         if ((rc = given_value(&v, &mv, ads_attr__deleted, 8, "attribute", t, err)) < 0)

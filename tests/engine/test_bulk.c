@@ -242,8 +242,8 @@ static void backfill__ids_are_dated_in_the_past_and_never_repeat(void **state)
     ads_error err;
     assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
     assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Event\"; M = 1 ]"), &err), ADS_EINVAL);
-    assert_string_equal(err.message,
-                        "record 1: a backfill needs _Timestamp, an AbsTime, on every record");
+    assert_string_equal(err.message, "record 1: a backfill needs _Timestamp on every record: an "
+                                     "AbsTime, seconds since 1970 or ISO 8601 text");
     assert_int_equal(ads_bulk_end(b, &err), 0);
     ads_arena_free(a);
 }

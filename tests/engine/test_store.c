@@ -157,8 +157,12 @@ static void errors__say_what_is_wrong(void **state)
                 "type Machine: __Latest is maintained by the store and cannot be set");
     store_fails("[ AdType = \"Machine\"; Name = \"a\"; __Mine = 1 ]", ADS_EINVAL,
                 "type Machine: __Mine is maintained by the store and cannot be set");
-    store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Timestamp = 5 ]", ADS_EINVAL,
-                "type Machine: _Timestamp must be an AbsTime, not integer");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Timestamp = true ]", ADS_EINVAL,
+                "type Machine: _Timestamp must be an AbsTime, seconds since 1970 or ISO 8601 "
+                "text, not boolean");
+    store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Timestamp = \"yesterday\" ]", ADS_EINVAL,
+                "type Machine: _Timestamp must be an AbsTime, seconds since 1970 or ISO 8601 "
+                "text; \"yesterday\" is not a time");
     store_fails("[ AdType = \"Machine\"; Name = \"a\"; _Deleted = \"yes\" ]", ADS_EINVAL,
                 "type Machine: _Deleted must be a boolean, not string");
     store_fails("[ AdType = \"Type\"; ForType = \"Type\" ]", ADS_EINVAL,
