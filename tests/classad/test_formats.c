@@ -920,6 +920,48 @@ static void long__skips_a_bad_record_and_goes_on(void **state)
     ads_long_reader_free(r);
 }
 
+/* A condor_history file: each ad followed by a "***" banner, no blank
+ * lines; the banners end records and are not kept, and a bad record is
+ * skipped up to its banner. */
+static void long__history_banners_end_records(void **state)
+{
+    (void)state;
+    const ads_record *rec[4];
+    int lines[4];
+    size_t n = read_all(LONG,
+                        "ClusterId = 1\n"
+                        "Iwd = \"C:\\jobs\"\n"
+                        "*** Offset = 0 ClusterId = 1 ProcId = 0 Owner = \"a\" CompletionDate = 5\n"
+                        "ClusterId = 2\n"
+                        "  *** EPOCH ClusterId = 2\r\n"
+                        "\n"
+                        "***\n"
+                        "ClusterId = 3\n"
+                        "*** Offset = 60 ClusterId = 3 ProcId = 0 Owner = \"a\" CompletionDate = 7",
+                        rec, lines, 4);
+    assert_int_equal(n, 3);
+    assert_string_equal(text_of_record(rec[0]), "[ ClusterId = 1; Iwd = \"C:\\\\jobs\" ]");
+    assert_string_equal(text_of_record(rec[1]), "[ ClusterId = 2 ]");
+    assert_string_equal(text_of_record(rec[2]), "[ ClusterId = 3 ]");
+    assert_int_equal(lines[0], 1);
+    assert_int_equal(lines[1], 4);
+    assert_int_equal(lines[2], 8);
+
+    ads_long_reader *r;
+    ads_error err;
+    const ads_record *one;
+    int line;
+    const char *text = "A = (\nB = 2\n*** Offset = 0\nC = 3\n*** Offset = 12\n";
+    assert_int_equal(ads_long_reader_new(&r, text, strlen(text), &err), 0);
+    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), ADS_ESYNTAX);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), 1);
+    assert_string_equal(text_of_record(one), "[ C = 3 ]");
+    assert_int_equal(line, 4);
+    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), 0);
+    ads_long_reader_free(r);
+}
+
 /* Values whose strings HTCondor's syntax cannot hold use ':='; constant
  * expressions that must stay expressions use a leading '='. */
 static void long__writer_picks_the_operator_each_line_needs(void **state)
@@ -2103,6 +2145,7 @@ int main(void)
         cmocka_unit_test(long__operators_choose_escaping_and_folding),
         cmocka_unit_test(long__tolerates_crlf_comments_bom_and_blank_lines),
         cmocka_unit_test(long__skips_a_bad_record_and_goes_on),
+        cmocka_unit_test(long__history_banners_end_records),
         cmocka_unit_test(long__writer_picks_the_operator_each_line_needs),
         cmocka_unit_test(long__deep_nesting_writes_and_reads_back),
         cmocka_unit_test(long__file_reader_reads_what_the_buffer_reader_reads),
