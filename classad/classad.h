@@ -240,7 +240,16 @@ const ads_value *ads_expr_literal_value(const ads_expr *e);
  * expression to evaluate in this view's scope); 0 when absent; or a negative
  * ADS_E* code (corrupt bytes: evaluation then yields an error value).
  * Values returned must stay valid while the view does (or be made in arena).
+ *
+ * A record found this way is nested in the view's record: selecting a name
+ * it lacks falls back to this view and its parents, as for any record
+ * written inside another (`n.s` in [s = 1; n = [i = 2]] is 1). A view that
+ * hands out a record standing alone (a join partner bound to a name, as the
+ * statement language's JOIN aliases are) returns ADS_VIEW_DETACHED instead
+ * of 1: the record's missing names are then undefined. Callers of lookup
+ * treat any positive return as found.
  */
+enum { ADS_VIEW_DETACHED = 2 };
 typedef struct ads_view_ops {
     int (*lookup)(const void *self, const char *name, size_t len, uint32_t hash,
                   ads_arena *arena, ads_value *value, const ads_expr **expr);
@@ -390,8 +399,30 @@ int ads_expr_visit(const ads_expr *e, ads_expr_visit_fn fn, void *ctx, unsigned 
  * result live in arena a. Returns 0, or ADS_ENOMEM (out is then error).
  * Circular references, nesting past ADS_MAX_DEPTH and references followed
  * more than ADS_MAX_ATTR_EVALS times evaluate to error.
+ *
+ * Names (docs/classad.md, "Names and scope"): a name is looked up in the
+ * record holding the expression, then outward. When that record lacks
+ * it, `self` and `MY` name that record, `parent` the enclosing one,
+ * `toplevel` and `root` the outermost, and `CurrentTime` is time(); `TARGET`,
+ * when no enclosing record has it, is the other record of a match
+ * (ads_expr_eval_match; undefined here). `r.name` looks name up in record r,
+ * then in the records enclosing r where r is written.
  */
 int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a);
+
+/*
+ * Evaluate e as ads_expr_eval does, in the scope of my, with target as the
+ * other record of a match or join: `TARGET.x` reads x from target (when no
+ * enclosing record has an attribute named TARGET), and inside target's own
+ * expressions `TARGET` is my again, so each side's Requirements sees the
+ * other, as in HTCondor's matchmaking (MY.Requirements && TARGET.Requirements
+ * is the two-sided match). target NULL: TARGET is undefined, as in
+ * ads_expr_eval. toplevel, root and `.name` inside target mean target's
+ * outermost record. Both views must stay valid during the call. Returns 0,
+ * or ADS_ENOMEM (out is then error).
+ */
+int ads_expr_eval_match(ads_value *out, const ads_expr *e, const ads_view *my,
+                        const ads_view *target, ads_arena *a);
 
 /*
  * Prepare e for many evaluations: a new tree in arena a in which every

@@ -197,6 +197,9 @@ typedef struct active_attr {
 typedef struct ads_eval_ctx {
     ads_arena *arena;
     const ads_view *root; /* the outermost view, for toplevel and `.name` */
+    const ads_view *my;   /* the view evaluation started in (TARGET from the target) */
+    const ads_view *target;      /* TARGET's record (ads_expr_eval_match), or NULL */
+    const ads_view *target_root; /* its outermost view: toplevel inside the target */
     int depth;
     int nactive;
     uint64_t attr_evals;               /* attribute expressions evaluated (a budget) */
@@ -279,6 +282,16 @@ void ads_time__format_rel(ads_buf *b, double secs);
  * zero parts left out as HTCondor does. No quotes. */
 void ads_time__format_abs_condor(ads_buf *b, double secs, int32_t offset);
 void ads_time__format_rel_condor(ads_buf *b, double secs);
+
+/*
+ * Whether a time can be written as text that reads back equal (spec section
+ * 7): an AbsTime within 2^53 seconds of the epoch (years beyond 0000..9999
+ * are written `+10000-01-01T...`, `-0001-...`) whose zone is whole minutes
+ * and less than a day either way; a finite RelTime. Evaluation turns any
+ * other time into error (docs/classad.md).
+ */
+bool ads_time__abs_ok(double secs, int32_t offset);
+bool ads_time__rel_ok(double secs);
 
 /* The local zone's offset (seconds east of UTC) at instant secs. */
 int32_t ads_time__local_offset(double secs);

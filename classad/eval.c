@@ -67,6 +67,16 @@ static bool is_time(const ads_value *v)
     return v->type == ADS_ABSTIME || v->type == ADS_RELTIME;
 }
 
+/* A time that cannot be written so that it reads back (beyond the year
+ * 9999, NaN, infinite) is error: every value prints as text that parses
+ * back equal (spec section 7). */
+static void check_time(ads_value *v)
+{
+    if ((v->type == ADS_ABSTIME && !ads_time__abs_ok(v->u.abs.secs, v->u.abs.offset)) ||
+        (v->type == ADS_RELTIME && !ads_time__rel_ok(v->u.rel)))
+        *v = error_value();
+}
+
 /* Time arithmetic (section 3): Abs+Rel, Rel+Abs, Abs-Abs, Abs-Rel, Rel+-Rel,
  * Rel*num, num*Rel, Rel/num. Anything else with a time is error. */
 static ads_value time_arith(op_kind op, const ads_value *a, const ads_value *b)
@@ -102,8 +112,11 @@ static ads_value arith(op_kind op, const ads_value *a, const ads_value *b)
 {
     int64_t ia, ib;
     double ra, rb;
-    if (is_time(a) || is_time(b))
-        return time_arith(op, a, b);
+    if (is_time(a) || is_time(b)) {
+        ads_value t = time_arith(op, a, b);
+        check_time(&t);
+        return t;
+    }
     int na = ads_value__number(a, &ia, &ra), nb = ads_value__number(b, &ib, &rb);
     if (!na || !nb)
         return error_value();
@@ -326,8 +339,6 @@ static ads_value unary(op_kind op, const ads_value *a)
 
 /* ---- attribute lookup through the scopes ---- */
 
-static const ads_view empty_view_storage;
-
 static int empty_lookup(const void *self, const char *name, size_t len, uint32_t hash,
                         ads_arena *arena, ads_value *value, const ads_expr **expr)
 {
@@ -357,9 +368,15 @@ static void eval_found(ads_value *out, ads_eval_ctx *cx, const ads_view *v, cons
     cx->nactive--;
 }
 
-/* Look name up in view v only: 1 found (out set), 0 absent. */
+/*
+ * Look name up in view v only: 0 absent; 1 found, value in *out; 2 found, a
+ * record that stands alone (ADS_VIEW_DETACHED: a join partner, not nested in
+ * v). With lazy set, an attribute whose expression is a record written in
+ * place is not evaluated: *lazy receives the record (and *out is untouched),
+ * so a selection reads only the member it needs.
+ */
 static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_str name,
-                     uint32_t hash)
+                     uint32_t hash, const ads_record **lazy)
 {
     if (v->ops == &ads_record__view_ops) {
         /* in-memory records: no indirect call, literals straight out */
@@ -370,6 +387,8 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
         const ads_expr *x = r->exprs[i];
         if (x->kind == N_LITERAL)
             *out = x->u.lit;
+        else if (lazy && x->kind == N_RECORD)
+            *lazy = x->u.rec;
         else
             eval_found(out, cx, v, x);
         return 1;
@@ -387,71 +406,334 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
     }
     if (r == 0)
         return 0;
-    if (x)
+    if (x && lazy && x->kind == N_RECORD)
+        *lazy = x->u.rec;
+    else if (x)
         eval_found(out, cx, v, x);
     else
         *out = val;
-    return 1;
+    return r == ADS_VIEW_DETACHED ? 2 : 1;
 }
 
-static bool is_special(const ads_expr *e, const char *word)
-{
-    return e->kind == N_ATTR && !e->quoted && e->scope == SCOPE_NORMAL &&
-           ads_name__eq(e->u.attr.name.p, e->u.attr.name.len, word, strlen(word));
-}
+/* The names with a meaning of their own when the record holding the
+ * expression does not define them (HTCondor's LookupInScope, with its old
+ * ClassAd names MY and CurrentTime); TARGET is looked up through every
+ * enclosing record first, as HTCondor finds it in the match's scopes. */
+typedef enum special {
+    SP_NONE, SP_SELF, SP_PARENT, SP_ROOT, SP_CURRENT_TIME, SP_TARGET
+} special;
 
-/* Is name found anywhere in the chain from v outward? */
-static bool defined_in_chain(ads_eval_ctx *cx, const ads_view *v, ads_str name, uint32_t hash)
+static special special_of(ads_str n)
 {
-    for (; v; v = v->parent) {
-        ads_value val;
-        const ads_expr *x;
-        int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
-        if (r == ADS_ENOMEM)
-            cx->oom = true;
-        if (r != 0)
-            return true;
+    switch (n.len) {
+    case 2:
+        return ads_name__eq(n.p, n.len, "my", 2) ? SP_SELF : SP_NONE;
+    case 4:
+        return ads_name__eq(n.p, n.len, "self", 4) ? SP_SELF
+               : ads_name__eq(n.p, n.len, "root", 4) ? SP_ROOT : SP_NONE;
+    case 6:
+        return ads_name__eq(n.p, n.len, "parent", 6) ? SP_PARENT
+               : ads_name__eq(n.p, n.len, "target", 6) ? SP_TARGET : SP_NONE;
+    case 8:
+        return ads_name__eq(n.p, n.len, "toplevel", 8) ? SP_ROOT : SP_NONE;
+    case 11:
+        return ads_name__eq(n.p, n.len, "currenttime", 11) ? SP_CURRENT_TIME : SP_NONE;
+    default:
+        return SP_NONE;
     }
-    return false;
 }
 
-/* The view that self / parent / toplevel / root name, when no attribute of
- * that name exists; NULL if e is not such a name. */
-static const ads_view *special_view(ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+static const ads_view *chain_root(const ads_view *v)
 {
-    const ads_view *target;
-    if (is_special(e, "self"))
-        target = view;
-    else if (is_special(e, "parent"))
-        target = view->parent;
-    else if (is_special(e, "toplevel") || is_special(e, "root"))
-        target = cx->root;
+    while (v->parent)
+        v = v->parent;
+    return v;
+}
+
+/* Is view v inside the TARGET record of a match (ads_expr_eval_match)? */
+static bool on_target_side(const ads_eval_ctx *cx, const ads_view *v)
+{
+    return cx->target && chain_root(v) == cx->target_root;
+}
+
+/* The outermost record as seen from v: the target's, inside the target. */
+static const ads_view *root_for(const ads_eval_ctx *cx, const ads_view *v)
+{
+    return on_target_side(cx, v) ? cx->target_root : cx->root;
+}
+
+/* The view a special name denotes from v (NULL: none, the name is undefined). */
+static const ads_view *special_view(ads_eval_ctx *cx, special sp, const ads_view *v)
+{
+    switch (sp) {
+    case SP_SELF:
+        return v;
+    case SP_PARENT:
+        return v->parent;
+    case SP_ROOT:
+        return root_for(cx, v);
+    case SP_TARGET:
+        /* the other record of the match: from inside the target, MY's */
+        if (!cx->target)
+            return NULL;
+        return on_target_side(cx, v) ? cx->my : cx->target;
+    default:
+        return NULL;
+    }
+}
+
+/* CurrentTime, HTCondor's old name for time(). */
+static void current_time(ads_value *out, ads_eval_ctx *cx, const ads_view *view)
+{
+    const ads_builtin *fn = ads_builtin__find("time", 4);
+    if (fn)
+        fn->fn(out, cx, view, NULL, 0);
     else
-        return NULL;
-    if (defined_in_chain(cx, view, e->u.attr.name, e->u.attr.hash))
-        return NULL;
-    return target ? target : &empty_view_storage;
+        *out = error_value();
 }
 
-static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+/* A view of record r enclosed by parent, in the evaluation's arena (it must
+ * outlive the caller's frame); NULL (cx->oom set) when memory runs out. */
+static const ads_view *record_view_in(ads_eval_ctx *cx, const ads_record *r,
+                                      const ads_view *parent)
 {
-    if (e->scope == SCOPE_ROOT) {
-        if (!lookup_in(out, cx, cx->root, e->u.attr.name, e->u.attr.hash))
-            *out = ads_undefined();
-        return;
+    ads_view *v = ads_eval__alloc(cx, sizeof *v);
+    if (v)
+        *v = ads_record_view(r, parent);
+    return v;
+}
+
+/*
+ * What a name or a selection denotes, with the scope it sits in, so that a
+ * selection from it can fall back to the records enclosing it as HTCondor's
+ * does (in [s = "Hello"; n = [i = 70]], n.s is "Hello"). A record comes
+ * with a view (rec) whose parent chain is its lexical scope: the view the
+ * attribute holding it was found in, or the scope a record written in place
+ * is evaluated in. scope is the view a value was found in (a list's records
+ * fall back to it), or NULL.
+ */
+typedef enum held {
+    HELD_VALUE,   /* *out holds the value (rec: its view, for a record) */
+    HELD_LAZY,    /* rec shows a record written in place, not evaluated yet */
+    HELD_SPECIAL  /* rec is what self, parent, toplevel or TARGET names */
+} held;
+
+typedef struct scoped {
+    held how;
+    const ads_view *rec;
+    const ads_view *scope;
+} scoped;
+
+static void eval_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_expr *e,
+                        const ads_view *view);
+
+/* Give a record value (or a record read lazily) its view, enclosed by
+ * parent. */
+static void hold_record(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_record *r,
+                        const ads_view *parent, held how)
+{
+    sc->how = how;
+    sc->scope = parent;
+    sc->rec = record_view_in(cx, r, parent);
+    if (!sc->rec) {
+        sc->how = HELD_VALUE;
+        *out = error_value();
     }
-    for (const ads_view *v = view; v; v = v->parent)
-        if (lookup_in(out, cx, v, e->u.attr.name, e->u.attr.hash))
+}
+
+/*
+ * name looked up from view v outward, as HTCondor's LookupInScope: the first
+ * record holding it wins; when v itself lacks it, a special name has its
+ * meaning (so an outer attribute named `parent` does not hide the parent),
+ * except TARGET, which every enclosing record is asked for first. Undefined
+ * if nothing has the name.
+ */
+static void lookup_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_view *v,
+                          ads_str name, uint32_t hash, bool quoted)
+{
+    special sp = quoted ? SP_NONE : special_of(name);
+    sc->how = HELD_VALUE;
+    sc->rec = sc->scope = NULL;
+    for (const ads_view *w = v; w; w = w->parent) {
+        const ads_record *lazy = NULL;
+        int found = lookup_in(out, cx, w, name, hash, &lazy);
+        if (found) {
+            /* a join partner (2) encloses nothing */
+            const ads_view *parent = found == 2 ? NULL : w;
+            if (lazy)
+                hold_record(out, sc, cx, lazy, parent, HELD_LAZY);
+            else if (out->type == ADS_RECORD)
+                hold_record(out, sc, cx, out->u.rec, parent, HELD_VALUE);
+            else
+                sc->scope = w;
             return;
-    const ads_view *sv = special_view(cx, e, view);
-    if (sv && sv != &empty_view_storage && sv->ops == &ads_record__view_ops) {
-        *out = ads_recordv(sv->self); /* self etc. as a value: the record itself */
-        return;
+        }
+        if (w != v || sp == SP_NONE || sp == SP_TARGET)
+            continue;
+        if (sp == SP_CURRENT_TIME) {
+            current_time(out, cx, v);
+            return;
+        }
+        break;
+    }
+    if (sp != SP_NONE) {
+        const ads_view *sv = special_view(cx, sp, v);
+        if (sv) {
+            sc->how = HELD_SPECIAL;
+            sc->rec = sv;
+            return;
+        }
     }
     *out = ads_undefined();
 }
 
-/* name looked up in record value r (case-insensitive). */
+/* The value of what eval_scoped found. A special name's record is the
+ * in-memory record itself (a view over stored bytes has no record value to
+ * give: undefined); a record written in place is evaluated, as records are. */
+static void eval_record(ads_value *out, ads_eval_ctx *cx, const ads_record *src,
+                        const ads_view *view);
+
+static void held_value(ads_value *out, ads_eval_ctx *cx, const scoped *sc)
+{
+    if (sc->how == HELD_LAZY)
+        eval_record(out, cx, sc->rec->self, sc->rec->parent);
+    else if (sc->how == HELD_SPECIAL)
+        *out = sc->rec->ops == &ads_record__view_ops ? ads_recordv(sc->rec->self)
+                                                     : ads_undefined();
+}
+
+/* base.name where base's value is a list: name of each element. */
+static void select_in_list(ads_value *out, ads_eval_ctx *cx, const ads_value *base,
+                           const ads_view *scope, ads_str name, uint32_t hash, bool quoted)
+{
+    size_t n = base->u.list.n;
+    ads_value *items = ads_eval__alloc(cx, (n ? n : 1) * sizeof *items);
+    if (!items) {
+        *out = error_value();
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ads_value *it = &base->u.list.items[i];
+        if (it->type == ADS_RECORD) {
+            /* each record encloses what encloses the list */
+            ads_view *rv = ads_eval__alloc(cx, sizeof *rv);
+            scoped sc;
+            if (!rv) {
+                items[i] = error_value();
+                continue;
+            }
+            *rv = ads_record_view(it->u.rec, scope);
+            lookup_scoped(&items[i], &sc, cx, rv, name, hash, quoted);
+            held_value(&items[i], cx, &sc);
+        } else if (it->type == ADS_UNDEFINED) {
+            items[i] = ads_undefined();
+        } else {
+            items[i] = error_value();
+        }
+    }
+    *out = ads_list(items, n);
+}
+
+/* base.name (e is the N_SELECT node). */
+static void select_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_expr *e,
+                          const ads_view *view)
+{
+    scoped base;
+    ads_value bv;
+    eval_scoped(&bv, &base, cx, e->u.sel.base, view);
+    if (base.rec) {
+        lookup_scoped(out, sc, cx, base.rec, e->u.sel.name, e->u.sel.hash, e->quoted);
+        return;
+    }
+    sc->how = HELD_VALUE;
+    sc->rec = sc->scope = NULL;
+    switch (bv.type) {
+    case ADS_UNDEFINED:
+        *out = ads_undefined();
+        return;
+    case ADS_LIST:
+        select_in_list(out, cx, &bv, base.scope, e->u.sel.name, e->u.sel.hash, e->quoted);
+        return;
+    default:
+        *out = error_value();
+    }
+}
+
+static void eval_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_expr *e,
+                        const ads_view *view)
+{
+    sc->how = HELD_VALUE;
+    sc->rec = sc->scope = NULL;
+    if (++cx->depth > ADS_MAX_DEPTH) {
+        cx->depth--;
+        *out = error_value();
+        return;
+    }
+    switch ((node_kind)e->kind) {
+    case N_PAREN:
+        eval_scoped(out, sc, cx, e->u.ops.a, view);
+        break;
+    case N_ATTR:
+        if (e->scope == SCOPE_ROOT)
+            lookup_scoped(out, sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash,
+                          true);
+        else
+            lookup_scoped(out, sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted);
+        break;
+    case N_SELECT:
+        select_scoped(out, sc, cx, e, view);
+        break;
+    case N_RECORD:
+        /* written in place: enclosed by the scope it is evaluated in */
+        hold_record(out, sc, cx, e->u.rec, view, HELD_LAZY);
+        break;
+    case N_LITERAL:
+    case N_LIST:
+        ads_eval__expr(out, cx, e, view);
+        if (out->type == ADS_RECORD)
+            hold_record(out, sc, cx, out->u.rec, view, HELD_VALUE);
+        else
+            sc->scope = view;
+        break;
+    case N_INDEX:
+        /* a record taken from a list or a record: enclosed where the
+         * expression is, as HTCondor's list elements are */
+        ads_eval__expr(out, cx, e, view);
+        if (out->type == ADS_RECORD)
+            hold_record(out, sc, cx, out->u.rec, view, HELD_VALUE);
+        break;
+    default:
+        /* a function's or a conditional's result: a record enclosing nothing */
+        ads_eval__expr(out, cx, e, view);
+        if (out->type == ADS_RECORD)
+            hold_record(out, sc, cx, out->u.rec, NULL, HELD_VALUE);
+    }
+    cx->depth--;
+}
+
+static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+{
+    scoped sc;
+    /* the common case first: found in the record holding the expression */
+    if (e->scope == SCOPE_NORMAL && lookup_in(out, cx, view, e->u.attr.name, e->u.attr.hash,
+                                              NULL) != 0)
+        return;
+    if (e->scope == SCOPE_ROOT)
+        lookup_scoped(out, &sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash, true);
+    else
+        lookup_scoped(out, &sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted);
+    held_value(out, cx, &sc);
+}
+
+static void eval_select(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                        const ads_view *view)
+{
+    scoped sc;
+    select_scoped(out, &sc, cx, e, view);
+    held_value(out, cx, &sc);
+}
+
+/* name looked up in record value r (case-insensitive) alone: x["name"]. */
 static void select_in_record(ads_value *out, ads_eval_ctx *cx, const ads_record *r,
                              ads_str name, uint32_t hash, const ads_view *view)
 {
@@ -467,49 +749,6 @@ static void select_in_record(ads_value *out, ads_eval_ctx *cx, const ads_record 
     }
     ads_view rv = ads_record_view(r, view);
     eval_found(out, cx, &rv, x);
-}
-
-static void eval_select(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
-                        const ads_view *view)
-{
-    const ads_view *sv = special_view(cx, e->u.sel.base, view);
-    if (sv) {
-        if (sv == &empty_view_storage || !lookup_in(out, cx, sv, e->u.sel.name, e->u.sel.hash))
-            *out = ads_undefined();
-        return;
-    }
-    ads_value base;
-    ads_eval__expr(&base, cx, e->u.sel.base, view);
-    switch (base.type) {
-    case ADS_RECORD:
-        select_in_record(out, cx, base.u.rec, e->u.sel.name, e->u.sel.hash, view);
-        return;
-    case ADS_UNDEFINED:
-        *out = ads_undefined();
-        return;
-    case ADS_LIST: {
-        /* selection over a list applies to each element */
-        size_t n = base.u.list.n;
-        ads_value *items = ads_eval__alloc(cx, (n ? n : 1) * sizeof *items);
-        if (!items) {
-            *out = error_value();
-            return;
-        }
-        for (size_t i = 0; i < n; i++) {
-            const ads_value *it = &base.u.list.items[i];
-            if (it->type == ADS_RECORD)
-                select_in_record(&items[i], cx, it->u.rec, e->u.sel.name, e->u.sel.hash, view);
-            else if (it->type == ADS_UNDEFINED)
-                items[i] = ads_undefined();
-            else
-                items[i] = error_value();
-        }
-        *out = ads_list(items, n);
-        return;
-    }
-    default:
-        *out = error_value();
-    }
 }
 
 static void eval_index(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
@@ -656,6 +895,7 @@ static void eval_call(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
         return;
     }
     fn->fn(out, cx, view, e->u.call.args, n);
+    check_time(out);
 }
 
 void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
@@ -724,17 +964,18 @@ void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const a
     cx->depth--;
 }
 
-int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a)
+static int eval_top(ads_value *out, const ads_expr *e, const ads_view *view,
+                    const ads_view *target, ads_arena *a)
 {
     ads_eval_ctx cx;
     ads_view empty = {&empty_ops, NULL, NULL};
     if (!view)
         view = &empty;
-    const ads_view *root = view;
-    while (root->parent)
-        root = root->parent;
     cx.arena = a;
-    cx.root = root;
+    cx.root = chain_root(view);
+    cx.my = view;
+    cx.target = target;
+    cx.target_root = target ? chain_root(target) : NULL;
     cx.depth = 0;
     cx.nactive = 0;
     cx.attr_evals = 0;
@@ -745,6 +986,17 @@ int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_a
         return ADS_ENOMEM;
     }
     return 0;
+}
+
+int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_arena *a)
+{
+    return eval_top(out, e, view, NULL, a);
+}
+
+int ads_expr_eval_match(ads_value *out, const ads_expr *e, const ads_view *my,
+                        const ads_view *target, ads_arena *a)
+{
+    return eval_top(out, e, my, target, a);
 }
 
 int ads_record_eval_attr(ads_value *out, const ads_record *r, const char *name, size_t len,

@@ -147,7 +147,12 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
         q = e;
         is_real = true;
     }
-    if (q < end && (is_name_char((unsigned char)*q) || *q == '.'))
+    /* a complete real followed by '.' and a name is a selection from it
+     * (`1.5.x`, error when evaluated, as in HTCondor); `5.x` and `1.5.5` stay
+     * syntax errors */
+    bool select = is_real && q + 1 < end && *q == '.' &&
+                  (is_name_start((unsigned char)q[1]) || q[1] == '\'');
+    if (q < end && (is_name_char((unsigned char)*q) || (*q == '.' && !select)))
         return fail_at(lx, q, ADS_ESYNTAX, "unexpected '%c' in a number", *q);
 
     /* copy (with the sign) to parse with the C library, which needs a NUL */
@@ -415,6 +420,11 @@ static void lex_name(lexer *lx, token *t)
                 t->kind = keywords[i].kind;
                 break;
             }
+    /* `in`, `is` and `isnt` are operators only where one can stand, right
+     * after an operand; anywhere else they are names, so HTCondor's ads
+     * (`In = "/dev/null"`, `In == "/dev/null"`, HTCondor has no `in`) read */
+    if ((t->kind == T_IN || t->kind == T_IS || t->kind == T_ISNT) && !lx->value_before)
+        t->kind = T_NAME;
     lx->p = p;
 }
 

@@ -468,9 +468,21 @@ static int parse_record_body(parser *ps, const ads_record **out)
                 return rc;
         if (ps->lx.tok.kind == T_RBRACKET)
             break;
-        if (ps->lx.tok.kind != T_NAME)
-            return fail_tok(ps, "an attribute name or ']' in a record");
         ads_str name = ps->lx.tok.v.s;
+        switch (ps->lx.tok.kind) {
+        case T_NAME:
+            break;
+        case T_TRUE: case T_FALSE: case T_UNDEFINED: case T_ERRORKW:
+        case T_IS: case T_ISNT: case T_IN:
+            /* a keyword before '=' can only be a name (HTCondor's ads have
+             * `In`); in expressions true, false, undefined and error stay
+             * literals: write 'Error' to read such an attribute */
+            name.p = ps->lx.tok.start;
+            name.len = ps->lx.tok.len;
+            break;
+        default:
+            return fail_tok(ps, "an attribute name or ']' in a record");
+        }
         if ((rc = next(ps)))
             return rc;
         if (ps->lx.tok.kind != T_ASSIGN && ps->lx.tok.kind != T_COLONASSIGN)

@@ -129,6 +129,26 @@ cleanup:
     return rc;
 }
 
+/* Does v.name give the same value in every scope? Not when a record lacks
+ * name or holds an expression for it. */
+static bool record_has_literal(const ads_record *r, ads_str name, uint32_t hash)
+{
+    long i = ads_record__find(r, name.p, name.len, hash);
+    return i >= 0 && r->exprs[i]->kind == N_LITERAL;
+}
+
+static bool select_is_closed(const ads_value *v, ads_str name, uint32_t hash)
+{
+    if (v->type == ADS_RECORD)
+        return record_has_literal(v->u.rec, name, hash);
+    if (v->type == ADS_LIST)
+        for (size_t i = 0; i < v->u.list.n; i++)
+            if (v->u.list.items[i].type == ADS_RECORD &&
+                !record_has_literal(v->u.list.items[i].u.rec, name, hash))
+                return false;
+    return true;
+}
+
 static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *constant)
 {
     int rc;
@@ -161,8 +181,11 @@ static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *const
             return ads_error_set(p->err, ADS_ENOMEM, "prepare: out of memory");
         if ((rc = prepare(p, e->u.sel.base, &n->u.sel.base, &ca)))
             return rc;
-        /* self.x, parent.x and the like depend on the scope */
-        *constant = ca && n->u.sel.base->kind == N_LITERAL;
+        /* self.x, parent.x and the like depend on the scope, and so does
+         * a name a literal record lacks (it is looked up in the records
+         * enclosing it) */
+        *constant = ca && n->u.sel.base->kind == N_LITERAL &&
+                    select_is_closed(&n->u.sel.base->u.lit, e->u.sel.name, e->u.sel.hash);
         *out = n;
         break;
     case N_BINARY:

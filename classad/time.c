@@ -66,7 +66,12 @@ int32_t ads_time__local_offset(double secs)
     struct tm tm;
     if (!localtime_r(&t, &tm))
         return 0;
-    return (int32_t)tm.tm_gmtoff;
+    /* Zones are written to the minute (`+hh:mm`): a local mean time of
+     * old dates (New York's -04:56:02 before 1883) is taken to the nearest
+     * minute, so that what is written reads back as the same instant. */
+    long off = tm.tm_gmtoff;
+    long r = off >= 0 ? (off + 30) / 60 * 60 : -((-off + 30) / 60 * 60);
+    return (int32_t)r;
 }
 
 /* Read exactly n digits at *p (within end). */
@@ -139,10 +144,26 @@ int ads_time__parse_abs(const char *s, size_t len, double *secs, int32_t *offset
         p++;
     while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
         end--;
-    /* fixed-width digit groups; the separators are optional */
-    if (!digits(&p, end, 4, &y))
-        return -1;
-    skip(&p, end, '-');
+    /* fixed-width digit groups; the separators are optional. A year
+     * outside 0000..9999 is written with its sign and up to 9 digits
+     * (ISO 8601's expanded form: `+10000-01-01`, `-0001-12-31`; at least 5
+     * after '+', 4 after '-'), then the '-' is needed. */
+    if (p < end && (*p == '+' || *p == '-')) {
+        int sign = *p++ == '-' ? -1 : 1, n = 0;
+        y = 0;
+        while (p < end && is_digit(*p) && n < 9) {
+            y = y * 10 + (*p++ - '0');
+            n++;
+        }
+        if (n < (sign > 0 ? 5 : 4) || p >= end || *p != '-')
+            return -1;
+        y *= sign;
+        p++;
+    } else {
+        if (!digits(&p, end, 4, &y))
+            return -1;
+        skip(&p, end, '-');
+    }
     if (!digits(&p, end, 2, &mo))
         return -1;
     skip(&p, end, '-');
@@ -327,8 +348,14 @@ static void emit_abs(ads_buf *b, int64_t local, const char *frac, int32_t offset
     int64_t y;
     unsigned mo, d;
     civil_from_days(days, &y, &mo, &d);
-    ads_buf_printf(b, "%04lld-%02u-%02uT%02d:%02d:%02d", (long long)y, mo, d,
-                   (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+    if (y < 0)
+        ads_buf_printf(b, "-%04lld", (long long)-y);
+    else if (y > 9999)
+        ads_buf_printf(b, "+%lld", (long long)y);
+    else
+        ads_buf_printf(b, "%04lld", (long long)y);
+    ads_buf_printf(b, "-%02u-%02uT%02d:%02d:%02d", mo, d, (int)(rem / 3600),
+                   (int)(rem / 60 % 60), (int)(rem % 60));
     if (frac[0])
         ads_buf_printf(b, ".%s", frac);
     if (offset == 0 && !condor) {
@@ -341,11 +368,26 @@ static void emit_abs(ads_buf *b, int64_t local, const char *frac, int32_t offset
     ads_buf_printf(b, "%c%02lld:%02lld", sign, (long long)(a / 3600), (long long)(a / 60 % 60));
 }
 
+bool ads_time__abs_ok(double secs, int32_t offset)
+{
+    /* within 2^53 seconds (about 285 million years, years of at most 9
+     * digits) the calendar arithmetic is exact; zones are written to the
+     * minute and within a day */
+    if (!isfinite(secs) || offset <= -86400 || offset >= 86400 || offset % 60 != 0)
+        return false;
+    return fabs(secs) < ABS_LIMIT && fabs(secs + offset) < ABS_LIMIT;
+}
+
+bool ads_time__rel_ok(double secs)
+{
+    return isfinite(secs);
+}
+
 static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
 {
-    /* Instants the language cannot produce from text (non-finite, or
-     * beyond about 285 million years) are clamped so the calendar
-     * arithmetic stays defined; they do not read back. */
+    /* Instants outside ads_time__abs_ok never reach here from evaluation
+     * (they are error); other callers' are clamped so the calendar
+     * arithmetic stays defined, and do not read back. */
     if (isnan(secs))
         secs = 0;
     if (secs < -ABS_LIMIT)

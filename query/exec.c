@@ -421,7 +421,7 @@ static int rview_lookup(const void *self, const char *name, size_t len, uint32_t
         if (same_name(rv->joins[i].jc->alias, name, len)) {
             *expr = NULL;
             *value = rv->joins[i].rec ? ads_recordv(rv->joins[i].rec) : ads_undefined();
-            return 1;
+            return ADS_VIEW_DETACHED; /* O.x never falls back to the main row */
         }
     if (rv->main_alias.len && same_name(rv->main_alias, name, len)) {
         if (!rv->main_rec) {
@@ -432,7 +432,7 @@ static int rview_lookup(const void *self, const char *name, size_t len, uint32_t
         }
         *expr = NULL;
         *value = ads_recordv(rv->main_rec);
-        return 1;
+        return ADS_VIEW_DETACHED;
     }
     return rv->base.ops->lookup(rv->base.self, name, len, hash, arena, value, expr);
 }
@@ -746,7 +746,9 @@ static int do_joins(qsel *s, rview *rv, bool *keep, ads_error *err)
                 j->rec = rec;
                 rv->bound = i + 1;
                 ads_value ok;
-                if (ads_expr_eval(&ok, j->on, &view, s->ra))
+                /* TARGET in ON is the row being tried */
+                ads_view tv = ads_record_view(rec, NULL);
+                if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra))
                     return ads_error_set(err, ADS_ENOMEM, "out of memory");
                 if (!ads_q__truthy(&ok))
                     j->rec = NULL;
@@ -768,7 +770,8 @@ static int do_joins(qsel *s, rview *rv, bool *keep, ads_error *err)
                     break;
                 j->rec = rec;
                 ads_value ok;
-                if (ads_expr_eval(&ok, j->on, &view, s->ra)) {
+                ads_view tv = ads_record_view(rec, NULL);
+                if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra)) {
                     rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
                     break;
                 }

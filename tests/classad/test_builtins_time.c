@@ -271,9 +271,11 @@ static void time_text__abs_without_zone_takes_local_zone(void **state)
 static void time_text__abs_out_of_range_instants_write_without_crash(void **state)
 {
     (void)state;
+    /* years beyond 0000..9999 in ISO 8601's expanded form, which reads
+     * back (test_unparse: unparse__every_value_class_reads_back) */
+    abs_text(253402300800.0, 0, false, "+10000-01-01T00:00:00Z");
+    abs_text(-62167219200.0 - 86400, 0, false, "-0001-12-31T00:00:00Z");
     /* no text reads back as these; writing them must stay defined */
-    abs_text(253402300800.0, 0, false, "10000-01-01T00:00:00Z");
-    abs_text(-62167219200.0 - 86400, 0, false, "-001-12-31T00:00:00Z");
     const double odd[] = {NAN, INFINITY, -INFINITY, 1e300, -1e300, 9.2e18, -9.3e18};
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
         ads_buf b = ADS_BUF_INIT;
@@ -465,8 +467,9 @@ static void now__and_current_time_are_abstime_now_in_local_zone(void **state)
     expect("now() - absTime(time()) < `2s`", "true");
     expect("now(1)", "error");
     expect("currentTime(undefined)", "error");
-    /* CurrentTime as a name is an attribute reference, not a call */
-    expect("CurrentTime", "undefined");
+    /* CurrentTime as a name, when no attribute has it, is time() (as in
+     * HTCondor's daemons and tools; test_eval has the details) */
+    expect("isInteger(CurrentTime) && CurrentTime - time() < 2", "true");
 }
 
 static void time_zone_offset__is_local_offset_as_reltime(void **state)

@@ -348,6 +348,183 @@ static void eval__record_eval_attr(void **state)
     assert_int_equal(v.type, ADS_UNDEFINED);
 }
 
+/* issue 11 item 1: MY is the record holding the expression */
+static void eval__my_is_the_record_itself(void **state)
+{
+    (void)state;
+    is_text("[x = 3; y = MY.x]", "y", "3");
+    is_text("[x = 3]", "my.x + MY.x", "6");
+    /* a real partitionable slot's Unhibernate */
+    is_text("[MachineLastMatchTime = 5; Unhibernate = MY.MachineLastMatchTime =!= undefined]",
+            "Unhibernate", "true");
+    is_text("[Unhibernate = MY.MachineLastMatchTime =!= undefined]", "Unhibernate", "false");
+    /* MY in a nested record is that record; missing names fall back outward */
+    is_text("[a = 1; x = [a = 2; m = MY.a; o = MY.b]; b = 7]", "{ x.m, x.o }", "{ 2, 7 }");
+    is_text("[a = 4]", "MY", "[ a = 4 ]");
+    /* an attribute named MY is an attribute */
+    is_text("[MY = [x = 9]; x = 1; y = MY.x]", "y", "9");
+}
+
+/* issue 11 item 1: CurrentTime is time() unless an attribute has the name */
+static void eval__current_time_is_time(void **state)
+{
+    (void)state;
+    is_text("[]", "isInteger(CurrentTime) && CurrentTime > 1000000000", "true");
+    is_text("[]", "CurrentTime - time() <= 1", "true");
+    is_text("[CurrentTime = 5]", "CurrentTime", "5");
+    is_text("[]", "'CurrentTime'", "undefined");
+}
+
+/* issue 11 item 3: selection falls back to the records enclosing the one
+ * selected from, where it is written (HTCondor's LookupInScope) */
+static void eval__select_falls_back_to_enclosing_scopes(void **state)
+{
+    (void)state;
+    is_text("[s = \"Hello\"; n = [i = 70]]", "n.s", "\"Hello\"");
+    is_text("[]", "[a = 1; b = [c = 2]].b.a", "1");
+    is_text("[x = [a = 1]]", "x.parent", "[ x = [ a = 1 ] ]");
+    is_text("[x = [a = 1]]", "x.parent.x.a", "1");
+    is_text("[q = 5; x = [a = 1]]", "x.toplevel.q", "5");
+    is_text("[q = 5; x = [y = [a = 1]]]", "x.y.q + x.y.parent.parent.q", "10");
+    /* the nearest record holding the name wins, and the record's own first */
+    is_text("[a = 1; x = [a = 2; y = [b = 3]]]", "{ x.y.a, x.y.b, x.a }", "{ 2, 3, 2 }");
+    /* a name nothing has is still undefined */
+    is_text("[n = [i = 70]]", "n.zz", "undefined");
+    /* members are evaluated where they are written: y's `a` is x's */
+    is_text("[a = 1; x = [a = 2; y = a * 10]]", "x.y", "20");
+    /* lists of records: each element falls back to where the list is */
+    is_text("[s = 9; l = { [a = 1], [b = 2] }]", "l.s", "{ 9, 9 }");
+    is_text("[s = 9; l = { [a = 1], [s = 2] }]", "l.s", "{ 9, 2 }");
+    /* a record made by a function encloses nothing */
+    is_text("[s = 9]", "ifThenElse(true, [a = 1], 0).s", "undefined");
+    /* the fallback does not change what a found attribute gives */
+    is_text("[a = 1; x = [b = a + 1]]", "x.b", "2");
+    /* cycles through a fallback are still error */
+    is_text("[a = x.a; x = [b = 1]]", "a", "error");
+    /* a record taken from a list is enclosed where the expression is */
+    is_text("[s = 3]", "{ [a = 1] }[0].s", "3");
+    /* prepared the same */
+    const ads_record *r;
+    const ads_expr *e, *pe;
+    ads_value v;
+    assert_int_equal(ads_record_parse(&r, arena, "[s = 3]", 7, NULL), 0);
+    assert_int_equal(ads_expr_parse(&e, arena, "{ [a = 1] }[0].s", 16, NULL), 0);
+    assert_int_equal(ads_expr_prepare(&pe, arena, e, NULL), 0);
+    ads_view view = ads_record_view(r, NULL);
+    assert_int_equal(ads_expr_eval(&v, pe, &view, arena), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 3);
+}
+
+/* issue 11 item 4: a selection from a real is error, not a syntax error */
+static void eval__select_from_a_number_is_error(void **state)
+{
+    (void)state;
+    is_text("[]", "1.5.x", "error");
+    is_text("[]", "1e3.x", "error");
+    is_text("[]", "(3).x", "error");
+    is_text("[]", "isError(1.5.x)", "true");
+}
+
+/* issue 11 item 1: TARGET is the other record of a match */
+static void eval__target_is_the_other_record_of_a_match(void **state)
+{
+    (void)state;
+    const ads_record *jobr, *machine;
+    const ads_expr *e;
+    ads_value v;
+    const char *jt = "[Owner = \"ann\"; RequestMemory = 1024; Name = \"job\";"
+                     " Requirements = TARGET.Memory >= MY.RequestMemory && Arch == \"X86_64\"]";
+    const char *mt = "[Memory = 2048; Arch = \"X86_64\"; Name = \"m1\";"
+                     " Requirements = TARGET.Owner == \"ann\";"
+                     " Who = TARGET.Name; Me = MY.Name; Top = toplevel.Name]";
+    assert_int_equal(ads_record_parse(&jobr, arena, jt, strlen(jt), NULL), 0);
+    assert_int_equal(ads_record_parse(&machine, arena, mt, strlen(mt), NULL), 0);
+    ads_view jv = ads_record_view(jobr, NULL), mv = ads_record_view(machine, NULL);
+    struct {
+        const char *expr, *text;
+    } rows[] = {
+        {"TARGET.Memory", "2048"},
+        {"MY.Requirements", "undefined"}, /* Arch is the job's own: true && undefined */
+        {"TARGET.Requirements", "true"},
+        {"TARGET.Requirements && TARGET.Memory >= RequestMemory", "true"},
+        /* inside the target TARGET is the job again, MY the machine */
+        {"TARGET.Who", "\"job\""},
+        {"TARGET.Me", "\"m1\""},
+        {"TARGET.Top", "\"m1\""},
+        {"TARGET.TARGET.Name", "\"job\""},
+        {"TARGET.Nothing", "undefined"},
+        {"TARGET", "[ Memory = 2048; Arch = \"X86_64\"; Name = \"m1\"; Requirements = "
+                   "TARGET.Owner == \"ann\"; Who = TARGET.Name; Me = MY.Name; Top = "
+                   "toplevel.Name ]"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        assert_int_equal(ads_expr_parse(&e, arena, rows[i].expr, strlen(rows[i].expr), NULL),
+                         0);
+        assert_int_equal(ads_expr_eval_match(&v, e, &jv, &mv, arena), 0);
+        ads_buf b = ADS_BUF_INIT;
+        ads_value_unparse(&b, &v);
+        if (strcmp(ads_buf_cstr(&b), rows[i].text) != 0)
+            fail_msg("%s: got %s, expected %s", rows[i].expr, ads_buf_cstr(&b), rows[i].text);
+        ads_buf_free(&b);
+    }
+    /* without a match TARGET is undefined; an attribute named TARGET wins */
+    is_text("[a = 1]", "TARGET.a", "undefined");
+    is_text("[a = 1]", "TARGET", "undefined");
+    is_text("[TARGET = [a = 5]; x = [y = TARGET.a]]", "x.y", "5");
+    assert_int_equal(ads_expr_parse(&e, arena, "TARGET.a", 8, NULL), 0);
+    assert_int_equal(ads_expr_eval_match(&v, e, &jv, NULL, arena), 0);
+    assert_int_equal(v.type, ADS_UNDEFINED);
+}
+
+/* A view handing out a record that stands alone (as a JOIN alias is), over
+ * an in-memory main record. */
+static const ads_record *alone;
+
+static int alias_lookup(const void *self, const char *name, size_t len, uint32_t hash,
+                        ads_arena *a, ads_value *value, const ads_expr **expr)
+{
+    *expr = NULL;
+    if (len == 1 && (name[0] == 'O' || name[0] == 'o')) {
+        *value = ads_recordv(alone);
+        return ADS_VIEW_DETACHED;
+    }
+    ads_view main = ads_record_view(self, NULL);
+    return main.ops->lookup(main.self, name, len, hash, a, value, expr);
+}
+
+static void eval__a_detached_record_does_not_fall_back(void **state)
+{
+    (void)state;
+    static const ads_view_ops ops = {alias_lookup};
+    const ads_record *main;
+    const ads_expr *e;
+    ads_value v;
+    assert_int_equal(ads_record_parse(&main, arena, "[Memory = 1; Name = \"m\"]", 24, NULL), 0);
+    assert_int_equal(ads_record_parse(&alone, arena, "[Who = \"ann\"; n = [i = 1]]", 26, NULL),
+                     0);
+    ads_view view = {&ops, main, NULL};
+    struct {
+        const char *expr, *text;
+    } rows[] = {
+        {"O.Who", "\"ann\""},
+        {"O.Memory", "undefined"}, /* not the main record's */
+        {"O.n.Who", "\"ann\""},  /* nested in O: falls back to O only */
+        {"O.n.Memory", "undefined"},
+        {"Memory", "1"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        assert_int_equal(ads_expr_parse(&e, arena, rows[i].expr, strlen(rows[i].expr), NULL),
+                         0);
+        assert_int_equal(ads_expr_eval(&v, e, &view, arena), 0);
+        ads_buf b = ADS_BUF_INIT;
+        ads_value_unparse(&b, &v);
+        if (strcmp(ads_buf_cstr(&b), rows[i].text) != 0)
+            fail_msg("%s: got %s, expected %s", rows[i].expr, ads_buf_cstr(&b), rows[i].text);
+        ads_buf_free(&b);
+    }
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -366,6 +543,12 @@ int main(void)
         T(eval__a_view_reporting_corruption_gives_error),
         T(eval__one_expression_many_threads),
         T(eval__record_eval_attr),
+        T(eval__my_is_the_record_itself),
+        T(eval__current_time_is_time),
+        T(eval__select_falls_back_to_enclosing_scopes),
+        T(eval__select_from_a_number_is_error),
+        T(eval__target_is_the_other_record_of_a_match),
+        T(eval__a_detached_record_does_not_fall_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

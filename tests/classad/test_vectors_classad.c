@@ -33,6 +33,10 @@ typedef struct dispute {
 } dispute;
 
 static const dispute disputes[] = {
+    {249, "isInteger(CurrentTime)", "true",
+     "issue 11: CurrentTime is time() when no attribute has the name, as HTCondor's daemons "
+     "and tools evaluate it (old ClassAd semantics, on unless STRICT_CLASSAD_EVALUATION); the "
+     "vector was taken from the library in its strict mode"},
     {347, "versiongt(\"2.0\", \"1.0\")", "true",
      "spec section 6: built-in names are case-insensitive; HTCondor 23.0 registered only "
      "versionGT, HTCondor master gives true"},
