@@ -5,14 +5,17 @@
  * The string, list, math and regexp functions are in builtins_string.c; the
  * time functions in builtins_time.c; unresolved(), which walks an attribute's
  * references and matches them against a pattern, sits with the regular
- * expressions in builtins_string.c. Names are resolved once, at parse time.
+ * expressions in builtins_string.c; the functions of HTCondor's own
+ * compatibility layer (splitUserName, countMatches, mergeEnvironment, ...)
+ * in builtins_condor.c. Names are resolved once, at parse time.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "classad/classad_int.h"
+#include "classad/builtins_int.h"
 #include "base/num.h"
 
 typedef struct table {
@@ -24,6 +27,7 @@ static const table tables[] = {
     {ads_builtins__core, &ads_builtins__core_count},
     {ads_builtins__string, &ads_builtins__string_count},
     {ads_builtins__time, &ads_builtins__time_count},
+    {ads_builtins__condor, &ads_builtins__condor_count},
 };
 
 const ads_builtin *ads_builtin__find(const char *name, size_t len)
@@ -42,6 +46,80 @@ static ads_value arg(ads_eval_ctx *cx, const ads_view *view, const ads_expr *con
     ads_value v;
     ads_eval__expr(&v, cx, args[i], view);
     return v;
+}
+
+int ads_builtin__lookup(ads_eval_ctx *cx, const ads_view *view, const ads_expr *a,
+                        ads_value *lit, const ads_expr **x)
+{
+    const ads_view *v = a->scope == SCOPE_ROOT ? cx->root : view;
+    for (; v; v = a->scope == SCOPE_ROOT ? NULL : v->parent) {
+        *x = NULL;
+        int r = v->ops->lookup(v->self, a->u.attr.name.p, a->u.attr.name.len, a->u.attr.hash,
+                               cx->arena, lit, x);
+        if (r != 0)
+            return r < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+static const ads_expr *strip_parens(const ads_expr *e)
+{
+    while (e->kind == N_PAREN)
+        e = e->u.ops.a;
+    return e;
+}
+
+/*
+ * The record that expression e stands for, as written (its members
+ * unevaluated) where that can be found without evaluating: a record written
+ * in place, an attribute whose expression is one, or `r.name` of those;
+ * anything else is evaluated (only if eval) and a record value taken. NULL
+ * if e is not a record (or a lookup failed: *failed set).
+ */
+static const ads_record *record_source(ads_eval_ctx *cx, const ads_view *view,
+                                       const ads_expr *e, int depth, bool eval, bool *failed)
+{
+    e = strip_parens(e);
+    if (e->kind == N_RECORD)
+        return e->u.rec;
+    if (depth < ADS_MAX_DEPTH && e->kind == N_ATTR) {
+        ads_value lit;
+        const ads_expr *x = NULL;
+        int r = ads_builtin__lookup(cx, view, e, &lit, &x);
+        if (r < 0) {
+            *failed = true;
+            return NULL;
+        }
+        if (r == 0)
+            return NULL;
+        if (!x)
+            return lit.type == ADS_RECORD ? lit.u.rec : NULL;
+        if (strip_parens(x)->kind == N_RECORD)
+            return strip_parens(x)->u.rec;
+    } else if (depth < ADS_MAX_DEPTH && e->kind == N_SELECT) {
+        const ads_record *base = record_source(cx, view, e->u.sel.base, depth + 1, true, failed);
+        if (*failed)
+            return NULL;
+        if (base) {
+            long i = ads_record__find(base, e->u.sel.name.p, e->u.sel.name.len, e->u.sel.hash);
+            if (i < 0)
+                return NULL;
+            const ads_expr *m = strip_parens(base->exprs[i]);
+            if (m->kind == N_RECORD)
+                return m->u.rec;
+            if (m->kind == N_LITERAL)
+                return m->u.lit.type == ADS_RECORD ? m->u.lit.u.rec : NULL;
+            ads_view inner = ads_record_view(base, view);
+            ads_value v;
+            ads_eval__expr(&v, cx, m, &inner);
+            return v.type == ADS_RECORD ? v.u.rec : NULL;
+        }
+    }
+    if (!eval)
+        return NULL;
+    ads_value v;
+    ads_eval__expr(&v, cx, e, view);
+    return v.type == ADS_RECORD ? v.u.rec : NULL;
 }
 
 /* ---- type tests ---- */
@@ -185,6 +263,17 @@ static void fn_string(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     case ADS_RELTIME:
         ads_time__format_rel_condor(&b, v.u.rel);
         break;
+    case ADS_RECORD: {
+        /* HTCondor keeps records unevaluated and shows their text, as lists
+         * already do here: find the record as written when the argument
+         * names it (a record in place, an attribute, r.name) */
+        bool failed = false;
+        const ads_record *src = record_source(cx, view, args[0], 0, false, &failed);
+        ads_expr rec = {.kind = N_RECORD};
+        rec.u.rec = src ? src : v.u.rec;
+        ads_expr_unparse_condor(&b, &rec);
+        break;
+    }
     default:
         ads_value_unparse_condor(&b, &v);
     }
@@ -218,8 +307,12 @@ static void fn_bool(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
             *out = ads_bool(true);
         else if (ads_name__eq(v.u.s.p, v.u.s.len, "false", 5))
             *out = ads_bool(false);
-        else
-            *out = ads_errorv();
+        else /* HTCondor: any other string is undefined, not error */
+            *out = ads_undefined();
+        return;
+    case ADS_RELTIME:
+        /* HTCondor's RelTime is whole seconds here: bool(relTime(0.5)) is false */
+        *out = ads_bool(!(v.u.rel < 1 && v.u.rel > -1) || isnan(v.u.rel));
         return;
     default:
         *out = ads_errorv();
@@ -239,6 +332,92 @@ static void fn_id(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         *out = ads_ident(id);
     else
         *out = ads_errorv();
+}
+
+/*
+ * absTime(s) for text the strict form (the backtick literal's) refuses,
+ * read as HTCondor reads it: digit groups in order, year (4 digits), then
+ * month, day, hours, minutes and seconds (2 digits each), any of them left
+ * off from the end and anything but digits between them, then an optional
+ * zone `Z`, `+hhmm` or `+hh:mm`; without a zone, the process's local zone
+ * (absTime("2004-01-01") is that midnight, local time). A month or day left
+ * off is 1 (HTCondor's mktime reads a missing day as day 0, the last day of
+ * the month before). 0, or -1 if s is not such a time.
+ */
+static int abs_lenient(const char *s, size_t len, double *secs, int32_t *off)
+{
+    char zone[8] = "";
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+        len--;
+    if (len > 1 && (s[len - 1] == 'Z' || s[len - 1] == 'z')) {
+        strcpy(zone, "Z");
+        len--;
+    } else if (len > 5 && (s[len - 5] == '+' || s[len - 5] == '-') &&
+               strspn(s + len - 4, "0123456789") >= 4) {
+        memcpy(zone, s + len - 5, 5);
+        zone[5] = '\0';
+        len -= 5;
+    } else if (len > 6 && (s[len - 6] == '+' || s[len - 6] == '-') && s[len - 3] == ':') {
+        memcpy(zone, s + len - 6, 6);
+        zone[6] = '\0';
+        len -= 6;
+    }
+    static const int width[6] = {4, 2, 2, 2, 2, 2};
+    int field[6] = {0, 1, 1, 0, 0, 0};
+    size_t i = 0;
+    int nf = 0;
+    for (; nf < 6; nf++) {
+        while (i < len && (s[i] < '0' || s[i] > '9'))
+            i++;
+        if (i == len)
+            break;
+        int v = 0;
+        for (int k = 0; k < width[nf]; k++, i++) {
+            if (i == len || s[i] < '0' || s[i] > '9')
+                return -1;
+            v = v * 10 + (s[i] - '0');
+        }
+        field[nf] = v;
+    }
+    if (nf == 0)
+        return -1;
+    for (; i < len; i++) /* no digits after the last group */
+        if (s[i] >= '0' && s[i] <= '9')
+            return -1;
+    char canon[40];
+    int n = snprintf(canon, sizeof canon, "%04d-%02d-%02dT%02d:%02d:%02d%s", field[0], field[1],
+                     field[2], field[3], field[4], field[5], zone);
+    if (n < 0 || (size_t)n >= sizeof canon)
+        return -1;
+    return ads_time__parse_abs(canon, (size_t)n, secs, off);
+}
+
+/*
+ * relTime(s) for text the strict form refuses: HTCondor allows white space
+ * between the parts (relTime("1d 2h"), relTime("- 5m")), so read s again
+ * without the white space that does not stand between two digits. 0 or -1.
+ */
+static int rel_lenient(ads_eval_ctx *cx, const char *s, size_t len, double *secs)
+{
+    char *t = ads_eval__alloc(cx, len + 1);
+    if (!t)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        bool space = s[i] == ' ' || s[i] == '\t';
+        if (space && n > 0 && t[n - 1] >= '0' && t[n - 1] <= '9') {
+            size_t j = i;
+            while (j < len && (s[j] == ' ' || s[j] == '\t'))
+                j++;
+            if (j < len && s[j] >= '0' && s[j] <= '9')
+                return -1; /* "1 30": two numbers */
+        }
+        if (!space)
+            t[n++] = s[i];
+    }
+    if (n == len)
+        return -1;
+    return ads_time__parse_rel(t, n, secs);
 }
 
 static double now_secs(void)
@@ -297,7 +476,8 @@ static void fn_abstime(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         *out = have_off ? ads_abstime(v.u.abs.secs, off) : v;
         return;
     case ADS_STRING:
-        if (ads_time__parse_abs(v.u.s.p, v.u.s.len, &secs, &off) != 0) {
+        if (ads_time__parse_abs(v.u.s.p, v.u.s.len, &secs, &off) != 0 &&
+            abs_lenient(v.u.s.p, v.u.s.len, &secs, &off) != 0) {
             *out = ads_errorv();
             return;
         }
@@ -337,9 +517,16 @@ static void fn_reltime(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     case ADS_REAL:
         *out = ads_reltime(v.u.r);
         return;
+    case ADS_ABSTIME:
+        /* HTCondor: the instant's seconds since the epoch (relTime(absTime(60))
+         * is `1m`) */
+        *out = ads_reltime(v.u.abs.secs);
+        return;
     case ADS_STRING:
-        *out = ads_time__parse_rel(v.u.s.p, v.u.s.len, &secs) == 0 ? ads_reltime(secs)
-                                                                    : ads_errorv();
+        *out = ads_time__parse_rel(v.u.s.p, v.u.s.len, &secs) == 0 ||
+                       rel_lenient(cx, v.u.s.p, v.u.s.len, &secs) == 0
+                   ? ads_reltime(secs)
+                   : ads_errorv();
         return;
     default:
         *out = ads_errorv();
@@ -385,46 +572,87 @@ static void fn_eval(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     ads_eval__expr(out, cx, e, view);
 }
 
+/*
+ * `self.name`, `parent.name`, `toplevel.name` or `root.name`, where the base
+ * is that special name (no attribute of the name exists): look name up in
+ * that record alone. 1 found, -1 the record could not be read, 0 anything
+ * else (another base, no such record, or no such member).
+ */
+static int scope_select(ads_eval_ctx *cx, const ads_view *view, const ads_expr *sel,
+                        ads_value *lit, const ads_expr **x)
+{
+    const ads_expr *base = strip_parens(sel->u.sel.base);
+    if (base->kind != N_ATTR || base->scope != SCOPE_NORMAL)
+        return 0;
+    ads_str nm = base->u.attr.name;
+    const ads_view *v;
+    if (ads_name__eq(nm.p, nm.len, "self", 4))
+        v = view;
+    else if (ads_name__eq(nm.p, nm.len, "parent", 6))
+        v = view->parent;
+    else if (ads_name__eq(nm.p, nm.len, "toplevel", 8) || ads_name__eq(nm.p, nm.len, "root", 4))
+        v = cx->root;
+    else
+        return 0;
+    int r = ads_builtin__lookup(cx, view, base, lit, x);
+    if (r != 0 || !v)
+        return r < 0 ? -1 : 0; /* an attribute of that name: an ordinary select */
+    *x = NULL;
+    r = v->ops->lookup(v->self, sel->u.sel.name.p, sel->u.sel.name.len, sel->u.sel.hash,
+                       cx->arena, lit, x);
+    return r < 0 ? -1 : r == 1;
+}
+
 /* unparse(attr): the source text of an attribute's expression in adstore's
- * spelling ("" if there is no such attribute); any argument that is not an
- * attribute reference is error. */
+ * spelling ("" if there is no such attribute); attr is a name looked up
+ * through the scopes, or `r.name` with r a record (written in place, held
+ * by an attribute, or any expression giving one), whose member `name` is
+ * shown as written. Any other argument is error. */
 static void fn_unparse(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
                        const ads_expr *const *args, size_t n)
 {
     (void)n;
-    const ads_expr *a = args[0];
-    while (a->kind == N_PAREN)
-        a = a->u.ops.a;
-    if (a->kind != N_ATTR) {
+    const ads_expr *a = strip_parens(args[0]);
+    const ads_expr *x = NULL;
+    ads_value lit;
+    int r = 0;
+    if (a->kind == N_ATTR) {
+        r = ads_builtin__lookup(cx, view, a, &lit, &x);
+    } else if (a->kind == N_SELECT && (r = scope_select(cx, view, a, &lit, &x)) != 0) {
+        /* self.name, parent.name, toplevel.name, root.name: found or failed */
+    } else if (a->kind == N_SELECT) {
+        bool failed = false;
+        const ads_record *rec = record_source(cx, view, a->u.sel.base, 0, true, &failed);
+        if (failed) {
+            r = -1;
+        } else if (rec) {
+            long i = ads_record__find(rec, a->u.sel.name.p, a->u.sel.name.len, a->u.sel.hash);
+            if (i >= 0) {
+                x = rec->exprs[i];
+                r = 1;
+            }
+        }
+    } else {
+        r = -1;
+    }
+    if (r < 0) {
         *out = ads_errorv();
         return;
     }
-    const ads_expr *found = NULL;
-    ads_value lit;
-    const ads_view *v = a->scope == SCOPE_ROOT ? cx->root : view;
-    for (; v && !found; v = a->scope == SCOPE_ROOT ? NULL : v->parent) {
-        const ads_expr *x = NULL;
-        int r = v->ops->lookup(v->self, a->u.attr.name.p, a->u.attr.name.len,
-                               a->u.attr.hash, cx->arena, &lit, &x);
-        if (r < 0) {
-            *out = ads_errorv();
-            return;
-        }
-        if (r == 1) {
-            ads_buf b = ADS_BUF_INIT;
-            if (x)
-                ads_expr_unparse(&b, x);
-            else
-                ads_value_unparse(&b, &lit);
-            if (b.failed || ads_string_copy(out, cx->arena, ads_buf_cstr(&b), b.len)) {
-                cx->oom = true;
-                *out = ads_errorv();
-            }
-            ads_buf_free(&b);
-            return;
-        }
+    if (r == 0) {
+        *out = ads_string("", 0);
+        return;
     }
-    *out = ads_string("", 0);
+    ads_buf b = ADS_BUF_INIT;
+    if (x)
+        ads_expr_unparse(&b, x);
+    else
+        ads_value_unparse(&b, &lit);
+    if (b.failed || ads_string_copy(out, cx->arena, ads_buf_cstr(&b), b.len)) {
+        cx->oom = true;
+        *out = ads_errorv();
+    }
+    ads_buf_free(&b);
 }
 
 static void fn_size(ads_value *out, ads_eval_ctx *cx, const ads_view *view,

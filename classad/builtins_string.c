@@ -2118,9 +2118,10 @@ static void fn_avg(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
 }
 
 /* min(list) / max(list): the least / greatest number, skipping undefined
- * members (the member itself, so a boolean stays a boolean); undefined for
- * no numbers; error for any other member. Undefined if list is undefined;
- * error if it is not a list. */
+ * members; a real if any member is a real (max({2, 0.5, 1}) is 2.0, as
+ * HTCondor documents; its code gives 2), else the member itself (so a
+ * boolean stays a boolean); undefined for no numbers; error for any other
+ * member. Undefined if list is undefined; error if it is not a list. */
 static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
                     const ads_expr *const *args, bool max)
 {
@@ -2134,6 +2135,7 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         return;
     }
     ads_value best = ads_undefined();
+    bool any_real = false;
     for (size_t i = 0; i < l.u.list.n; i++) {
         const ads_value *it = &l.u.list.items[i];
         if (it->type == ADS_UNDEFINED)
@@ -2142,6 +2144,7 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
             *out = ads_errorv();
             return;
         }
+        any_real = any_real || it->type == ADS_REAL;
         if (best.type == ADS_UNDEFINED) {
             best = *it;
             continue;
@@ -2151,6 +2154,10 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         if (r.type == ADS_BOOLEAN && r.u.b)
             best = *it;
     }
+    int64_t bi;
+    double br;
+    if (any_real && best.type != ADS_REAL && ads_value__number(&best, &bi, &br) == 1)
+        best = ads_real((double)bi);
     *out = best;
 }
 

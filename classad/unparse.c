@@ -107,8 +107,8 @@ static void real_text(ads_buf *b, double r, const style *st)
     }
     char tmp[40];
     if (st->condor) {
-        if (r == 0 && !signbit(r)) {
-            ads_buf_adds(b, "0.0");
+        if (r == 0) { /* HTCondor's %.1f: "0.0", and "-0.0" for -0.0 */
+            ads_buf_adds(b, signbit(r) ? "-0.0" : "0.0");
             return;
         }
         ads_snprintf_c(tmp, sizeof tmp, "%1.15E", r);

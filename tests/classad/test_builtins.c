@@ -364,11 +364,13 @@ static void string__writes_values_in_htcondor_spelling(void **state)
         {"string(false)", "\"false\""},
         {"string(1.5)", "\"1.500000000000000E+00\""},
         {"string(0.0)", "\"0.0\""},
+        {"string(-0.0)", "\"-0.0\""},
         {"string(1e100)", "\"1.000000000000000E+100\""},
         {"string(real(\"NaN\"))", "\"real(\\\"NaN\\\")\""},
         {"string({ 1, 1 + 1 })", "\"{ 1,1 + 1 }\""},
         {"string({ })", "\"{  }\""},
         {"string([ a = 1; b = \"x\" ])", "\"[ a = 1; b = \\\"x\\\" ]\""},
+        {"string([ a = 1; b = a + 1 ])", "\"[ a = 1; b = a + 1 ]\""},
         {"string(`2011-12-13T12:00:00Z`)", "\"2011-12-13T12:00:00-00:00\""},
         {"string(`2011-12-13T12:00:00+05:30`)", "\"2011-12-13T12:00:00+05:30\""},
         {"string(`1m30s`)", "\"01:30\""},
@@ -381,6 +383,13 @@ static void string__writes_values_in_htcondor_spelling(void **state)
     EXPECT_ALL(rows);
     /* a list shows the text it was written as */
     expect_in("[a = 2; l = { a, a + 1 }]", "string(l)", "\"{ a,a + 1 }\"");
+    /* and so does a record, written in place, named, or selected */
+    const char *ctx = "[n = [a = 1; b = a + 1; m = [c = b * 2]]]";
+    expect_in(ctx, "string(n)", "\"[ a = 1; b = a + 1; m = [ c = b * 2 ] ]\"");
+    expect_in(ctx, "string(n.m)", "\"[ c = b * 2 ]\"");
+    expect_in(ctx, "string((n))", "\"[ a = 1; b = a + 1; m = [ c = b * 2 ] ]\"");
+    /* a record computed by an expression shows its values */
+    expect_in(ctx, "string(ifThenElse(true, n.m, 0))", "\"[ c = 4 ]\"");
 }
 
 static void bool__reads_numbers_and_true_false_text(void **state)
@@ -400,12 +409,17 @@ static void bool__reads_numbers_and_true_false_text(void **state)
         {"bool(\"False\")", "false"},
         {"bool(undefined)", "undefined"},
         {"bool(error)", "error"},
+        /* HTCondor: a RelTime counts its whole seconds */
+        {"bool(`1s`)", "true"},
+        {"bool(`-2m`)", "true"},
+        {"bool(`0s`)", "false"},
+        {"bool(`0.5s`)", "false"},
+        /* HTCondor: any other text is undefined, not error */
+        {"bool(\"yes\")", "undefined"},
+        {"bool(\"1\")", "undefined"},
+        {"bool(\" true\")", "undefined"},
+        {"bool(\"\")", "undefined"},
         /* errors */
-        {"bool(\"yes\")", "error"},
-        {"bool(\"1\")", "error"},
-        {"bool(\" true\")", "error"},
-        {"bool(\"\")", "error"},
-        {"bool(`1s`)", "error"},
         {"bool(`2011-12-13T12:00:00Z`)", "error"},
         {"bool({ true })", "error"},
         {"bool([ ])", "error"},
@@ -467,6 +481,44 @@ static void abstime__from_text_seconds_and_offsets(void **state)
         {"absTime(error)", "error"},
     };
     EXPECT_ALL(rows);
+}
+
+/* HTCondor reads absTime(text) loosely: digit groups with anything between,
+ * parts left off from the end, no zone meaning the local one. */
+static void abstime__reads_text_as_htcondor_does(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"absTime(\"2004-01-01\")", "`2004-01-01T00:00:00Z`"},
+        {"absTime(\"2004-01-01\") == absTime(\"2004-01-01\")", "true"},
+        {"absTime(\"2004-01-01 10:30\")", "`2004-01-01T10:30:00Z`"},
+        {"absTime(\"2004/03/04 05:06:07\")", "`2004-03-04T05:06:07Z`"},
+        {"absTime(\"2004-01-01T10:00Z\")", "`2004-01-01T10:00:00Z`"},
+        {"absTime(\"2004-01-01 10:00 +0100\")", "`2004-01-01T10:00:00+01:00`"},
+        {"absTime(\"2004-01-01T10:00-05:30\")", "`2004-01-01T10:00:00-05:30`"},
+        {"absTime(\"1970-01-01T:00:00:01Z\")", "`1970-01-01T00:00:01Z`"},
+        /* a month or day left off is the first (HTCondor's gives day 0) */
+        {"absTime(\"2004\")", "`2004-01-01T00:00:00Z`"},
+        {"absTime(\"2004-07\")", "`2004-07-01T00:00:00Z`"},
+        /* still refused: no year, short groups, out of range, digits after */
+        {"absTime(\"04-01-01\")", "error"},
+        {"absTime(\"2004-1-01\")", "error"},
+        {"absTime(\"2004-13-01\")", "error"},
+        {"absTime(\"2004-02-30\")", "error"},
+        {"absTime(\"2004-01-01T10:00:00:00\")", "error"},
+        {"absTime(\"2004-01-01T25:00\")", "error"},
+    };
+    EXPECT_ALL(rows);
+    /* without a zone: midnight in the process's local zone */
+    setenv("TZ", "XST6", 1);
+    tzset();
+    ads_value v = eval_in("[]", "absTime(\"2004-01-01\")");
+    setenv("TZ", "UTC", 1);
+    tzset();
+    assert_int_equal(v.type, ADS_ABSTIME);
+    assert_int_equal(v.u.abs.offset, -6 * 3600);
+    assert_true(v.u.abs.secs == 1072915200.0 + 6 * 3600);
+    assert_string_equal(show(&v), "`2004-01-01T00:00:00-06:00`");
 }
 
 static void abstime__now_without_arguments(void **state)
@@ -554,6 +606,16 @@ static void reltime__from_seconds_and_text(void **state)
         {"relTime(`1m`)", "`1m`"},
         {"relTime(\"1d2h\")", "`1d2h`"},
         {"relTime(\"01:30\")", "`1m30s`"},
+        /* HTCondor allows white space between the parts */
+        {"relTime(\"1d 2h\")", "`1d2h`"},
+        {"relTime(\" 1d  2h 3m\t4s \")", "`1d2h3m4s`"},
+        {"relTime(\"- 1h 30m\")", "`-1h30m`"},
+        {"relTime(\"2 h\")", "`2h`"},
+        {"relTime(\"1d 2\")", "`1d2s`"},
+        /* an AbsTime gives its seconds since the epoch (HTCondor's rule) */
+        {"relTime(absTime(60))", "`1m`"},
+        {"relTime(`2011-12-13T12:00:00Z`)", "`15321d12h`"},
+        {"relTime(`1970-01-01T00:00:00+05:00`)", "`-5h`"},
         {"relTime(undefined)", "undefined"},
         {"relTime(error)", "error"},
         /* errors */
@@ -561,7 +623,8 @@ static void reltime__from_seconds_and_text(void **state)
         {"relTime(\"\")", "error"},
         {"relTime(\"1s2m\")", "error"},
         {"relTime(true)", "error"},
-        {"relTime(`2011-12-13T12:00:00Z`)", "error"},
+        {"relTime(\"1 30\")", "error"},
+        {"relTime(\"1h 1d\")", "error"},
         {"relTime({ 1 })", "error"},
         {"relTime([ ])", "error"},
         {"relTime(#1)", "error"},
@@ -784,12 +847,38 @@ static void unparse__gives_the_text_of_an_attribute(void **state)
         /* anything but an attribute reference is error */
         {"unparse(1)", "error"},
         {"unparse(\"x\")", "error"},
-        {"unparse(self.x)", "error"},
         {"unparse(x + 1)", "error"},
         {"unparse(f(x))", "error"},
         {"unparse({ x })", "error"},
     };
     expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+}
+
+static void unparse__gives_the_text_of_a_selected_attribute(void **state)
+{
+    (void)state;
+    const char *ctx = "[x = a + 3; n = [i = x * 2; m = [j = i - 1]; 'q r' = 1]; self = 5]";
+    static const row rows[] = {
+        {"unparse(n.i)", "\"x * 2\""},
+        {"unparse(N.I)", "\"x * 2\""},
+        {"unparse(n.m.j)", "\"i - 1\""},
+        {"unparse(n.'q r')", "\"1\""},
+        {"unparse([k = 1 + 1].k)", "\"1 + 1\""},
+        {"unparse(toplevel.x)", "\"a + 3\""},
+        {"unparse(root.n)", "\"[ i = x * 2; m = [ j = i - 1 ]; 'q r' = 1 ]\""},
+        /* no such member, or a base that is no record */
+        {"unparse(n.nosuch)", "\"\""},
+        {"unparse(x.i)", "\"\""},
+        {"unparse(nosuch.i)", "\"\""},
+        /* an attribute named self is an ordinary base: 5 is no record */
+        {"unparse(self.x)", "\"\""},
+    };
+    expect_rows(ctx, rows, sizeof rows / sizeof rows[0]);
+    /* self and parent where no attribute has the name */
+    expect_in("[x = a + 3; n = [y = unparse(self.i); i = 1 + 2; z = unparse(parent.x)]]",
+              "n.y", "\"1 + 2\"");
+    expect_in("[x = a + 3; n = [y = unparse(self.i); i = 1 + 2; z = unparse(parent.x)]]",
+              "n.z", "\"a + 3\"");
 }
 
 static void unparse__looks_outward_and_from_the_root(void **state)
@@ -1099,6 +1188,7 @@ int main(void)
         T(bool__reads_numbers_and_true_false_text),
         T(id__reads_identifiers_from_text),
         T(abstime__from_text_seconds_and_offsets),
+        T(abstime__reads_text_as_htcondor_does),
         T(abstime__now_without_arguments),
         T(abstime__errors_and_undefined_arguments),
         T(abstime__every_offset_it_takes_reads_back_from_text),
@@ -1110,6 +1200,7 @@ int main(void)
         T(eval__parses_and_evaluates_text_in_the_current_scope),
         T(eval__self_reference_is_error_not_a_crash),
         T(unparse__gives_the_text_of_an_attribute),
+        T(unparse__gives_the_text_of_a_selected_attribute),
         T(unparse__looks_outward_and_from_the_root),
         T(unparse__error_when_the_record_cannot_be_read),
         T(unresolved__names_what_an_attribute_needs_and_the_record_lacks),
