@@ -350,6 +350,7 @@ typedef struct imp {
     size_t npend, cappend;
     /* totals of this run */
     uint64_t total_records, total_bad, files_done, files_skipped, bytes;
+    uint64_t total_unchanged; /* records equal to their row in effect: no row appended */
     uint64_t input_before; /* input records of the earlier files (as --skip counts them) */
     bool before_known;     /* false once a file was skipped without reading it */
     bad *bads, **bads_tail;
@@ -580,9 +581,10 @@ static int typed_and_dated(const imp *im, const ads_record **out, const ads_reco
             }
             if (!v || v->type != ADS_STRING || v->u.s.len == 0) {
                 snprintf(why, cap, "MyType, which names the type of a record without AdType, "
-                                   "must be a string, not %s (or give the type with --type T)",
-                         !v ? "an expression" : v->type == ADS_STRING ? "\"\""
-                                                                       : ads_vtype_name(v->type));
+                                   "must be a type name, not %s (or give the type with --type T)",
+                         !v                         ? "an expression"
+                         : v->type == ADS_STRING    ? "an empty string"
+                                                    : ads_vtype_name(v->type));
                 return 1;
             }
             type = v->u.s;
@@ -593,7 +595,10 @@ static int typed_and_dated(const imp *im, const ads_record **out, const ads_reco
         ts = x ? ads_expr_literal_value(x) : NULL;
         if (!ts || ts->type == ADS_UNDEFINED) {
             snprintf(why, cap, "--time-attr %s: the record has no %s%s", im->time_attr,
-                     im->time_attr, x ? " value (it is an expression)" : "");
+                     im->time_attr,
+                     !x   ? ""
+                     : ts ? " (it is undefined)"
+                          : " value (it is an expression)");
             return 1;
         }
         if (ts->type != ADS_INTEGER && ts->type != ADS_REAL && ts->type != ADS_ABSTIME &&
@@ -870,6 +875,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     }
     if (!status && !partial && im->track && (rc = ads_db_write(im->db, mark_complete, im, &err)))
         status = cli_fail_err(im->c, &err);
+    im->total_unchanged += ads_bulk_unchanged(im->bulk);
     if ((rc = ads_bulk_end(im->bulk, &err)) && !status)
         status = cli_fail_err(im->c, &err); /* nothing is queued: the sync failed */
     im->bulk = NULL;
@@ -1057,6 +1063,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     if (im.total_bad)
         fprintf(stderr, ", %llu bad record%s skipped", (unsigned long long)im.total_bad,
                 im.total_bad == 1 ? "" : "s");
+    if (im.total_unchanged)
+        fprintf(stderr, ", %llu unchanged", (unsigned long long)im.total_unchanged);
     fputc('\n', stderr);
 out:
     free(ops);

@@ -311,7 +311,11 @@ static void mytype__neither_names_both_and_type_option_comes_first(void **state)
     /* a MyType that is not a string */
     RUN_IN(r, "MyType = 3\nName = \"x\"\n", 1, "-d", db, "import", "-");
     contains(r.err, "<stdin>:1: MyType, which names the type of a record without AdType, must be "
-                    "a string, not integer (or give the type with --type T)\n");
+                    "a type name, not integer (or give the type with --type T)\n");
+    run_free(&r);
+    RUN_IN(r, "MyType = \"\"\nName = \"x\"\n", 1, "-d", db, "import", "-");
+    contains(r.err, "<stdin>:1: MyType, which names the type of a record without AdType, must be "
+                    "a type name, not an empty string (or give the type with --type T)\n");
     run_free(&r);
     /* a MyType that names no declared type */
     RUN_IN(r, "MyType = \"Negotiator\"\nName = \"x\"\n", 1, "-d", db, "import", "-");
@@ -396,6 +400,11 @@ static void time_attr__missing_or_not_a_time_is_a_bad_record(void **state)
            "--time-attr", "LastHeardFrom", "-");
     contains(r.err, "<stdin>:1: --time-attr LastHeardFrom: the record has no LastHeardFrom value "
                     "(it is an expression)\n");
+    run_free(&r);
+    RUN_IN(r, "MyType = \"Machine\"\nName = \"a\"\nLastHeardFrom = undefined\n", 1, "-d", db,
+           "import", "--time-attr", "LastHeardFrom", "-");
+    contains(r.err, "<stdin>:1: --time-attr LastHeardFrom: the record has no LastHeardFrom (it is "
+                    "undefined)\n");
     run_free(&r);
     RUN_IN(r, "MyType = \"Machine\"\nName = \"a\"\nLastHeardFrom = \"soon\"\n", 1, "-d", db,
            "import", "--time-attr", "LastHeardFrom", "-");
