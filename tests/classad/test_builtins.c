@@ -1171,6 +1171,208 @@ static void debug__is_its_argument(void **state)
     expect_rows("[a = 2]", rows, sizeof rows / sizeof rows[0]);
 }
 
+/* ------------------------------------------------------------------------ */
+/* HTCondor's compatibility-layer functions (builtins_condor.c)             */
+/* ------------------------------------------------------------------------ */
+
+static void split_user_name__and_split_slot_name__split_at_the_first_at(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"splitUserName(\"user@domain\")", "{ \"user\", \"domain\" }"},
+        {"splitUserName(\"a@b@c\")", "{ \"a\", \"b@c\" }"},
+        {"splitUserName(\"user\")", "{ \"user\", \"\" }"},
+        {"splitUserName(\"@d\")", "{ \"\", \"d\" }"},
+        {"splitUserName(\"\")", "{ \"\", \"\" }"},
+        {"splitSlotName(\"slot1@machine\")", "{ \"slot1\", \"machine\" }"},
+        {"splitSlotName(\"slot1_2@m.example.org\")", "{ \"slot1_2\", \"m.example.org\" }"},
+        {"splitSlotName(\"machine\")", "{ \"\", \"machine\" }"},
+        {"SPLITUSERNAME(\"u@d\")[1]", "\"d\""},
+        /* HTCondor's code: anything but a string is error, undefined too */
+        {"splitUserName(undefined)", "error"},
+        {"splitSlotName(1)", "error"},
+        {"splitUserName(error)", "error"},
+        {"splitUserName(\"a\", \"b\")", "error"},
+        {"splitSlotName()", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void eval_in_each_context__evaluates_in_each_record(void **state)
+{
+    (void)state;
+    /* HTCondor's documentation examples, and its code where they differ */
+    static const row rows[] = {
+        {"evalInEachContext(Prio > 2, { [Prio = 3], [Prio = 1] })", "{ true, false }"},
+        {"evalInEachContext(Prio, { [Prio = 3], [Prio = 1] })", "{ 3, 1 }"},
+        {"evalInEachContext(Prio > 2, { [Prio = 3], undefined })", "{ true, undefined }"},
+        {"evalInEachContext(Prio > 2, { [Prio = 3], 7 })", "{ true, error }"},
+        {"evalInEachContext(Prio > 2, undefined)", "undefined"},
+        {"evalInEachContext(Prio > 2, { })", "{ }"},
+        {"evalInEachContext(Prio > 2, 3)", "error"},
+        {"evalInEachContext(Prio > 2, error)", "error"},
+        {"evalInEachContext(Prio)", "error"},
+        {"countMatches(Prio > 2, { [Prio = 3], [Prio = 1] })", "1"},
+        {"countMatches(Prio > 2, { [Prio = 3], undefined })", "1"},
+        {"countMatches(Prio > 2, undefined)", "0"},
+        {"countMatches(Prio, { [Prio = 3], [Prio = 0], [Prio = 0.5], [Prio = \"x\"] })", "2"},
+        {"countMatches(Prio > 2, { [Prio = 3], 7, [Prio = 4] })", "2"},
+        {"countMatches(Prio > 2, 3)", "error"},
+        {"countMatches(Prio > 2, { }, 1)", "error"},
+    };
+    EXPECT_ALL(rows);
+    /* the slot and job of HTCondor's comment: an attribute reference stands
+     * for its expression, evaluated in each GPU's record; names a GPU lacks
+     * come from where the function is called */
+    const char *ctx = "[RequireGPUs = Capability > MinCap; MinCap = 4; "
+                      "GPUs_tag1 = [Capability = 4.0; Name = \"GRX\"]; "
+                      "GPUs_tag2 = [Capability = 5.5; Name = \"Tesla\"]; "
+                      "AvailableGPUs = { GPUs_tag1, GPUs_tag2 }; RequestGPUs = 1; "
+                      "Requirements = countMatches(RequireGPUs, AvailableGPUs) >= RequestGPUs]";
+    expect_in(ctx, "countMatches(RequireGPUs, AvailableGPUs)", "1");
+    expect_in(ctx, "countMatches(MY.RequireGPUs, AvailableGPUs)", "1");
+    expect_in(ctx, "evalInEachContext(RequireGPUs, AvailableGPUs)", "{ false, true }");
+    expect_in(ctx, "evalInEachContext(Name, AvailableGPUs)", "{ \"GRX\", \"Tesla\" }");
+    expect_in(ctx, "max(evalInEachContext(Capability, AvailableGPUs))", "5.5");
+    expect_in(ctx, "Requirements", "true");
+    /* a name found nowhere is evaluated as written, in each record */
+    expect_in(ctx, "evalInEachContext(Capability * 2, { GPUs_tag2 })", "{ 11.0 }");
+    /* an attribute holding a value, not an expression, is that value */
+    expect_in("[v = 3]", "evalInEachContext(v, { [a = 1], [a = 2] })", "{ 3, 3 }");
+}
+
+static void args_to_list__and_list_to_args__read_and_write_job_arguments(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"argsToList(\"a b  c\")", "{ \"a\", \"b\", \"c\" }"},
+        {"argsToList(\"a 'b c' 'it''s' ''\")", "{ \"a\", \"b c\", \"it's\", \"\" }"},
+        {"argsToList(\"x'y z'w\")", "{ \"xy zw\" }"},
+        {"argsToList(\"\")", "{ }"},
+        {"argsToList(\"a 'b c'\", 1)", "{ \"a\", \"'b\", \"c'\" }"},
+        {"argsToList(\"  a\\tb \", 2)", "{ \"a\", \"b\" }"},
+        {"argsToList(\"a 'b\")", "error"},
+        {"argsToList(\"a\", 3)", "error"},
+        {"argsToList(\"a\", \"2\")", "error"},
+        {"argsToList(1)", "error"},
+        {"argsToList(undefined)", "error"},
+        {"listToArgs({ \"a\", \"b c\", \"it's\", \"\" })", "\"a b' 'c it''''s ''\""},
+        {"listToArgs({ \"a  b\" })", "\"a'  'b\""},
+        {"listToArgs({ })", "\"\""},
+        {"listToArgs({ \"a\", \"b\" }, 1)", "\"a b\""},
+        {"listToArgs({ \"a b\" }, 1)", "error"},
+        {"listToArgs({ \"a\", 1 })", "error"},
+        {"listToArgs(\"a\")", "error"},
+        {"listToArgs({ \"a\" }, 0)", "error"},
+    };
+    EXPECT_ALL(rows);
+    /* every list of strings goes through the V2 text and back unchanged */
+    static const char *const lists[] = {
+        "{ }", "{ \"\" }", "{ \"'\" }", "{ \"''\", \" \" }", "{ \"a b\", \"c\\td\", \"e\\nf\" }",
+        "{ \"x'\", \"'y\", \" z \" }",
+    };
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++) {
+        char expr[256];
+        snprintf(expr, sizeof expr, "argsToList(listToArgs(%s)) === %s", lists[i], lists[i]);
+        expect_in("[]", expr, "true");
+    }
+}
+
+static void env_v1_to_v2__and_merge_environment__write_v2_environments(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        {"envV1ToV2(\"A=1;B=x y\")", "\"A=1 B=x' 'y\""},
+        {"envV1ToV2(\"B=2;A=1;B=3\")", "\"A=1 B=3\""},
+        {"envV1ToV2(\"|A=1|B=2;3\")", "\"A=1 B=2;3\""},
+        {"envV1ToV2(\";A=1\")", "\"A=1\""},
+        {"envV1ToV2(\"A=1\\nB=\")", "\"A=1 B=\""},
+        {"envV1ToV2(\"A=it's\")", "\"A=it''''s\""},
+        {"envV1ToV2(\"P=$$(x)\")", "\"P=$$(x)\""},
+        {"envV1ToV2(\"A=1;$$(x)\")", "\"$$(x) A=1\""},
+        /* a leading $ is taken for the delimiter, as HTCondor takes it */
+        {"envV1ToV2(\"$$(x)\")", "error"},
+        {"envV1ToV2(\"\")", "\"\""},
+        {"envV1ToV2(undefined)", "undefined"},
+        {"envV1ToV2(\"A\")", "error"},
+        {"envV1ToV2(\"=1\")", "error"},
+        {"envV1ToV2(1)", "error"},
+        {"mergeEnvironment(\"A=1 B=2\", \"B='x y' C=3\")", "\"A=1 B=x' 'y C=3\""},
+        {"mergeEnvironment(undefined, \"A=1\", undefined)", "\"A=1\""},
+        {"mergeEnvironment(envV1ToV2(\"X=1;Y=2\"), \"Y=3\")", "\"X=1 Y=3\""},
+        {"mergeEnvironment()", "\"\""},
+        {"mergeEnvironment(\"A\")", "error"},
+        {"mergeEnvironment(\"A='1\")", "error"},
+        {"mergeEnvironment(\"A=1\", 2)", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+static void user_home__and_user_map__give_what_htcondor_gives_switched_off(void **state)
+{
+    (void)state;
+    static const row rows[] = {
+        /* no user database is read: the default, else undefined */
+        {"userHome(\"root\")", "undefined"},
+        {"userHome(\"root\", \"/home/x\")", "\"/home/x\""},
+        {"userHome(undefined, \"/home/x\")", "\"/home/x\""},
+        {"userHome(1, \"/home/x\")", "\"/home/x\""},
+        {"userHome(\"root\", \"\")", "undefined"},
+        {"userHome(undefined)", "undefined"},
+        {"userHome(1)", "error"},
+        {"userHome(error)", "error"},
+        {"userHome()", "error"},
+        /* no map files are read: undefined, or the default group */
+        {"userMap(\"groups\", \"alice\")", "undefined"},
+        {"userMap(\"groups\", \"alice\", \"physics\")", "undefined"},
+        {"userMap(\"groups\", \"alice\", \"physics\", \"users\")", "\"users\""},
+        {"userMap(undefined, \"alice\", \"physics\", \"users\")", "\"users\""},
+        {"userMap(\"groups\", error)", "error"},
+        {"userMap(\"groups\")", "error"},
+    };
+    EXPECT_ALL(rows);
+}
+
+/*
+ * Every name in HTCondor 23.0's function table (src/classad/fnCall.cpp) and
+ * in the functions its compatibility layer registers
+ * (src/condor_utils/compat_classad.cpp, registerClassadFunctions), which its
+ * documentation lists together, spelled as registered: adstore knows each.
+ * None is refused (docs/classad.md, "HTCondor's function set").
+ */
+static void builtins__know_every_function_in_htcondors_table(void **state)
+{
+    (void)state;
+    static const char *const fn_call[] = {
+        "isundefined", "iserror", "isstring", "isinteger", "isreal", "islist", "isclassad",
+        "isboolean", "isabstime", "isreltime", "member", "identicalmember", "size", "sum",
+        "avg", "min", "max", "anycompare", "allcompare", "time", "currenttime",
+        "timezoneoffset", "daytime", "getyear", "getmonth", "getdayofyear", "getdayofmonth",
+        "getdayofweek", "getdays", "gethours", "getminutes", "getseconds", "splittime",
+        "formattime", "strcat", "join", "toupper", "tolower", "substr", "strcmp", "stricmp",
+        "versioncmp", "versionLE", "versionLT", "versionGE", "versionGT", "versionEQ",
+        "version_in_range", "regexp", "regexpmember", "regexps", "replace", "replaceall",
+        "int", "real", "string", "bool", "absTime", "relTime", "unparse", "unresolved",
+        "floor", "ceil", "ceiling", "round", "pow", "quantize", "random", "ifThenElse",
+        "interval", "eval", "stringListsIntersect", "debug",
+    };
+    static const char *const compat[] = {
+        "envV1ToV2", "mergeEnvironment", "listToArgs", "argsToList", "stringListSize",
+        "stringListSum", "stringListAvg", "stringListMin", "stringListMax",
+        "stringListMember", "stringListIMember", "stringListSubsetMatch",
+        "stringListISubsetMatch", "stringList_regexpMember", "userHome", "userMap",
+        "splitusername", "splitslotname", "split", "evalInEachContext", "countMatches",
+    };
+    for (size_t i = 0; i < sizeof fn_call / sizeof fn_call[0]; i++)
+        if (!ads_builtin__find(fn_call[i], strlen(fn_call[i])))
+            fail_msg("HTCondor's %s is unknown", fn_call[i]);
+    for (size_t i = 0; i < sizeof compat / sizeof compat[0]; i++)
+        if (!ads_builtin__find(compat[i], strlen(compat[i])))
+            fail_msg("HTCondor's %s is unknown", compat[i]);
+    assert_int_equal(sizeof fn_call / sizeof fn_call[0], 73);
+    assert_int_equal(sizeof compat / sizeof compat[0], 21);
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -1212,6 +1414,12 @@ int main(void)
         T(unresolved__reads_stored_rows_as_in_memory_records),
         T(unresolved__error_when_the_record_cannot_be_read),
         T(debug__is_its_argument),
+        T(split_user_name__and_split_slot_name__split_at_the_first_at),
+        T(eval_in_each_context__evaluates_in_each_record),
+        T(args_to_list__and_list_to_args__read_and_write_job_arguments),
+        T(env_v1_to_v2__and_merge_environment__write_v2_environments),
+        T(user_home__and_user_map__give_what_htcondor_gives_switched_off),
+        T(builtins__know_every_function_in_htcondors_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -960,6 +960,17 @@ static void min_max__least_and_greatest_number(void **state)
         {"max({1, 2.5, 2})", "2.5"},
         {"max({-1, -7})", "-1"},
         {"max({false, true})", "true"},
+        /* a real if any member is a real, whichever member wins */
+        {"max({2, 0.5, 1})", "2.0"},
+        {"min({0.5, 2, 1})", "0.5"},
+        {"min({2, 3.5})", "2.0"},
+        {"max({true, 0.5})", "1.0"},
+        {"max({2, undefined, 1.0})", "2.0"},
+        {"isReal(max({1, 1.0}))", "true"},
+        /* the same rule as sum and avg */
+        {"sum({2, 0.5})", "2.5"},
+        {"sum({2, 1.0})", "3.0"},
+        {"avg({2, 4})", "3.0"},
         {"min(undefined)", "undefined"},
         {"max({\"a\"})", "error"},
         {"min({1, error})", "error"},
