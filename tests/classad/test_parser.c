@@ -155,6 +155,82 @@ static void parser__record_parse(void **state)
     assert_int_equal(err.column, 7);
 }
 
+/* issue 11 item 6: HTCondor's job ads have `In = "/dev/null"`, and HTCondor
+ * has no `in` operator; adstore's `in`, `is` and `isnt` are operators only
+ * right after an operand. */
+static void parser__keywords_as_attribute_names(void **state)
+{
+    (void)state;
+    const ads_record *r;
+    const ads_expr *e;
+    ads_value v;
+    ads_error err;
+    const char *job = "[ Cmd = \"/bin/sleep\"; In = \"/dev/null\"; Out = \"o\"; Is = 1; "
+                      "ISNT = 2; True = 3; error = 4; Undefined = 5; FALSE := 6 ]";
+    assert_int_equal(ads_record_parse(&r, arena, job, strlen(job), &err), 0);
+    assert_int_equal(ads_record_size(r), 9);
+    assert_non_null(ads_record_lookup(r, "in", 2));
+    assert_non_null(ads_record_lookup(r, "TRUE", 4));
+    /* written back quoted (they are keywords), and that reads back */
+    ads_buf b = ADS_BUF_INIT;
+    ads_record_unparse(&b, r);
+    assert_string_equal(ads_buf_cstr(&b),
+                        "[ Cmd = \"/bin/sleep\"; 'In' = \"/dev/null\"; Out = \"o\"; 'Is' = 1; "
+                        "'ISNT' = 2; 'True' = 3; 'error' = 4; 'Undefined' = 5; 'FALSE' = 6 ]");
+    assert_int_equal(ads_record_parse(&r, arena, b.p, b.len, &err), 0);
+    assert_int_equal(ads_record_size(r), 9);
+    ads_buf_free(&b);
+    /* referred to where an operand stands */
+    ads_view view = ads_record_view(r, NULL);
+    const char *truths[] = {
+        "In == \"/dev/null\"",
+        "\"/dev/null\" == In",
+        "(In) is \"/dev/null\"",
+        "strcat(In, \"\") == \"/dev/null\"",
+        "In in { \"x\", \"/dev/null\" }",
+        "Is + isnt == 3",
+        "Is is 1 && ISNT isnt 1",
+        "-Is == -1 && !Isnt == false",
+        "{ In, Is }[1] == 1",
+        "self.In == \"/dev/null\" && MY.is == 1",
+        "'True' == 3 && 'error' == 4 && True",
+        "[ in = 7 ].in == 7",
+        ".In == \"/dev/null\"",
+        "size(In)-9 == 0",
+        "2 in { 1, 2 } && undefined is undefined && 1 isnt 2",
+        "{ 1 } in { { 1 }, 2 } && (3 in { 1, 2 }) == false",
+    };
+    for (size_t i = 0; i < sizeof truths / sizeof truths[0]; i++) {
+        if (ads_expr_parse(&e, arena, truths[i], strlen(truths[i]), &err))
+            fail_msg("'%s': %s", truths[i], err.message);
+        assert_int_equal(ads_expr_eval(&v, e, &view, arena), 0);
+        if (v.type != ADS_BOOLEAN || !v.u.b)
+            fail_msg("'%s' is not true (type %d)", truths[i], (int)v.type);
+    }
+    /* the tree says which is which */
+    parses_as("In in In", "'In' in 'In'");
+    parses_as("is is is", "'is' is 'is'");
+    parses_as("isnt isnt isnt", "'isnt' isnt 'isnt'");
+    parses_as("a.in", "a.'in'");
+    /* after an operand the keyword is still the operator, so an operand
+     * after that is missing */
+    refused("a in", ADS_ESYNTAX, 1, 5, "expected an expression, found end of input");
+    refused("1 is", ADS_ESYNTAX, 1, 5, "expected an expression, found end of input");
+}
+
+/* issue 11 item 4: a real followed by .name is a selection (error when
+ * evaluated), as in HTCondor; a number with a stray '.' is still refused */
+static void parser__select_after_a_real(void **state)
+{
+    (void)state;
+    parses_as("1.5.x", "(1.5).x");
+    parses_as("1e3.x", "(1000.0).x");
+    parses_as("1.5.'a b'", "(1.5).'a b'");
+    refused("1.5.5", ADS_ESYNTAX, 1, 4, "unexpected '.' in a number");
+    refused("5.x", ADS_ESYNTAX, 1, 2, "expected a digit after '.' in a number");
+    refused("1.5.", ADS_ESYNTAX, 1, 4, "unexpected '.' in a number");
+}
+
 /* Deep nesting is refused with ADS_ELIMIT, at every kind of nesting. */
 static void parser__nesting_limit_is_an_error_not_a_crash(void **state)
 {
@@ -304,6 +380,8 @@ int main(void)
         T(parser__real_nesting_past_the_limit_names_line_and_column),
         T(parser__null_and_oversized_arguments),
         T(parser__tree_does_not_point_into_the_text),
+        T(parser__keywords_as_attribute_names),
+        T(parser__select_after_a_real),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,6 +238,127 @@ static void unparse__random_values_round_trip(void **state)
     ads_buf_free(&b);
 }
 
+/* v is written, the text parsed and evaluated: the same value comes back
+ * (spec section 7). */
+static void reads_back_equal(const ads_value *v, const char *what)
+{
+    ads_buf b = ADS_BUF_INIT;
+    const ads_expr *e;
+    ads_value back;
+    ads_error err;
+    ads_value_unparse(&b, v);
+    assert_false(b.failed);
+    if (ads_expr_parse(&e, arena, b.p, b.len, &err))
+        fail_msg("%s: '%.200s' does not parse: %s", what, ads_buf_cstr(&b), err.message);
+    assert_int_equal(ads_expr_eval(&back, e, NULL, arena), 0);
+    if (!ads_value_same(v, &back)) {
+        ads_buf c = ADS_BUF_INIT;
+        ads_value_unparse(&c, &back);
+        fail_msg("%s: %.200s came back as %.200s", what, ads_buf_cstr(&b), ads_buf_cstr(&c));
+    }
+    ads_buf_free(&b);
+}
+
+static ads_value value_of(const char *text)
+{
+    const ads_expr *e;
+    ads_value v;
+    ads_error err;
+    if (ads_expr_parse(&e, arena, text, strlen(text), &err))
+        fail_msg("'%s': %s", text, err.message);
+    assert_int_equal(ads_expr_eval(&v, e, NULL, arena), 0);
+    return v;
+}
+
+/* issue 11 item 5: every value class, with its edge cases, reads back
+ * equal through the text adstore prints; the values that could not
+ * (NaN or infinite times, instants beyond 2^53 seconds) are error. */
+static void unparse__every_value_class_reads_back(void **state)
+{
+    (void)state;
+    reads_back_equal(&(ads_value){.type = ADS_UNDEFINED}, "undefined");
+    reads_back_equal(&(ads_value){.type = ADS_ERROR}, "error");
+    reads_back_equal(&(ads_value){.type = ADS_BOOLEAN, .u.b = true}, "true");
+    reads_back_equal(&(ads_value){.type = ADS_BOOLEAN, .u.b = false}, "false");
+    const int64_t ints[] = {0, 1, -1, 42, INT64_MAX, INT64_MIN, INT64_MIN + 1, 1LL << 53};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        reads_back_equal(&(ads_value){.type = ADS_INTEGER, .u.i = ints[i]}, "integer");
+    const double reals[] = {0.0, -0.0, NAN, INFINITY, -INFINITY, 4.9406564584124654e-324,
+                            -4.9406564584124654e-324, 2.2250738585072014e-308,
+                            2.2250738585072009e-308, 1.7976931348623157e308,
+                            -1.7976931348623157e308, 0.1, 1e21, 1e22, 9007199254740993.0,
+                            123456789.125, -1.5, 1e-7, 5e-324 * 3};
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        ads_value v = ads_real(reals[i]);
+        reads_back_equal(&v, "real");
+        /* -0.0 keeps its sign */
+        if (reals[i] == 0) {
+            ads_buf b = ADS_BUF_INIT;
+            ads_value_unparse(&b, &v);
+            ads_value back = value_of(ads_buf_cstr(&b));
+            assert_int_equal(signbit(back.u.r) != 0, signbit(reals[i]) != 0);
+            ads_buf_free(&b);
+        }
+    }
+    /* every byte but NUL, every escape */
+    char all[255];
+    for (int i = 0; i < 255; i++)
+        all[i] = (char)(i + 1);
+    reads_back_equal(&(ads_value){.type = ADS_STRING, .u.s = {all, sizeof all}}, "string");
+    const char *esc = "\"\\'?\a\b\f\n\r\t\v\x7f\x01\xff";
+    reads_back_equal(&(ads_value){.type = ADS_STRING, .u.s = {esc, strlen(esc)}}, "escapes");
+    reads_back_equal(&(ads_value){.type = ADS_STRING, .u.s = {"", 0}}, "empty string");
+    /* AbsTime: offsets, fractions, the years around 0000 and 9999, and the
+     * extremes 2^53 seconds allows */
+    const double instants[] = {0, 1, -1, 0.5, -0.25, 1e-6, 1323777600.125, 253402300799.0,
+                               253402300800.0, -62167219200.0, -62167219201.0,
+                               9007199254740991.0 - 86400, -9007199254740991.0 + 86400,
+                               4102444800.000001};
+    const int32_t offsets[] = {0, 60, -60, 3600, -18000, 19800, 86340, -86340};
+    for (size_t i = 0; i < sizeof instants / sizeof instants[0]; i++)
+        for (size_t j = 0; j < sizeof offsets / sizeof offsets[0]; j++) {
+            ads_value v = ads_abstime(instants[i], offsets[j]);
+            reads_back_equal(&v, "abstime");
+        }
+    /* RelTime: zero, fractions down to the smallest, and the largest */
+    const double spans[] = {0, 1, -1, 0.5, 59.999, 60, 3600, 86400, 90061.5, -90061.5,
+                            1e-9, 4.9406564584124654e-324, 1e15, 9007199254740993.0, 1e300,
+                            -1e300, 1.7976931348623157e308, -1.7976931348623157e308};
+    for (size_t i = 0; i < sizeof spans / sizeof spans[0]; i++) {
+        ads_value v = ads_reltime(spans[i]);
+        reads_back_equal(&v, "reltime");
+    }
+    /* identifiers, blobs, lists, nested records (names that are keywords or
+     * not identifiers), as evaluation makes them */
+    const char *made[] = {
+        "#571eed18-0031-000000000002-1", "#1495", "id(\"1495\")",
+        "blob(\"aGVsbG8=\")", "blob(\"\")", "blob(\"AAEC/w==\", [ MimeType = \"x/y\"; n = 1 ])",
+        "{ }", "{ 1, 2.5, \"a\", { }, { undefined, error }, [ ] }",
+        "[ a = 1; 'send time' = `2011-12-13T12:00:00-05:00`; In = [ 'is' = { `1d2h` } ]; "
+        "'a\\'b' = -0.0; x = [ y = [ z = #1495 ] ] ]",
+        "absTime(253402300800)", "absTime(-62167219201)", "relTime(1e300)",
+        "`+10000-01-01T00:00:00Z` + `1s`", "`9999-12-31T23:59:59-23:59`",
+    };
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
+        ads_value v = value_of(made[i]);
+        if (v.type == ADS_ERROR)
+            fail_msg("%s is error", made[i]);
+        reads_back_equal(&v, made[i]);
+    }
+    /* what no text could give back is error */
+    const char *errors[] = {
+        "absTime(real(\"NaN\"))", "absTime(real(\"INF\"))", "absTime(1e300)",
+        "relTime(real(\"INF\"))", "relTime(real(\"-INF\"))", "relTime(real(\"NaN\"))",
+        "`1s` * real(\"INF\")", "`1s` * 1e308 * 10", "`1s` / 1e-320",
+        "absTime(9007199254740992)", "`+285000000-01-01T00:00:00Z` + `1000000000d`",
+    };
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+        ads_value v = value_of(errors[i]);
+        if (v.type != ADS_ERROR)
+            fail_msg("%s: expected error, got type %d", errors[i], (int)v.type);
+    }
+}
+
 /* a and b are the same tree, parenthesis nodes aside (what the unparser
  * adds so that text reads back, and the parser keeps). */
 static bool same_tree(const ads_expr *a, const ads_expr *b)
@@ -364,6 +485,7 @@ int main(void)
         T(unparse__lists_records_and_names),
         T(unparse__adds_parentheses_by_precedence),
         T(unparse__random_values_round_trip),
+        T(unparse__every_value_class_reads_back),
         T(unparse__minus_and_literal_bases_read_back_as_written),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
