@@ -334,6 +334,14 @@ static void fn_id(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         *out = ads_errorv();
 }
 
+static bool all_digits(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+    return true;
+}
+
 /*
  * absTime(s) for text the strict form (the backtick literal's) refuses,
  * read as HTCondor reads it: digit groups in order, year (4 digits), then
@@ -352,8 +360,7 @@ static int abs_lenient(const char *s, size_t len, double *secs, int32_t *off)
     if (len > 1 && (s[len - 1] == 'Z' || s[len - 1] == 'z')) {
         strcpy(zone, "Z");
         len--;
-    } else if (len > 5 && (s[len - 5] == '+' || s[len - 5] == '-') &&
-               strspn(s + len - 4, "0123456789") >= 4) {
+    } else if (len > 5 && (s[len - 5] == '+' || s[len - 5] == '-') && all_digits(s + len - 4, 4)) {
         memcpy(zone, s + len - 5, 5);
         zone[5] = '\0';
         len -= 5;
