@@ -44,6 +44,11 @@
  * increment-keyed type skips at once past the greatest key it holds, so
  * only ordered and random keys could ever need more than two. */
 #define ADS_MAX_KEYGEN_TRIES 1000u
+/* History rows a write removes from its record under HistoryRetention (the
+ * rows that aged past the cut; a store that gained a retention catches up
+ * over its next writes, or at once with PURGE HISTORY / adstore compact):
+ * it bounds the work a retention adds to one write. */
+#define ADS_RETENTION_TRIM_PER_WRITE 16u
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510

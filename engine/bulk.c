@@ -36,6 +36,7 @@ struct ads_bulk {
     uint64_t *nums; /* each queued record's number in the load */
     size_t n, cap;
     uint64_t committed, added;
+    uint64_t unchanged; /* committed records that appended no row */
     uint64_t failed;
 };
 
@@ -72,6 +73,11 @@ uint64_t ads_bulk_committed(const ads_bulk *b)
 size_t ads_bulk_pending(const ads_bulk *b)
 {
     return b->n;
+}
+
+uint64_t ads_bulk_unchanged(const ads_bulk *b)
+{
+    return b->unchanged;
 }
 
 uint64_t ads_bulk_added(const ads_bulk *b)
@@ -138,6 +144,7 @@ static int row_adtype(ads_str *out, const unsigned char *data, size_t len, ads_a
 typedef struct batch_run {
     ads_bulk *b;
     size_t failed_at; /* index in the batch, or SIZE_MAX */
+    uint64_t unchanged; /* records of the batch equal to the row in effect */
 } batch_run;
 
 static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
@@ -147,6 +154,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     ads_arena *a = ads_arena_new();
     int rc = 0;
     run->failed_at = SIZE_MAX;
+    run->unchanged = 0; /* the batch may run again after the map grows */
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     ads_bulk_batch info = {b->n ? b->nums[0] : b->added, b->n, 0, 0};
@@ -211,8 +219,11 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
                 len = enc.len;
             }
         }
-        rc = ads_store__encoded(txn, t, data, len, !b->opt.replace, NULL, err);
+        ads_write_info wi;
+        rc = ads_store__encoded(txn, t, data, len, !b->opt.replace, &wi, err);
         ads_buf_free(&enc);
+        if (!rc && !wi.changed)
+            run->unchanged++;
         if (rc) {
             run->failed_at = i;
             goto cleanup;
@@ -233,7 +244,7 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
     if (b->n == 0)
         return 0;
-    batch_run run = {b, SIZE_MAX};
+    batch_run run = {b, SIZE_MAX, 0};
     int rc = ads_db_write(b->db, batch_fn, &run, err);
     if (rc) {
         if (run.failed_at != SIZE_MAX) {
@@ -247,6 +258,7 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
         return rc;
     }
     b->committed += b->n;
+    b->unchanged += run.unchanged;
     ads_bulk_discard(b);
     pthread_rwlock_rdlock(&b->db->resize);
     ads_db__drop_map_pages(b->db);

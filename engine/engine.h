@@ -215,6 +215,9 @@ bool ads_type_autogen(const ads_type *t);
 ads_id_kind ads_type_method(const ads_type *t);     /* AutoGenerateKeyMethod */
 /* HistoryRetention in seconds (0: keep all history). */
 double ads_type_retention(const ads_type *t);
+/* KeepUnchangedRows: a store whose row equals the row in effect appends a
+ * row anyway ("last seen" rows). By default it appends nothing. */
+bool ads_type_keep_unchanged(const ads_type *t);
 
 /* The type named name (case-insensitive). ADS_ENOTFOUND names it. */
 int ads_txn_type(const ads_type **out, ads_txn *txn, const char *name, size_t len,
@@ -304,7 +307,8 @@ typedef struct ads_write_info {
     const ads_type *type;
     bool created;  /* the record did not exist (or was stored again after deletion) */
     bool latest;   /* the new row is the record's latest (false: backfilled into the past) */
-    bool changed;  /* a row was appended (false: nothing to do, e.g. deleting a deleted record) */
+    bool changed;  /* a row was appended (false: nothing to do, e.g. deleting a deleted
+                      record, or storing a record equal to the row in effect) */
     double ts;
     int64_t systime_us;
 } ads_write_info;
@@ -345,6 +349,35 @@ int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_e
 
 /* Remove every row of the record of row from disk (the space is reused). */
 int ads_txn_purge(ads_txn *txn, const ads_row *row, ads_error *err);
+
+/* What a history trim removed. */
+typedef struct ads_trim_result {
+    uint64_t rows;    /* rows removed (those of records removed whole included) */
+    uint64_t records; /* records removed whole (deleted before the cut) */
+} ads_trim_result;
+
+/*
+ * Trim the history of the record of row (a latest row from ads_txn_get or a
+ * scan) at instant cut (seconds since the epoch): its non-latest rows dated
+ * before the row in effect at cut (the last with _Timestamp <= cut) are
+ * removed; that row and every later one stay, so a timeline over [t1, t2)
+ * with t1 >= cut answers as before. A record whose latest row is a deletion
+ * dated before cut is removed whole (as ads_txn_purge; built-in types'
+ * records excepted). Adds to *res (may be NULL). The row's memory is no
+ * longer valid afterwards. Errors: ADS_EINVAL (NaN cut), ADS_EREADONLY,
+ * ADS_ECORRUPT, ADS_ESTORAGE, ADS_EMAPFULL.
+ */
+int ads_txn_trim_history(ads_txn *txn, const ads_row *row, double cut, ads_trim_result *res,
+                         ads_error *err);
+
+/*
+ * Apply every type's HistoryRetention in full: each record of a type with a
+ * retention is trimmed at now minus the retention (ads_txn_trim_history),
+ * one write transaction per type. Writes also apply it as they go, to the
+ * record they write (at most ADS_RETENTION_TRIM_PER_WRITE rows per write).
+ * *res (may be NULL) gets the totals. Errors as ads_db_write.
+ */
+int ads_db_apply_retention(ads_db *db, ads_trim_result *res, ads_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Reading many rows                                                        */
@@ -506,6 +539,9 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err);
 uint64_t ads_bulk_committed(const ads_bulk *b);
 size_t ads_bulk_pending(const ads_bulk *b);
 uint64_t ads_bulk_added(const ads_bulk *b);
+/* Of the records committed, those that appended no row: equal to the row
+ * in effect at their date (ads_txn_store), so nothing changed. */
+uint64_t ads_bulk_unchanged(const ads_bulk *b);
 
 /* Drop what is queued (nothing of it is stored). */
 void ads_bulk_discard(ads_bulk *b);

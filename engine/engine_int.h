@@ -174,7 +174,8 @@ struct ads_type {
     ads_str *keys;
     bool keyless, autogen, builtin;
     ads_id_kind method;
-    double retention;
+    double retention;  /* HistoryRetention in seconds; 0: keep all history */
+    bool keep_unchanged; /* KeepUnchangedRows: a store equal to the row in effect appends anyway */
     ads_hooks hooks;   /* copied from the store's hook table when built */
     bool has_hooks;
 };
@@ -423,6 +424,13 @@ int ads_hooks__note(ads_txn *txn, const ads_type *t, ads_change_kind kind,
 void ads_hooks__deliver(ads_txn *txn);
 /* Copy the hooks registered for t's name into t. */
 void ads_hooks__attach(ads_db *db, ads_type *t);
+
+/* Retention (retention.c): trim the history of the record stored under skey
+ * at cut (its non-latest rows before the row in effect at cut go), at most
+ * max rows (0: all), oldest first; *removed (may be NULL) counts them. The
+ * write path calls it for types with HistoryRetention. */
+int ads_retention__trim(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
+                        double cut, uint64_t max, uint64_t *removed, ads_error *err);
 
 /* The four timeline attribute names. */
 extern const char ads_attr__timestamp[];   /* "_Timestamp" */

@@ -615,11 +615,10 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     const unsigned char *bdata = NULL;
     size_t blen = 0;
     bool base_deleted = true;
+    row_env base_env = {0}; /* the row in effect at ts, when bdata is set */
     if (r->merge) {
         if (to_latest && found) {
-            bdata = latest.data;
-            blen = latest.len;
-            base_deleted = (latest.flags & ROW_DELETED) != 0;
+            base_env = latest;
         } else if (!to_latest) {
             MDB_val hk, hv;
             int pr = find_before(txn, skey, slen, ts, &hk, &hv, err);
@@ -627,16 +626,13 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 rc = pr;
                 goto cleanup;
             }
-            if (pr == 1) {
-                row_env prev;
-                if ((rc = ads_row__parse(&prev, hk.mv_data, hk.mv_size, hv.mv_data, hv.mv_size,
-                                         t->name, err)))
-                    goto cleanup;
-                bdata = prev.data;
-                blen = prev.len;
-                base_deleted = (prev.flags & ROW_DELETED) != 0;
-            }
+            if (pr == 1 && (rc = ads_row__parse(&base_env, hk.mv_data, hk.mv_size, hv.mv_data,
+                                                hv.mv_size, t->name, err)))
+                goto cleanup;
         }
+        bdata = base_env.data;
+        blen = base_env.len;
+        base_deleted = (base_env.flags & ROW_DELETED) != 0;
     }
     const unsigned char *ndata;
     size_t nlen;
@@ -652,6 +648,27 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
         ndata = (const unsigned char *)merged->p;
         nlen = merged->len;
+    }
+
+    /* A store that changes nothing appends nothing: the row in effect at its
+     * date stays in effect, so every timeline answer is what it was. Rows
+     * are canonical MessagePack (one encoding per value, names sorted) and
+     * hold no timeline attribute, so the row is unchanged exactly when its
+     * bytes and _Deleted are. Bytes are stricter than `===`: a new spelling
+     * ("ABC" for "abc", 1.0 for 1, another zone of one instant) is a change,
+     * or the store would lose it. */
+    if (bdata && !t->keep_unchanged && deleted == base_deleted && nlen == blen &&
+        memcmp(ndata, bdata, nlen) == 0) {
+        if (info) {
+            info->type = t;
+            info->created = false;
+            info->latest = to_latest;
+            info->changed = false;
+            info->ts = base_env.ts;
+            info->systime_us = base_env.systs;
+        }
+        rc = 0;
+        goto cleanup;
     }
 
     if (t->id == ADS_TYPEID_TYPE && to_latest &&
@@ -733,6 +750,12 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     bool was_deleted = found && (latest.flags & ROW_DELETED);
     if ((rc = counts_for(txn, t, found, was_deleted, to_latest, deleted, err)))
+        goto cleanup;
+    /* HistoryRetention: the record's rows that aged past the cut go as it is
+     * written, a bounded number per write (docs/storage.md, "Retention") */
+    if (t->retention > 0 &&
+        (rc = ads_retention__trim(txn, t, skey, slen, ads_db__now(txn) - t->retention,
+                                  ADS_RETENTION_TRIM_PER_WRITE, NULL, err)))
         goto cleanup;
     if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, ndata == r->data ? gi.sig : 0, err)))
         goto cleanup;

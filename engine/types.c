@@ -105,12 +105,12 @@ static ads_str k_attr[] = {{"ForType", 7}, {"ForName", 7}};
 static ads_str k_seq[] = {{"Name", 4}};
 
 static const ads_type builtins[3] = {
-    {ADS_TYPEID_TYPE, "Type", "type", 1, k_fortype, false, false, true, ADS_ID_ORDERED, 0,
+    {ADS_TYPEID_TYPE, "Type", "type", 1, k_fortype, false, false, true, ADS_ID_ORDERED, 0, false,
      {NULL, NULL, NULL, NULL}, false},
     {ADS_TYPEID_ATTRIBUTE, "Attribute", "attribute", 2, k_attr, false, false, true,
-     ADS_ID_ORDERED, 0, {NULL, NULL, NULL, NULL}, false},
+     ADS_ID_ORDERED, 0, false, {NULL, NULL, NULL, NULL}, false},
     {ADS_TYPEID_SEQUENCE, "Sequence", "sequence", 1, k_seq, false, false, true, ADS_ID_ORDERED,
-     0, {NULL, NULL, NULL, NULL}, false},
+     0, false, {NULL, NULL, NULL, NULL}, false},
 };
 
 const ads_type *ads_types__builtin(uint32_t id)
@@ -286,6 +286,7 @@ typedef struct type_decl {
     bool autogen;
     ads_id_kind method;
     double retention;
+    bool keep_unchanged;
 } type_decl;
 
 /* An attribute of a row as a value (expressions evaluated in the row). */
@@ -429,6 +430,13 @@ static int parse_decl(type_decl *d, const unsigned char *data, size_t len, ads_a
         return ads_error_set(err, ADS_EINVAL,
                              "type %.*s: HistoryRetention must be a non-negative RelTime",
                              (int)d->name.len, d->name.p);
+    if ((rc = row_attr(&v, &mv, "KeepUnchangedRows", a, err)))
+        return rc;
+    if (v.type == ADS_BOOLEAN)
+        d->keep_unchanged = v.u.b;
+    else if (v.type != ADS_UNDEFINED)
+        return ads_error_set(err, ADS_EINVAL, "type %.*s: KeepUnchangedRows must be a boolean",
+                             (int)d->name.len, d->name.p);
     return 0;
 }
 
@@ -467,6 +475,7 @@ static ads_type *make_type(type_gen *g, uint32_t id, const type_decl *d, ads_db 
     t->autogen = t->keyless || d->autogen;
     t->method = d->method;
     t->retention = d->retention;
+    t->keep_unchanged = d->keep_unchanged;
     ads_hooks__attach(db, t);
     return t;
 }
@@ -948,6 +957,11 @@ ads_id_kind ads_type_method(const ads_type *t)
 double ads_type_retention(const ads_type *t)
 {
     return t->retention;
+}
+
+bool ads_type_keep_unchanged(const ads_type *t)
+{
+    return t->keep_unchanged;
 }
 
 /* ---- Attribute bookkeeping ---- */

@@ -100,6 +100,8 @@ typedef enum ads_stmt_kind {
 typedef struct ads_exec_info {
     ads_stmt_kind kind;
     uint64_t rows; /* rows returned (SELECT), or records stored / updated / deleted / purged */
+    uint64_t unchanged; /* STORE: records equal to the row in effect (no row appended; not in
+                           rows) */
 } ads_exec_info;
 
 /* Options for a statement. */

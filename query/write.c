@@ -20,6 +20,7 @@ typedef struct wjob {
     const ads_expr *where;  /* prepared */
     const ads_expr **sets;  /* prepared SET expressions */
     uint64_t done;
+    uint64_t unchanged;     /* STORE: records that appended no row */
     ads_arena *a;
 } wjob;
 
@@ -131,11 +132,13 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
     wjob *j = ctx;
     const stmt *st = j->st;
     j->done = 0;
+    j->unchanged = 0; /* the statement may run again after the map grows */
     ads_arena *ra = ads_q__arena(j->q);
     if (!ra)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
     for (size_t i = 0; i < st->nrecords && !rc; i++) {
+        ads_write_info wi;
         ads_arena_reset(ra);
         const ads_record *r = ads_expr_record(st->records[i]);
         ads_record_builder *b;
@@ -147,7 +150,7 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
             if (!(rc = ads_expr_fold(&e, ra, ads_record_expr(r, k), err)))
                 rc = ads_record_builder_add(b, n.p, n.len, e, err);
         }
-        if (!rc && (rc = ads_txn_store(txn, ads_record_builder_finish(b), NULL, err))) {
+        if (!rc && (rc = ads_txn_store(txn, ads_record_builder_finish(b), &wi, err))) {
             /* say which record, when there are several */
             if (st->nrecords > 1 && err) {
                 char msg[ADS_ERROR_MESSAGE_MAX];
@@ -155,8 +158,10 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
                 ads_error_set(err, rc, "record %zu: %s", i + 1, msg);
             }
         }
-        if (!rc)
+        if (!rc && wi.changed)
             j->done++;
+        else if (!rc)
+            j->unchanged++;
     }
     ads_arena_free(ra);
     return rc;
@@ -165,7 +170,7 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
 int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
                  ads_error *err)
 {
-    wjob j = {q, st, NULL, NULL, 0, ads_q__arena(q)};
+    wjob j = {q, st, NULL, NULL, 0, 0, ads_q__arena(q)};
     if (!j.a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
@@ -210,8 +215,10 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
     }
     rc = ads_db_write(q->db, rows_fn, &j, err);
 done:
-    if (!rc)
+    if (!rc) {
         info->rows = j.done;
+        info->unchanged = j.unchanged;
+    }
     ads_arena_free(j.a);
     return rc;
 }

@@ -45,6 +45,9 @@
 
 enum { TY_HOST, TY_PAIR, TY_LOG, TY_EVT, NTYPES };
 static const char *const type_names[NTYPES] = {"Host", "Pair", "Log", "Evt"};
+/* Log is declared with KeepUnchangedRows = true: a store equal to the row in
+ * effect appends a row anyway; the others append nothing then. */
+static const bool keep_unchanged[NTYPES] = {false, false, true, false};
 
 /* Host: keyed by Name, a string whose case varies. Names sorted by their
  * folded bytes; the last two are longer than the engine keeps inline. */
@@ -180,7 +183,7 @@ typedef struct mt {
     const ads_expr *tl_query; /* the timeline attributes, read through a row's view */
     bool *visited;
     size_t nvisited;
-    uint64_t ops, rows_checked; /* statistics */
+    uint64_t ops, rows_checked, unchanged; /* statistics */
 } mt;
 
 /* ---- small things ---- */
@@ -488,8 +491,23 @@ static void default_ts(const mt *c, const mrec *r, double *ts, int32_t *off)
 /* A write's expectations, compared with ads_write_info. */
 typedef struct expect {
     bool latest, created, changed;
+    bool same; /* a store equal to the row in effect: nothing appended */
     double ts;
 } expect;
+
+/* Do two rows hold the same attributes, spelled the same, and _Deleted? */
+static bool rows_same(const mrow *a, const mrow *b)
+{
+    if (a->n != b->n || a->del != b->del)
+        return false;
+    for (int i = 0; i < a->n; i++) {
+        int j = attr_find(b, a->a[i].name);
+        if (j < 0 || strcmp(a->a[i].name, b->a[j].name) != 0 ||
+            strcmp(a->a[i].val, b->a[j].val) != 0)
+            return false;
+    }
+    return true;
+}
 
 /* Append a row to r: merged with the row in effect at its date (STORE) or
  * exactly the given attributes (UPDATE, DELETE). */
@@ -509,8 +527,14 @@ static expect model_write(mt *c, mrec *r, const mattr *given, int ng, bool merge
     row.ts = ts;
     row.off = off;
     row.del = del;
-    row.seq = ++c->seq;
     x.latest = pos == r->n;
+    if (merge && pos > 0 && !keep_unchanged[r->type] && rows_same(&row, &r->rows[pos - 1])) {
+        /* the row in effect at ts stays in effect */
+        x.same = true;
+        x.ts = r->rows[pos - 1].ts;
+        return x;
+    }
+    row.seq = ++c->seq;
     x.created = x.latest && (r->n == 0 || r->rows[r->n - 1].del) && !del;
     x.changed = true;
     x.ts = ts;
@@ -1208,6 +1232,10 @@ static bool check_info(mt *c, const char *what, const ads_write_info *info, cons
     bool ok = false;
     CHECK(info->changed == x->changed, "%s: info.changed %d, model %d", what, info->changed,
           x->changed);
+    if (x->same)
+        CHECK(info->latest == x->latest && info->ts == x->ts && !info->created,
+              "%s: unchanged: info.latest %d ts %.6f created %d, model %d %.6f", what,
+              info->latest, info->ts, info->created, x->latest, x->ts);
     if (x->changed) {
         CHECK(info->latest == x->latest, "%s: info.latest %d, model %d", what, info->latest,
               x->latest);
@@ -1345,6 +1373,71 @@ static bool op_store(mt *c, ads_txn *txn)
     expect x = model_write(c, r, g.a, g.n, true, has_ts, ts, off, del == 1);
     if (!check_info(c, "store", &info, &x, del != 1))
         goto out;
+    ok = true;
+out:
+    ads_buf_free(&text);
+    return ok;
+}
+
+/* STORE of a row a record already has, exactly (attribute spellings too):
+ * its latest row, now or later, or an earlier row, dated within the time it
+ * was in effect (a backfill). Nothing is appended (but for Log, which keeps
+ * unchanged rows), and every read stays as it was. */
+static bool op_store_again(mt *c, ads_txn *txn)
+{
+    bool ok = false;
+    ads_error err;
+    ads_write_info info;
+    ads_buf text = ADS_BUF_INIT;
+    int type = (int)below(c, NTYPES);
+    size_t cand = 0;
+    for (size_t i = 0; i < c->m.n; i++)
+        cand += c->m.recs[i].type == type;
+    if (!cand) {
+        logf_(c, "  store-again %s: no record\n", type_names[type]);
+        return true;
+    }
+    size_t pick = below(c, (uint32_t)cand);
+    mrec *r = NULL;
+    for (size_t i = 0; i < c->m.n && !r; i++)
+        if (c->m.recs[i].type == type && pick-- == 0)
+            r = &c->m.recs[i];
+    size_t k = chance(c, 60) ? r->n - 1 : below(c, (uint32_t)r->n);
+    const mrow *src = &r->rows[k];
+    /* AdType and the keys first, as values */
+    given g = {0};
+    given_add(&g, src->a[attr_find(src, "AdType")].name, src->a[attr_find(src, "AdType")].val);
+    for (int i = 0; i < type_nkeys(type); i++) {
+        int ki = attr_find(src, key_name(type, i));
+        assert_true(ki >= 0);
+        given_add(&g, src->a[ki].name, src->a[ki].val);
+    }
+    g.nvals = g.n;
+    for (int i = 0; i < src->n; i++)
+        if (!plain_given(&g, src->a[i].name))
+            given_add(&g, src->a[i].name, src->a[i].val);
+    bool has_ts = k + 1 < r->n || chance(c, 40);
+    double ts = 0;
+    int32_t off = zone_offsets[below(c, 4)];
+    if (k + 1 < r->n) {
+        double next = r->rows[k + 1].ts;
+        ts = src->ts + (next - src->ts) * (double)below(c, 1000) / 1000.0;
+        if (!(ts < next))
+            ts = src->ts;
+    } else if (has_ts) {
+        ts = future_ts(c, r);
+    }
+    int del = src->del ? 1 : chance(c, 50) ? 0 : -1;
+    const ads_record *rec = build(c, &g, has_ts, ts, off, del, &text);
+    logf_(c, "  store-again (row %zu of %zu) %s", k, r->n, ads_buf_cstr(&text));
+    memset(&info, 0xa5, sizeof info);
+    int rc = ads_txn_store(txn, rec, &info, &err);
+    logf_(c, " -> %d %s\n", rc, rc ? err.message : info_text(c, &info));
+    CHECK(rc == 0, "store-again: %d %s", rc, err.message);
+    expect x = model_write(c, r, g.a, g.n, true, has_ts, ts, off, del == 1);
+    if (!check_info(c, "store-again", &info, &x, del != 1))
+        goto out;
+    c->unchanged += x.same;
     ok = true;
 out:
     ads_buf_free(&text);
@@ -1676,8 +1769,10 @@ static bool step(mt *c)
         int k = (int)below(c, 100);
         bool good;
         c->ops++;
-        if (k < 55)
+        if (k < 45)
             good = op_store(c, txn);
+        else if (k < 55)
+            good = op_store_again(c, txn);
         else if (k < 68)
             good = op_delete(c, txn);
         else if (k < 84)
@@ -1759,7 +1854,7 @@ static bool run_seed(mt *c, uint64_t seed, int steps)
     set_clock(c);
     ts_declare(c->db, "Host", "Name", NULL);
     ts_declare(c->db, "Pair", "A,B", NULL);
-    ts_declare(c->db, "Log", "", NULL);
+    ts_declare(c->db, "Log", "", "KeepUnchangedRows = true;");
     ts_declare(c->db, "Evt", "", "AutoGenerateKey = true;");
     bool ok = true;
     for (c->step = 0; c->step < steps && ok; c->step++)
@@ -1856,8 +1951,10 @@ static void model__random_operations_agree_with_the_model(void **state)
         make_values(c);
         ok = run_seed(c, (uint64_t)seed, steps);
     }
-    printf("test_model: seeds %d..%d, %d steps each, %llu operations, %llu rows compared%s\n",
-           first, last, steps, (unsigned long long)c->ops, (unsigned long long)c->rows_checked,
+    printf("test_model: seeds %d..%d, %d steps each, %llu operations (%llu unchanged stores), "
+           "%llu rows compared%s\n",
+           first, last, steps, (unsigned long long)c->ops, (unsigned long long)c->unchanged,
+           (unsigned long long)c->rows_checked,
            ok ? "" : " (stopped at the first mismatch)");
     char why_copy[sizeof c->why];
     memcpy(why_copy, c->why, sizeof why_copy);

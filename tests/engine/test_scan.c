@@ -252,7 +252,8 @@ static void timeline__rows_in_range_plus_the_one_in_effect(void **state)
         store_ok(text);
     }
     store_ok("[ AdType = \"Machine\"; Name = \"b\"; _Timestamp = `2023-11-14T22:13:25Z` ]");
-    store_ok("[ AdType = \"Machine\"; Name = \"b\"; _Timestamp = `2023-11-14T22:14:15Z` ]");
+    /* (a change: a store equal to the row in effect would append nothing) */
+    store_ok("[ AdType = \"Machine\"; Name = \"b\"; V = 1; _Timestamp = `2023-11-14T22:14:15Z` ]");
     store_ok("[ AdType = \"Machine\"; Name = \"b\"; _Deleted = true; _Timestamp = `2023-11-14T22:14:35Z` ]");
     store_ok("[ AdType = \"Machine\"; Name = \"c\"; _Timestamp = `2023-11-14T22:14:10Z` ]");
     store_ok("[ AdType = \"Machine\"; Name = \"d\"; _Timestamp = `2023-11-14T22:16:40Z` ]");

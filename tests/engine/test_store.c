@@ -535,6 +535,387 @@ static void clock__system_timestamp_never_goes_back(void **state)
     ads_arena_free(a);
 }
 
+
+/* ---- unchanged records ---- */
+
+/* Store the record of text, each attribute evaluated to a value (blob(...),
+ * -2.5 and the like become values), but for attributes named X...: they
+ * stay expressions. Fills *info. */
+static void store_values(const char *text, ads_write_info *info)
+{
+    ads_arena *a = ads_arena_new();
+    const ads_record *r;
+    ads_record_builder *b;
+    ads_txn *txn;
+    ads_error err;
+    if (ads_record_parse(&r, a, text, strlen(text), &err))
+        fail_msg("parse %s: %s", text, err.message);
+    assert_int_equal(ads_record_builder_new(&b, a, NULL), 0);
+    for (size_t i = 0; i < ads_record_size(r); i++) {
+        ads_str n = ads_record_name(r, i);
+        const ads_expr *e = ads_record_expr(r, i);
+        ads_value v;
+        if (n.p[0] == 'X') {
+            assert_int_equal(ads_record_builder_add(b, n.p, n.len, e, NULL), 0);
+            continue;
+        }
+        assert_int_equal(ads_expr_eval(&v, e, NULL, a), 0);
+        assert_int_equal(ads_record_builder_add_value(b, n.p, n.len, &v, NULL), 0);
+    }
+    memset(info, 0xa5, sizeof *info);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    if (ads_txn_store(txn, ads_record_builder_finish(b), info, &err))
+        fail_msg("store %s: %s", text, err.message);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    ads_arena_free(a);
+}
+
+static uint64_t history_rows(const char *type)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_type_counts tc;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
+    assert_int_equal(ads_txn_type_counts(txn, t, &tc, NULL), 0);
+    ads_txn_abort(txn);
+    return tc.history;
+}
+
+/* Every value type: the same record again (attributes in another order, or
+ * only some of them: the merged row is the same) appends nothing and the
+ * latest row keeps its date; a value that differs only in spelling is a
+ * change, as the store would otherwise lose the new spelling. */
+static void unchanged__a_store_equal_to_the_latest_row_appends_nothing(void **state)
+{
+    (void)state;
+    static const char *const all =
+        "[ AdType = \"Machine\"; Name = \"u\"; I = 7; Big = 9007199254740993; R = 2.5; "
+        "Neg = -2.5; Nan = real(\"NaN\"); Huge = 1e300; S = \"abc\"; B = true; "
+        "L = { 1, \"x\", { 2.5, [ q = 1 ] } }; Rec = [ a = 1; B = { 1, 2 } ]; "
+        "At = absTime(\"2020-01-02T03:04:05+01:00\"); Rt = relTime(\"1:30:00\"); "
+        "Id = #42; Bl = blob(\"AQID\"); E = error; Xe = Memory * 2 + strcat(\"a\", S) ]";
+    ads_write_info info;
+    store_values(all, &info);
+    assert_true(info.changed && info.created && info.latest);
+    char *before = ts_latest(db, "Machine", "{ \"u\" }");
+    assert_non_null(before);
+    /* the same record later, in another order */
+    ts_time(&ts, T0 + 10);
+    store_values("[ Xe = Memory*2+strcat(\"a\",S); E = error; Bl = blob(\"AQID\"); Id = #42; "
+                 "Rt = relTime(\"1:30:00\"); At = absTime(\"2020-01-02T03:04:05+01:00\"); "
+                 "Rec = [ B = { 1, 2 }; a = 1 ]; L = { 1, \"x\", { 2.5, [ q = 1 ] } }; B = true; "
+                 "S = \"abc\"; Huge = 1e300; Nan = real(\"NaN\"); Neg = -2.5; R = 2.5; "
+                 "Big = 9007199254740993; I = 7; Name = \"u\"; AdType = \"Machine\" ]",
+                 &info);
+    assert_false(info.changed);
+    assert_false(info.created);
+    assert_true(info.latest);
+    assert_true(info.ts == T0); /* the row that stays in effect */
+    /* only some attributes, or removing one that is absent: the same row */
+    store_values("[ AdType = \"Machine\"; Name = \"u\"; L = { 1, \"x\", { 2.5, [ q = 1 ] } } ]",
+                 &info);
+    assert_false(info.changed);
+    store_values("[ AdType = \"Machine\"; Name = \"u\"; Nope = undefined ]", &info);
+    assert_false(info.changed);
+    /* a given _Timestamp later than the latest row: still the same row */
+    store_values("[ AdType = \"Machine\"; Name = \"u\"; I = 7; _Timestamp = "
+                 "absTime(\"2023-11-15T00:00:00Z\") ]",
+                 &info);
+    assert_false(info.changed);
+    eq_free(ts_latest(db, "Machine", "{ \"u\" }"), before);
+    free(before);
+    assert_int_equal(history_rows("Machine"), 0);
+
+    /* spellings that === calls equal are changes: each appends a row */
+    static const char *const changes[] = {
+        "S = \"ABC\"",                                   /* string case */
+        "I = 7.0",                                       /* integer to real */
+        "R = 2.5000001",                                 /* another real */
+        "L = { 1.0, \"x\", { 2.5, [ q = 1 ] } }",        /* a list item */
+        "Rec = [ A = 1; B = { 1, 2 } ]",                 /* a record's name spelling */
+        "At = absTime(\"2020-01-02T02:04:05Z\")",         /* one instant, another zone */
+        "Rt = relTime(\"1:30:01\")",                     /* a RelTime */
+        "Id = #43",                                      /* an identifier */
+        "Bl = blob(\"AQIE\")",                           /* a blob */
+        "Xe = Memory * 3 + strcat(\"a\", S)",            /* an expression */
+        "i = 7.0",                                       /* an attribute name's spelling */
+        "E = undefined",                                 /* a removed attribute */
+    };
+    double now = T0 + 10;
+    for (size_t i = 0; i < sizeof changes / sizeof changes[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"u\"; %s ]", changes[i]);
+        ts_time(&ts, now += 10);
+        store_values(text, &info);
+        if (!info.changed)
+            fail_msg("%s: no row appended", changes[i]);
+        assert_int_equal(history_rows("Machine"), i + 1);
+        /* and the same again is not */
+        ts_time(&ts, now += 10);
+        store_values(text, &info);
+        if (info.changed)
+            fail_msg("%s again: a row appended", changes[i]);
+    }
+    assert_int_equal(history_rows("Machine"), sizeof changes / sizeof changes[0]);
+}
+
+/* A row dated in the past that equals the row in effect at its date changes
+ * nothing there; one dated before every row, or different, is inserted. */
+static void unchanged__a_backfilled_row_equal_to_the_row_in_effect_appends_nothing(void **state)
+{
+    (void)state;
+    ads_write_info info;
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 1 ]", &info);
+    ts_time(&ts, T0 + 100);
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 2 ]", &info);
+    char *hist = ts_history(db, "Machine", "{ \"b\" }");
+    /* M = 1 at T0 + 50: the row of T0 is in effect then */
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 1; _Timestamp = "
+                 "absTime(\"2023-11-14T22:14:10Z\") ]",
+                 &info);
+    assert_false(info.changed);
+    assert_false(info.latest);
+    assert_true(info.ts == T0);
+    /* a tie with the first row's date */
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 1; _Timestamp = "
+                 "absTime(\"2023-11-14T22:13:20Z\") ]",
+                 &info);
+    assert_false(info.changed);
+    eq_free(ts_history(db, "Machine", "{ \"b\" }"), hist);
+    /* before every row: nothing was in effect, so it is a change */
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 1; _Timestamp = "
+                 "absTime(\"2023-11-14T22:00:00Z\") ]",
+                 &info);
+    assert_true(info.changed);
+    /* M = 2 at T0 + 50 differs from the row in effect there */
+    store_values("[ AdType = \"Machine\"; Name = \"b\"; M = 2; _Timestamp = "
+                 "absTime(\"2023-11-14T22:14:10Z\") ]",
+                 &info);
+    assert_true(info.changed);
+    assert_false(info.latest);
+    assert_int_equal(history_rows("Machine"), 3);
+    free(hist);
+}
+
+/* A deleted record stored again with the attributes it had is a change (it
+ * comes back); storing it deleted again is not. */
+static void unchanged__a_deleted_record_stored_again_is_a_change(void **state)
+{
+    (void)state;
+    ads_write_info info;
+    store_values("[ AdType = \"Machine\"; Name = \"d\"; M = 1 ]", &info);
+    ts_time(&ts, T0 + 10);
+    store_values("[ AdType = \"Machine\"; Name = \"d\"; M = 1; _Deleted = true ]", &info);
+    assert_true(info.changed);
+    ts_time(&ts, T0 + 20);
+    store_values("[ AdType = \"Machine\"; Name = \"d\"; M = 1; _Deleted = true ]", &info);
+    assert_false(info.changed);
+    ts_time(&ts, T0 + 30);
+    store_values("[ AdType = \"Machine\"; Name = \"d\"; M = 1 ]", &info);
+    assert_true(info.changed);
+    assert_true(info.created);
+    eq_free(ts_attr(db, "Machine", "{ \"d\" }", "{ M, _Deleted, _Timestamp }"),
+            "{ 1, false, `2023-11-14T22:13:50Z` }");
+    assert_int_equal(history_rows("Machine"), 2);
+}
+
+/* KeepUnchangedRows = true on the Type: every store appends ("last seen"). */
+static void unchanged__keep_unchanged_rows_keeps_every_row(void **state)
+{
+    (void)state;
+    ads_write_info info;
+    ts_declare(db, "Seen", "Name", "KeepUnchangedRows = true;");
+    store_values("[ AdType = \"Seen\"; Name = \"s\"; M = 1 ]", &info);
+    ts_time(&ts, T0 + 10);
+    store_values("[ AdType = \"Seen\"; Name = \"s\"; M = 1 ]", &info);
+    assert_true(info.changed);
+    eq_free(ts_attr(db, "Seen", "{ \"s\" }", "_Timestamp"), "`2023-11-14T22:13:30Z`");
+    assert_int_equal(history_rows("Seen"), 1);
+    /* the Type record itself, stored again unchanged, appends nothing */
+    store_values("[ AdType = \"Type\"; ForType = \"Seen\"; KeyAttributes = { \"Name\" }; "
+                 "KeepUnchangedRows = true ]",
+                 &info);
+    assert_false(info.changed);
+    store_fails("[ AdType = \"Type\"; ForType = \"Bad\"; KeyAttributes = { \"Name\" }; "
+                "KeepUnchangedRows = 1 ]",
+                ADS_EINVAL, "type Bad: KeepUnchangedRows must be a boolean");
+}
+
+/* A bulk load of the same snapshot again: every record unchanged, counted,
+ * and nothing appended; a snapshot where one record changed appends one. */
+static void unchanged__a_bulk_load_counts_unchanged_records(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    for (int pass = 0; pass < 3; pass++) {
+        ads_bulk *b;
+        ads_error err;
+        ads_bulk_options opt = {.batch = 2};
+        ts_time(&ts, T0 + 60 * pass);
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        for (int i = 0; i < 5; i++) {
+            char text[200];
+            snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"n%d\"; M = %d ]", i,
+                     pass == 2 && i == 3 ? 99 : i);
+            const ads_record *r;
+            assert_int_equal(ads_record_parse(&r, a, text, strlen(text), NULL), 0);
+            assert_int_equal(ads_bulk_add(b, r, &err), 0);
+        }
+        assert_int_equal(ads_bulk_flush(b, &err), 0);
+        assert_int_equal(ads_bulk_committed(b), 5);
+        assert_int_equal(ads_bulk_unchanged(b), pass == 0 ? 0 : pass == 1 ? 5 : 4);
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+    }
+    assert_int_equal(history_rows("Machine"), 1);
+    ads_arena_free(a);
+}
+
+/* ---- retention ---- */
+
+/* The dates of every row of a record, "+secs" from T0 each, "d" for a
+ * deleted row, "*" for the latest. */
+static char *row_dates(const char *type, const char *name)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_row row, *r;
+    ads_scan *s;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string(name, strlen(name));
+    char *out = calloc(1, 4096);
+    assert_non_null(out);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
+    if (ads_txn_get(txn, &row, t, &key, 1, a, NULL) == 1) {
+        assert_int_equal(ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
+        while (ads_scan_next(s, &r, NULL) == 1)
+            snprintf(out + strlen(out), 4096 - strlen(out), "%s+%g%s%s", *out ? " " : "",
+                     r->ts - T0, r->deleted ? "d" : "", r->latest ? "*" : "");
+        ads_scan_close(s);
+    } else {
+        strcpy(out, "absent");
+    }
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    return out;
+}
+
+/* Rows every 10 minutes for 3 hours under a 1 hour retention: each write
+ * removes the record's rows that aged past now - 1 h, keeping the one in
+ * effect at the cut; a type without a retention keeps everything. */
+static void retention__writes_remove_rows_past_the_cut(void **state)
+{
+    (void)state;
+    ts_declare(db, "Kept", "Name", "HistoryRetention = `1:00:00`;");
+    for (int i = 0; i < 18; i++) {
+        char text[200];
+        ts_time(&ts, T0 + 600 * i);
+        snprintf(text, sizeof text, "{ [ AdType = \"Kept\"; Name = \"k\"; V = %d ], "
+                 "[ AdType = \"Machine\"; Name = \"k\"; V = %d ] }", i, i);
+        store_ok(text);
+    }
+    /* now T0 + 10200 s, the cut T0 + 6600 s: the row of the cut and after */
+    eq_free(row_dates("Kept", "k"), "+6600 +7200 +7800 +8400 +9000 +9600 +10200*");
+    assert_int_equal(history_rows("Kept"), 6);
+    assert_int_equal(history_rows("Machine"), 17);
+    /* a row backfilled before the cut goes at once: it is not the row in
+     * effect at the cut */
+    store_ok("[ AdType = \"Kept\"; Name = \"k\"; V = 99; _Timestamp = `2023-11-14T23:00:00Z` ]");
+    eq_free(row_dates("Kept", "k"), "+6600 +7200 +7800 +8400 +9000 +9600 +10200*");
+    /* later (the cut T0 + 6900 s), one dated between the cut's row and the
+     * cut becomes the row in effect at the cut, and the old one goes */
+    ts_time(&ts, T0 + 10500);
+    store_ok("[ AdType = \"Kept\"; Name = \"k\"; V = 98; _Timestamp = `2023-11-15T00:07:00Z` ]");
+    eq_free(row_dates("Kept", "k"), "+6820 +7200 +7800 +8400 +9000 +9600 +10200*");
+    eq_free(ts_attr(db, "Kept", "{ \"k\" }", "V"), "17");
+}
+
+/* ads_txn_trim_history at an explicit cut: the row in effect at the cut
+ * stays; a cut after the latest row removes all history; a record deleted
+ * before the cut goes whole, one deleted after it stays. */
+static void retention__trim_at_a_cut_keeps_the_row_in_effect(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 6; i++) {
+        char text[300];
+        ts_time(&ts, T0 + 100 * i);
+        snprintf(text, sizeof text, "{ [ AdType = \"Machine\"; Name = \"a\"; V = %d ], "
+                 "[ AdType = \"Machine\"; Name = \"b\"; V = %d%s ], "
+                 "[ AdType = \"Machine\"; Name = \"c\"; V = %d%s ] }",
+                 i, i, i == 2 ? "; _Deleted = true" : "", i, i == 5 ? "; _Deleted = true" : "");
+        store_ok(text);
+    }
+    /* b was deleted at +200 and stored again at +300: it is back */
+    eq_free(row_dates("Machine", "b"), "+0 +100 +200d +300 +400 +500*");
+    ads_txn *txn;
+    ads_scan *s;
+    ads_row *row;
+    const ads_type *t;
+    ads_trim_result res = {0, 0};
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
+    while (ads_scan_next(s, &row, NULL) == 1)
+        assert_int_equal(ads_txn_trim_history(txn, row, T0 + 250, &res, NULL), 0);
+    ads_scan_close(s);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    eq_free(row_dates("Machine", "a"), "+200 +300 +400 +500*");
+    eq_free(row_dates("Machine", "b"), "+200d +300 +400 +500*");
+    eq_free(row_dates("Machine", "c"), "+200 +300 +400 +500d*");
+    assert_int_equal(res.rows, 6);
+    assert_int_equal(res.records, 0);
+    /* a cut after every row: c, deleted at +500, goes whole */
+    res.rows = res.records = 0;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
+    while (ads_scan_next(s, &row, NULL) == 1)
+        assert_int_equal(ads_txn_trim_history(txn, row, T0 + 1000, &res, NULL), 0);
+    ads_scan_close(s);
+    assert_int_equal(ads_txn_trim_history(txn, NULL, 0, NULL, NULL), ADS_EINVAL);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    eq_free(row_dates("Machine", "a"), "+500*");
+    eq_free(row_dates("Machine", "b"), "+500*");
+    eq_free(row_dates("Machine", "c"), "absent");
+    assert_int_equal(res.rows, 3 + 3 + 4);
+    assert_int_equal(res.records, 1);
+    assert_int_equal(history_rows("Machine"), 0);
+}
+
+/* A retention declared after the rows were written: ads_db_apply_retention
+ * trims every record of every type that has one, and removes the records
+ * deleted before the cut. */
+static void retention__applied_in_full_to_a_store(void **state)
+{
+    (void)state;
+    ts_declare(db, "Late", "Name", NULL);
+    for (int i = 0; i < 10; i++) {
+        char text[300];
+        ts_time(&ts, T0 + 1000 * i);
+        /* gone: deleted at +3000 s and not written again */
+        snprintf(text, sizeof text, "{ [ AdType = \"Late\"; Name = \"x\"; V = %d ], "
+                 "[ AdType = \"Late\"; Name = \"%s\"; V = %d%s ], "
+                 "[ AdType = \"Machine\"; Name = \"x\"; V = %d ] }",
+                 i, i <= 3 ? "gone" : "other", i, i == 3 ? "; _Deleted = true" : "", i);
+        store_ok(text);
+    }
+    ts_declare(db, "Late", "Name", "HistoryRetention = `1:00:00`;");
+    ads_trim_result res;
+    ads_error err;
+    assert_int_equal(ads_db_apply_retention(db, &res, &err), 0);
+    /* now T0 + 9000, the cut T0 + 5400 */
+    eq_free(row_dates("Late", "x"), "+5000 +6000 +7000 +8000 +9000*");
+    eq_free(row_dates("Late", "gone"), "absent");
+    assert_int_equal(res.records, 1);
+    eq_free(row_dates("Late", "other"), "+5000 +6000 +7000 +8000 +9000*");
+    assert_int_equal(res.rows, 5 + 4 + 1); /* x, gone and other */
+    assert_int_equal(history_rows("Machine"), 9);
+    /* again: nothing more to do */
+    assert_int_equal(ads_db_apply_retention(db, &res, &err), 0);
+    assert_int_equal(res.rows, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -557,6 +938,14 @@ int main(void)
         T(limits__an_attribute_name_over_the_limit_is_refused),
         T(attributes__records_are_made_for_new_names),
         T(clock__system_timestamp_never_goes_back),
+        T(unchanged__a_store_equal_to_the_latest_row_appends_nothing),
+        T(unchanged__a_backfilled_row_equal_to_the_row_in_effect_appends_nothing),
+        T(unchanged__a_deleted_record_stored_again_is_a_change),
+        T(unchanged__keep_unchanged_rows_keeps_every_row),
+        T(unchanged__a_bulk_load_counts_unchanged_records),
+        T(retention__writes_remove_rows_past_the_cut),
+        T(retention__trim_at_a_cut_keeps_the_row_in_effect),
+        T(retention__applied_in_full_to_a_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

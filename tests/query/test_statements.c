@@ -1243,6 +1243,30 @@ static void store__merges_counts_and_keeps_expressions(void **state)
            "[ AdType = \"Machine\"; Cpus = 1; Name = \"c\" ]\n");
 }
 
+/* STORE of records equal to their latest rows appends nothing and counts
+ * them apart: rows counts the records that changed, unchanged the rest. */
+static void store__unchanged_records_are_counted_apart(void **state)
+{
+    (void)state;
+    ts_time(&ts, T0 + 180);
+    expect_done("STORE [ AdType = \"Machine\"; Name = \"u1\"; Memory = 1 ], "
+                "[ AdType = \"Machine\"; Name = \"u2\"; L = { 1.5, [ x = `2020-01-01T00:00:00Z` ] } ]",
+                ADS_STMT_STORE, 2);
+    assert_int_equal(last_info.unchanged, 0);
+    ts_time(&ts, T0 + 240);
+    expect_done("STORE [ AdType = \"Machine\"; Name = \"u1\"; Memory = 1 ], "
+                "[ AdType = \"Machine\"; Name = \"u2\"; L = { 1.5, [ x = `2020-01-01T00:00:00Z` ] } ], "
+                "[ AdType = \"Machine\"; Name = \"u3\" ]",
+                ADS_STMT_STORE, 1);
+    assert_int_equal(last_info.unchanged, 2);
+    /* the latest rows keep their dates */
+    expect("SELECT Name, _Timestamp FROM Machine WHERE Name in { \"u1\", \"u2\" }",
+           "[ Name = \"u1\"; _Timestamp = `2023-11-14T22:16:20Z` ]\n"
+           "[ Name = \"u2\"; _Timestamp = `2023-11-14T22:16:20Z` ]\n");
+    expect("SELECT count(*) AS n FROM Machine WHERE Name == \"u1\" && __Latest is __Latest",
+           "[ n = 1 ]\n");
+}
+
 static void store__a_failing_record_stores_nothing(void **state)
 {
     (void)state;
@@ -1878,6 +1902,7 @@ int main(void)
         T(update__errors),
         T(delete__appends_a_deleted_row_once),
         T(purge__removes_every_row_and_matches_deleted_records),
+        T(store__unchanged_records_are_counted_apart),
         T(delete_purge__without_from_must_name_adtype),
         T(store__merges_counts_and_keeps_expressions),
         T(store__a_failing_record_stores_nothing),
