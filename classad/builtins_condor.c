@@ -100,8 +100,12 @@ static void eval_in_each(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     while (e->kind == N_PAREN)
         e = e->u.ops.a;
     ads_expr ref;
+    ads_value lit;
+    const ads_expr *found = NULL;
+    /* MY.name is name in the calling record, unless an attribute is named MY */
     if (e->kind == N_SELECT && e->u.sel.base->kind == N_ATTR &&
-        ads_name__eq(e->u.sel.base->u.attr.name.p, e->u.sel.base->u.attr.name.len, "MY", 2)) {
+        ads_name__eq(e->u.sel.base->u.attr.name.p, e->u.sel.base->u.attr.name.len, "MY", 2) &&
+        ads_builtin__lookup(cx, view, e->u.sel.base, &lit, &found) == 0) {
         memset(&ref, 0, sizeof ref);
         ref.kind = N_ATTR;
         ref.scope = SCOPE_NORMAL;
@@ -110,10 +114,9 @@ static void eval_in_each(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         e = &ref;
     }
     const ads_expr *x = args[0];
-    ads_value lit;
     bool have_lit = false;
     if (e->kind == N_ATTR) {
-        const ads_expr *found = NULL;
+        found = NULL;
         int r = ads_builtin__lookup(cx, view, e, &lit, &found);
         if (r < 0) {
             *out = ads_errorv();

@@ -1237,6 +1237,9 @@ static void eval_in_each_context__evaluates_in_each_record(void **state)
     expect_in(ctx, "Requirements", "true");
     /* a name found nowhere is evaluated as written, in each record */
     expect_in(ctx, "evalInEachContext(Capability * 2, { GPUs_tag2 })", "{ 11.0 }");
+    /* an attribute named MY is an ordinary base */
+    expect_in("[MY = [p = Prio > 5]; p = Prio > 0]", "countMatches(MY.p, { [Prio = 3] })", "0");
+    expect_in("[p = Prio > 0]", "countMatches(MY.p, { [Prio = 3] })", "1");
     /* an attribute holding a value, not an expression, is that value */
     expect_in("[v = 3]", "evalInEachContext(v, { [a = 1], [a = 2] })", "{ 3, 3 }");
 }
