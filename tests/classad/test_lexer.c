@@ -199,6 +199,56 @@ static void lexer__times_in_backticks(void **state)
     refused("`1d", 1, 1, "unterminated time literal");
 }
 
+/* issue 11 item 5: years beyond 0000..9999 in ISO 8601's expanded form,
+ * which is how they are written; a local mean time is taken to the minute */
+static void lexer__times_with_expanded_years(void **state)
+{
+    (void)state;
+    ads_value v = value_of("`+10000-01-01T00:00:00Z`");
+    assert_int_equal(v.type, ADS_ABSTIME);
+    assert_true(v.u.abs.secs == 253402300800.0);
+    v = value_of("`-0001-12-31T23:59:59+01:00`");
+    assert_true(v.u.abs.secs == -62167219201.0 - 3600);
+    assert_int_equal(v.u.abs.offset, 3600);
+    assert_true(value_of("`+285000000-01-01T00:00:00Z`").u.abs.secs > 8.9e15);
+    const char *bad[] = {"`+2011-12-13T12:00:00Z`", "`+1000001-01T00:00:00Z`",
+                         "`-001-01-01T00:00:00Z`", "`+1234567890-01-01T00:00:00Z`",
+                         "`10000-01-01T00:00:00Z`"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const ads_expr *e;
+        if (ads_expr_parse(&e, arena, bad[i], strlen(bad[i]), NULL) != ADS_ESYNTAX)
+            fail_msg("%s accepted", bad[i]);
+    }
+    /* New York kept local mean time (-04:56:02) until 1883 */
+    setenv("TZ", "America/New_York", 1);
+    tzset();
+    v = value_of("`1850-06-01T12:00:00`");
+    setenv("TZ", "UTC", 1);
+    tzset();
+    /* -04:56 (or 0 where the zone data is not installed), never -17762 s */
+    assert_int_equal(v.u.abs.offset % 60, 0);
+    assert_true(v.u.abs.offset == -17760 || v.u.abs.offset == 0);
+}
+
+/* issue 11 item 6: `in`, `is` and `isnt` after an operand are operators,
+ * anywhere else names */
+static void lexer__in_is_isnt_are_names_where_no_operand_precedes(void **state)
+{
+    (void)state;
+    assert_true(value_of("1 in { 1 }").u.b);
+    assert_true(value_of("1 is 1").u.b);
+    assert_true(value_of("1 isnt 2").u.b);
+    assert_int_equal(value_of("In").type, ADS_UNDEFINED);
+    assert_int_equal(value_of("IS").type, ADS_UNDEFINED);
+    assert_int_equal(value_of("isnt").type, ADS_UNDEFINED);
+    assert_true(value_of("[ in = 2 ].in - 1 == 1").u.b);
+    assert_true(value_of("[ Is = 2; x = Is * Is ].x is 4").u.b);
+    /* after a name, a keyword-name, ')' ']' '}' or a literal: the operator */
+    assert_true(value_of("(1) in { 1 } && { 1 }[0] in { 1 } && [ a = 1 ].a is 1").u.b);
+    refused("in in", 1, 6, "expected an expression, found end of input");
+    refused("[ a = in in ]", 1, 13, "expected an expression, found ']'");
+}
+
 static void lexer__identifiers(void **state)
 {
     (void)state;
@@ -278,6 +328,8 @@ int main(void)
         T(lexer__keywords_ignore_case),
         T(lexer__times_in_backticks),
         T(lexer__identifiers),
+        T(lexer__times_with_expanded_years),
+        T(lexer__in_is_isnt_are_names_where_no_operand_precedes),
         T(lexer__backslash_then_nul_is_refused_like_a_raw_nul),
         T(lexer__escaped_line_break_in_a_string_counts_a_line),
     };
