@@ -7,7 +7,8 @@
  * for attribute; records without AdType are typed by MyType or --type, and
  * the message for a record with neither names both; rows are dated by
  * --time-attr (epoch seconds) and by _Timestamp given as epoch seconds or
- * ISO text, in STORE statements as in imports.
+ * ISO text, in STORE statements as in imports; `adstore help import` says
+ * so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -530,6 +531,18 @@ static void timestamp__epoch_seconds_and_iso_text_in_store_and_backfill(void **s
     run_free(&r);
 }
 
+static void help__names_mytype_time_attr_and_history_banners(void **state)
+{
+    (void)state;
+    run_result r;
+    RUN(r, 0, "help", "import");
+    contains(r.out, "[--time-attr NAME]");
+    contains(r.out, "AdType takes --type T, else its MyType (as HTCondor writes it).\n");
+    contains(r.out, "  --time-attr NAME   date each row by its attribute NAME (required on each),\n");
+    contains(r.out, "condor_history files, whose \"*** ...\" banner lines end\n");
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +560,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(
             timestamp__epoch_seconds_and_iso_text_in_store_and_backfill, setup, teardown),
+        cmocka_unit_test_setup_teardown(help__names_mytype_time_attr_and_history_banners, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
