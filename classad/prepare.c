@@ -25,7 +25,8 @@ static const char *const pure_functions[] = {
     "stringListAvg", "stringListMin", "stringListMax", "stringListMember",
     "stringListIMember", "stringListSubsetMatch", "stringListISubsetMatch",
     "stringList_regexpMember", "regexpMember", "regexps", "replace", "replaceAll",
-    "anyCompare", "allCompare",
+    "anyCompare", "allCompare", "splitUserName", "splitSlotName", "argsToList", "listToArgs",
+    "envV1ToV2", "mergeEnvironment", "userHome", "userMap",
 };
 
 static bool is_pure(const ads_expr *call)

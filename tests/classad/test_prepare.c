@@ -131,6 +131,8 @@ static void prepare__folds_calls_of_pure_functions_with_constant_arguments(void 
         {"string(#1495)", "\"1495\"", true},
         {"id(\"1495\")", "#1495", true},
         {"versioncmp(\"1.10\", \"1.9\")", "1", true},
+        {"splitUserName(\"u@d\")", "{ \"u\", \"d\" }", true},
+        {"userMap(\"m\", \"u\", \"g\", \"d\")", "\"d\"", true},
         /* a call with an argument to read keeps its call, arguments folded */
         {"strcat(a, 1 + 2)", "strcat(a, 3)", false},
         {"isUndefined(a)", "isUndefined(a)", false},
