@@ -489,6 +489,25 @@ static int parse_delete(sp *p, stmt *st, ads_stmt_kind kind)
     return 0;
 }
 
+/* PURGE HISTORY FROM type [WHERE ...]: history rows, not records; the type
+ * is needed (its HistoryRetention, or the cut the WHERE gives). */
+static int parse_purge(sp *p, stmt *st)
+{
+    int rc;
+    if (!accept(p, "history"))
+        return parse_delete(p, st, ADS_STMT_PURGE);
+    st->kind = ADS_STMT_PURGE;
+    st->history = true;
+    if (!accept(p, "from"))
+        return fail(p, "FROM and a type name after PURGE HISTORY");
+    st->has_from = true;
+    if ((rc = type_name(p, &st->type, &st->type_line, &st->type_column, "a type name")))
+        return rc;
+    if (accept(p, "where") && (rc = expr(p, &st->where, "a condition after WHERE")))
+        return rc;
+    return 0;
+}
+
 static int parse_store(sp *p, stmt *st)
 {
     int rc;
@@ -520,7 +539,7 @@ static int parse_stmt(sp *p, stmt *st)
     else if (accept(p, "delete"))
         rc = parse_delete(p, st, ADS_STMT_DELETE);
     else if (accept(p, "purge"))
-        rc = parse_delete(p, st, ADS_STMT_PURGE);
+        rc = parse_purge(p, st);
     else if (accept(p, "store"))
         rc = parse_store(p, st);
     else

@@ -102,6 +102,9 @@ typedef struct ads_exec_info {
     uint64_t rows; /* rows returned (SELECT), or records stored / updated / deleted / purged */
     uint64_t unchanged; /* STORE: records equal to the row in effect (no row appended; not in
                            rows) */
+    bool history;       /* PURGE HISTORY: rows counts history rows removed, records the
+                           records removed whole (deleted before the cut) */
+    uint64_t records;
 } ads_exec_info;
 
 /* Options for a statement. */

@@ -57,6 +57,8 @@ typedef struct stmt {
     order_item *order;
     size_t norder;
     int64_t limit; /* -1: none */
+    /* PURGE HISTORY (kind ADS_STMT_PURGE) */
+    bool history;
     /* UPDATE */
     set_item *sets;
     size_t nsets;

@@ -5,7 +5,8 @@
  * grown and the statement run again. The row set of UPDATE / DELETE / PURGE
  * is a scan of latest rows with the WHERE evaluated on the stored bytes;
  * deleted records are visible to DELETE and UPDATE only when the statement
- * mentions _Deleted, and always to PURGE.
+ * mentions _Deleted, and always to PURGE. PURGE HISTORY trims each picked
+ * record's history at a cut (engine.h, ads_txn_trim_history).
  */
 #include <stdio.h>
 #include <string.h>
@@ -126,6 +127,143 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     return rc < 0 ? rc : 0;
 }
 
+/* ---- PURGE HISTORY ---- */
+
+/* The conjuncts of the WHERE of PURGE HISTORY: the cut (`_Timestamp < T`,
+ * T a constant time) and the conditions that pick records. */
+typedef struct hjob {
+    ads_query *q;
+    const stmt *st;
+    bool has_cut;
+    double cut;
+    const ads_expr **conds; /* prepared */
+    size_t nconds;
+    ads_trim_result res;
+} hjob;
+
+static const ads_expr *unparen(const ads_expr *e)
+{
+    while (e && ads_expr_kind_of(e) == ADS_X_PAREN)
+        e = ads_expr_arg(e, 0);
+    return e;
+}
+
+/* Split e at its top-level && into the cut and the other conditions. */
+static int split_where(hjob *h, const ads_expr *e, ads_arena *a, ads_error *err)
+{
+    e = unparen(e);
+    if (ads_expr_kind_of(e) == ADS_X_AND) {
+        int rc = split_where(h, ads_expr_arg(e, 0), a, err);
+        return rc ? rc : split_where(h, ads_expr_arg(e, 1), a, err);
+    }
+    const ads_expr *l = unparen(ads_expr_arg(e, 0));
+    if (ads_q__mentions(e, "_Timestamp")) {
+        /* only as the cut: a row's date is what the cut compares, not a
+         * condition on records */
+        if (ads_expr_kind_of(e) != ADS_X_BINARY || strcmp(ads_expr_op(e), "<") != 0 ||
+            ads_expr_kind_of(l) != ADS_X_ATTR || !ads_q__name_is(ads_expr_name(l), "_Timestamp") ||
+            ads_q__mentions(ads_expr_arg(e, 1), "_Timestamp"))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "PURGE HISTORY takes its cut as _Timestamp < T (T a time), "
+                                 "joined by && to conditions on the records");
+        if (h->has_cut)
+            return ads_error_set(err, ADS_EINVAL, "PURGE HISTORY takes one cut, not two");
+        ads_value v;
+        if (ads_expr_eval(&v, ads_expr_arg(e, 1), NULL, a))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (v.type == ADS_ABSTIME)
+            h->cut = v.u.abs.secs;
+        else if (v.type == ADS_INTEGER)
+            h->cut = (double)v.u.i;
+        else if (v.type == ADS_REAL)
+            h->cut = v.u.r;
+        else
+            return ads_error_set(err, ADS_EINVAL,
+                                 "PURGE HISTORY: the cut after _Timestamp < must be a time "
+                                 "(an AbsTime, or seconds since 1970) that needs no record, "
+                                 "not %s",
+                                 ads_vtype_name(v.type));
+        if (h->cut != h->cut)
+            return ads_error_set(err, ADS_EINVAL, "PURGE HISTORY: the cut is NaN");
+        h->has_cut = true;
+        return 0;
+    }
+    const ads_expr **more = ads_arena_alloc(a, (h->nconds + 1) * sizeof *more);
+    if (!more)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (h->nconds)
+        memcpy(more, h->conds, h->nconds * sizeof *more);
+    h->conds = more;
+    return ads_expr_prepare(&h->conds[h->nconds++], a, e, err);
+}
+
+static int history_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    hjob *h = ctx;
+    const ads_type *t;
+    memset(&h->res, 0, sizeof h->res);
+    int rc = scan_types(txn, h->st, &t, err);
+    if (rc)
+        return rc;
+    double cut = h->cut;
+    if (!h->has_cut) {
+        if (!(ads_type_retention(t) > 0))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "type %s has no HistoryRetention: give the cut, as in PURGE "
+                                 "HISTORY FROM %s WHERE _Timestamp < absTime(\"...\")",
+                                 ads_type_name(t), ads_type_name(t));
+        cut = ads_db_now(ads_txn_db(txn)) - ads_type_retention(t);
+    }
+    ads_scan *sc;
+    ads_row *row;
+    ads_arena *ra = ads_q__arena(h->q);
+    if (!ra)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if ((rc = ads_scan_open(&sc, txn, t, NULL, ADS_SCAN_DELETED, err))) {
+        ads_arena_free(ra);
+        return rc;
+    }
+    while ((rc = ads_scan_next(sc, &row, err)) == 1 && !(rc = ads_q__budget(h->q, err))) {
+        ads_arena_reset(ra);
+        bool pick = true;
+        ads_view view = ads_row_view(row, NULL);
+        for (size_t i = 0; i < h->nconds && pick; i++) {
+            ads_value v;
+            if (ads_expr_eval(&v, h->conds[i], &view, ra)) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            pick = ads_q__truthy(&v);
+        }
+        if (rc || (pick && (rc = ads_txn_trim_history(txn, row, cut, &h->res, err))))
+            break;
+    }
+    ads_scan_close(sc);
+    ads_arena_free(ra);
+    return rc < 0 ? rc : 0;
+}
+
+static int purge_history(ads_query *q, const stmt *st, ads_exec_info *info, ads_error *err)
+{
+    hjob h;
+    memset(&h, 0, sizeof h);
+    h.q = q;
+    h.st = st;
+    ads_arena *a = ads_q__arena(q);
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    int rc = st->where ? split_where(&h, st->where, a, err) : 0;
+    if (!rc)
+        rc = ads_db_write(q->db, history_fn, &h, err);
+    if (!rc) {
+        info->history = true;
+        info->rows = h.res.rows;
+        info->records = h.res.records;
+    }
+    ads_arena_free(a);
+    return rc;
+}
+
 /* STORE: each record, with constants folded into values. */
 static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
 {
@@ -177,6 +315,10 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
     if (st->kind == ADS_STMT_STORE) {
         rc = ads_db_write(q->db, store_fn, &j, err);
         goto done;
+    }
+    if (st->kind == ADS_STMT_PURGE && st->history) {
+        ads_arena_free(j.a);
+        return purge_history(q, st, info, err);
     }
     if (where && (rc = ads_expr_prepare(&j.where, j.a, where, err)))
         goto done;

@@ -320,6 +320,8 @@ static const help_entry help_entries[] = {
      "  UPDATE Type SET Attr = expr, ... [WHERE expr]\n"
      "  DELETE FROM Type [WHERE expr]        (a deleted row joins the timeline)\n"
      "  PURGE FROM Type [WHERE expr]         (every row of the records is removed)\n"
+     "  PURGE HISTORY FROM Type [WHERE [expr &&] _Timestamp < T]\n"
+     "         (rows before the row in effect at T go; T: now - HistoryRetention)\n"
      "  STORE [ AdType = \"Type\"; ... ], ...  (merged over the record in effect)\n"
      "\n"
      "Aggregates: count(*), count, sum, avg, min, max, count_distinct, list,\n"

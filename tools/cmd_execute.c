@@ -56,6 +56,13 @@ static void report(const ads_exec_info *info)
     if (info->kind == ADS_STMT_SELECT)
         fprintf(stderr, "%llu row%s\n", (unsigned long long)info->rows,
                 info->rows == 1 ? "" : "s");
+    else if (info->history && info->records)
+        fprintf(stderr, "purged %llu history row%s, %llu deleted record%s\n",
+                (unsigned long long)info->rows, info->rows == 1 ? "" : "s",
+                (unsigned long long)info->records, info->records == 1 ? "" : "s");
+    else if (info->history)
+        fprintf(stderr, "purged %llu history row%s\n", (unsigned long long)info->rows,
+                info->rows == 1 ? "" : "s");
     else if (info->unchanged)
         fprintf(stderr, "%s %llu record%s, %llu unchanged\n", verbs[info->kind],
                 (unsigned long long)info->rows, info->rows == 1 ? "" : "s",

@@ -75,11 +75,63 @@ static void execute__store_counts_unchanged_records_apart(void **state)
            "SELECT Name, count(*) AS n FROM Machine WHERE __Latest is __Latest GROUP BY Name");
 }
 
+/* The same snapshot imported again: its summary counts the unchanged. */
+static void import__counts_unchanged_records(void **state)
+{
+    (void)state;
+    declare_machine();
+    char path[1200];
+    snprintf(path, sizeof path, "%s/snap.ad", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("[ AdType = \"Machine\"; Name = \"a\"; Memory = 1 ]\n"
+          "[ AdType = \"Machine\"; Name = \"b\"; Memory = 2 ]\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        run_result r;
+        const char *argv[] = {"-d", store, "import", "--restart", "--format", "classad", path, NULL};
+        assert_int_equal(run_adstore(&r, argv, NULL), 0);
+        assert_int_equal(r.status, 0);
+        bool said = strstr(r.err, ", 2 unchanged\n") != NULL;
+        if (said != (pass == 1))
+            fail_msg("pass %d: %s", pass, r.err);
+        run_free(&r);
+    }
+    EXPECT(NULL, 0, "[ n = 2 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT count(*) AS n FROM Machine WHERE __Latest is __Latest");
+}
+
+/* PURGE HISTORY says how many rows and records went. */
+static void execute__purge_history_reports_rows_and_records(void **state)
+{
+    (void)state;
+    declare_machine();
+    EXPECT(NULL, 0, "", "stored 2 records\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"a\"; V = 1; _Timestamp = `2020-01-01T00:00:00Z` ], "
+           "[ AdType = \"Machine\"; Name = \"b\"; V = 1; _Timestamp = `2020-01-01T00:00:00Z` ]");
+    EXPECT(NULL, 0, "", "stored 2 records\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"a\"; V = 2; _Timestamp = `2020-01-02T00:00:00Z` ], "
+           "[ AdType = \"Machine\"; Name = \"b\"; _Deleted = true; _Timestamp = `2020-01-02T00:00:00Z` ]");
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"a\"; V = 3 ]");
+    EXPECT(NULL, 0, "", "purged 1 history row\n", "-d", store, "execute",
+           "PURGE HISTORY FROM Machine WHERE Name == \"a\" && _Timestamp < now() - `1d`");
+    EXPECT(NULL, 0, "", "purged 2 history rows, 1 deleted record\n", "-d", store, "execute",
+           "PURGE HISTORY FROM Machine WHERE _Timestamp < `2020-06-01T00:00:00Z`");
+    EXPECT(NULL, 1, "",
+           "adstore execute: type Machine has no HistoryRetention: give the cut, as in PURGE "
+           "HISTORY FROM Machine WHERE _Timestamp < absTime(\"...\")\n",
+           "-d", store, "execute", "PURGE HISTORY FROM Machine");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(execute__store_counts_unchanged_records_apart),
+        T(import__counts_unchanged_records),
+        T(execute__purge_history_reports_rows_and_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

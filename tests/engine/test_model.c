@@ -183,7 +183,7 @@ typedef struct mt {
     const ads_expr *tl_query; /* the timeline attributes, read through a row's view */
     bool *visited;
     size_t nvisited;
-    uint64_t ops, rows_checked, unchanged; /* statistics */
+    uint64_t ops, rows_checked, unchanged, trims; /* statistics */
 } mt;
 
 /* ---- small things ---- */
@@ -1714,6 +1714,203 @@ out:
     return ok;
 }
 
+/* ---- history trims (retention) ---- */
+
+/* One row of a timeline, as compared before and after a trim. */
+typedef struct tl_ent {
+    uint64_t keyh; /* hash of the record's stored key */
+    size_t rec;
+    double ts;
+    int64_t systs;
+    bool del;
+    uint64_t h; /* of the row's bytes */
+} tl_ent;
+
+typedef struct tl_list {
+    tl_ent *e;
+    size_t n, cap;
+} tl_list;
+
+/* The rows of type t's timeline over [t1, t2), less the records that are
+ * in effect nowhere in it (only deleted rows: a trim may remove them). */
+static bool timeline_of(mt *c, ads_txn *txn, const ads_type *t, double t1, double t2,
+                        tl_list *out)
+{
+    bool ok = false;
+    ads_error err;
+    ads_timeline *tl = NULL;
+    ads_row *row;
+    size_t rec;
+    bool *live = NULL;
+    out->n = 0;
+    int rc = ads_timeline_open(&tl, txn, t, t1, t2, &err);
+    CHECK(rc == 0, "timeline open: %d %s", rc, err.message);
+    while ((rc = ads_timeline_next(tl, &row, &rec, &err)) == 1) {
+        if (out->n == out->cap) {
+            out->cap = out->cap ? 2 * out->cap : 64;
+            out->e = realloc(out->e, out->cap * sizeof *out->e);
+            assert_non_null(out->e);
+        }
+        tl_ent *e = &out->e[out->n++];
+        e->keyh = bytes_hash(row->key, row->key_len);
+        e->rec = rec;
+        e->ts = row->ts;
+        e->systs = row->systime_us;
+        e->del = row->deleted;
+        e->h = bytes_hash(row->data, row->len);
+    }
+    CHECK(rc == 0, "timeline next: %d %s", rc, err.message);
+    size_t nrec = ads_timeline_records(tl);
+    live = calloc(nrec + 1, sizeof *live);
+    assert_non_null(live);
+    for (size_t i = 0; i < out->n; i++)
+        if (!out->e[i].del && out->e[i].rec < nrec)
+            live[out->e[i].rec] = true;
+    size_t k = 0;
+    for (size_t i = 0; i < out->n; i++)
+        if (out->e[i].rec < nrec && live[out->e[i].rec])
+            out->e[k++] = out->e[i];
+    out->n = k;
+    ok = true;
+out:
+    free(live);
+    ads_timeline_close(tl);
+    return ok;
+}
+
+/* The model's trim at cut (engine.h, ads_txn_trim_history). */
+static void model_trim(mt *c, double cut)
+{
+    for (size_t i = 0; i < c->m.n;) {
+        mrec *r = &c->m.recs[i];
+        const mrow *l = latest_of(r);
+        if (l->del && l->ts < cut) {
+            model_remove(&c->m, r);
+            continue;
+        }
+        size_t before = 0;
+        while (before + 1 < r->n && r->rows[before].ts <= cut)
+            before++;
+        size_t go = l->ts <= cut ? before : before ? before - 1 : 0;
+        memmove(r->rows, r->rows + go, (r->n - go) * sizeof *r->rows);
+        r->n -= go;
+        i++;
+    }
+}
+
+/* Trim every record's history at a cut in one transaction; timelines over
+ * windows from the cut on must give the same rows before and after, and the
+ * model trims too (the comparisons that follow check every row). */
+static bool op_trim(mt *c)
+{
+    bool ok = false;
+    ads_error err;
+    ads_txn *txn = NULL;
+    ads_scan *s = NULL;
+    ads_row *row;
+    tl_list before[NTYPES][3], after = {NULL, 0, 0};
+    double w1[3], w2[3];
+    memset(before, 0, sizeof before);
+    double lo = now_secs(c), hi = now_secs(c);
+    size_t nrows = 0;
+    for (size_t i = 0; i < c->m.n; i++)
+        for (size_t j = 0; j < c->m.recs[i].n; j++) {
+            double ts = c->m.recs[i].rows[j].ts;
+            lo = ts < lo ? ts : lo;
+            hi = ts > hi ? ts : hi;
+            nrows++;
+        }
+    double cut = lo - 10 + (hi - lo + 20) * (double)below(c, 1000) / 1000.0;
+    if (nrows && chance(c, 30)) {
+        /* a tie with a row's date */
+        size_t pick = below(c, (uint32_t)nrows);
+        for (size_t i = 0; i < c->m.n; i++)
+            for (size_t j = 0; j < c->m.recs[i].n; j++)
+                if (pick-- == 0)
+                    cut = c->m.recs[i].rows[j].ts;
+    }
+    for (int w = 0; w < 3; w++) {
+        w1[w] = w == 0 ? cut : cut + (hi + 10 - cut) * (double)below(c, 1000) / 1000.0;
+        w2[w] = w == 2 ? hi + 1000 : w1[w] + (double)(1 + below(c, 300000)) / 1000.0;
+    }
+    logf_(c, "  trim at %.6f (windows from %.6f, %.6f, %.6f)\n", cut, w1[0], w1[1], w1[2]);
+    int rc = ads_txn_begin(&txn, c->db, ADS_TXN_READONLY, &err);
+    CHECK(rc == 0, "trim: begin: %d %s", rc, err.message);
+    for (int type = 0; type < NTYPES; type++) {
+        const ads_type *t;
+        rc = ads_txn_type(&t, txn, type_names[type], strlen(type_names[type]), &err);
+        CHECK(rc == 0, "type: %d %s", rc, err.message);
+        for (int w = 0; w < 3; w++)
+            if (!timeline_of(c, txn, t, w1[w], w2[w], &before[type][w]))
+                goto out;
+    }
+    ads_txn_abort(txn);
+    txn = NULL;
+    rc = ads_txn_begin(&txn, c->db, 0, &err);
+    CHECK(rc == 0, "trim: begin: %d %s", rc, err.message);
+    uint64_t removed = 0, records = 0;
+    for (int type = 0; type < NTYPES; type++) {
+        const ads_type *t;
+        ads_trim_result res = {0, 0};
+        rc = ads_txn_type(&t, txn, type_names[type], strlen(type_names[type]), &err);
+        CHECK(rc == 0, "type: %d %s", rc, err.message);
+        rc = ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, &err);
+        CHECK(rc == 0, "trim: scan: %d %s", rc, err.message);
+        while ((rc = ads_scan_next(s, &row, &err)) == 1)
+            if ((rc = ads_txn_trim_history(txn, row, cut, &res, &err)))
+                break;
+        CHECK(rc == 0, "trim: %d %s", rc, err.message);
+        ads_scan_close(s);
+        s = NULL;
+        removed += res.rows;
+        records += res.records;
+    }
+    rc = ads_txn_commit(txn, &err);
+    txn = NULL;
+    CHECK(rc == 0, "trim: commit: %d %s", rc, err.message);
+    size_t rows_before = nrows, recs_before = c->m.n;
+    model_trim(c, cut);
+    size_t rows_after = 0;
+    for (size_t i = 0; i < c->m.n; i++)
+        rows_after += c->m.recs[i].n;
+    logf_(c, "    -> %llu rows, %llu records removed\n", (unsigned long long)removed,
+          (unsigned long long)records);
+    CHECK(removed == rows_before - rows_after && records == recs_before - c->m.n,
+          "trim removed %llu rows and %llu records, the model %zu and %zu",
+          (unsigned long long)removed, (unsigned long long)records, rows_before - rows_after,
+          recs_before - c->m.n);
+    rc = ads_txn_begin(&txn, c->db, ADS_TXN_READONLY, &err);
+    CHECK(rc == 0, "trim: begin: %d %s", rc, err.message);
+    for (int type = 0; type < NTYPES; type++) {
+        const ads_type *t;
+        rc = ads_txn_type(&t, txn, type_names[type], strlen(type_names[type]), &err);
+        CHECK(rc == 0, "type: %d %s", rc, err.message);
+        for (int w = 0; w < 3; w++) {
+            if (!timeline_of(c, txn, t, w1[w], w2[w], &after))
+                goto out;
+            const tl_list *b = &before[type][w];
+            CHECK(after.n == b->n, "trim: timeline of %s over [%.6f, %.6f): %zu rows, %zu before",
+                  type_names[type], w1[w], w2[w], after.n, b->n);
+            for (size_t i = 0; i < b->n; i++)
+                CHECK(after.e[i].keyh == b->e[i].keyh && after.e[i].ts == b->e[i].ts &&
+                          after.e[i].systs == b->e[i].systs && after.e[i].del == b->e[i].del &&
+                          after.e[i].h == b->e[i].h,
+                      "trim: timeline of %s over [%.6f, %.6f): row %zu differs", type_names[type],
+                      w1[w], w2[w], i);
+        }
+    }
+    c->trims++;
+    ok = true;
+out:
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    for (int type = 0; type < NTYPES; type++)
+        for (int w = 0; w < 3; w++)
+            free(before[type][w].e);
+    free(after.e);
+    return ok;
+}
+
 /* Move the clock between transactions: on, not at all, or back. (Within a
  * transaction it stands still: the engine may read "now" once per
  * transaction, and the rules do not say when.) */
@@ -1810,6 +2007,16 @@ static bool step(mt *c)
         goto out;
     ads_txn_abort(txn);
     txn = NULL;
+    if (chance(c, 8)) {
+        if (!op_trim(c))
+            goto out;
+        rc = ads_txn_begin(&txn, c->db, ADS_TXN_READONLY, &err);
+        CHECK(rc == 0, "begin read: %d %s", rc, err.message);
+        if (!compare_all(c, txn))
+            goto out;
+        ads_txn_abort(txn);
+        txn = NULL;
+    }
     if ((c->step + 1) % VERIFY_EVERY == 0 && !verify(c))
         goto out;
     if ((c->step + 1) % REOPEN_EVERY == 0) {
@@ -1951,9 +2158,10 @@ static void model__random_operations_agree_with_the_model(void **state)
         make_values(c);
         ok = run_seed(c, (uint64_t)seed, steps);
     }
-    printf("test_model: seeds %d..%d, %d steps each, %llu operations (%llu unchanged stores), "
-           "%llu rows compared%s\n",
+    printf("test_model: seeds %d..%d, %d steps each, %llu operations (%llu unchanged stores, "
+           "%llu history trims), %llu rows compared%s\n",
            first, last, steps, (unsigned long long)c->ops, (unsigned long long)c->unchanged,
+           (unsigned long long)c->trims,
            (unsigned long long)c->rows_checked,
            ok ? "" : " (stopped at the first mismatch)");
     char why_copy[sizeof c->why];

@@ -1189,6 +1189,81 @@ static void purge__removes_every_row_and_matches_deleted_records(void **state)
            "History = 0; Builtin = false ]\n");
 }
 
+/* PURGE HISTORY: each record's rows before the row in effect at the cut go;
+ * a timeline from the cut on answers as before; records deleted before the
+ * cut go whole. The cut is the WHERE's _Timestamp < T, or now minus the
+ * type's HistoryRetention. */
+static void purge_history__keeps_the_rows_in_effect_from_the_cut_on(void **state)
+{
+    (void)state;
+    ts_declare(db, "Node", "Name", NULL);
+    for (int i = 0; i < 6; i++) {
+        char text[400];
+        ts_time(&ts, T0 + 600 * i);
+        /* c: deleted at +1200 s, then left alone */
+        snprintf(text, sizeof text,
+                 "{ [ AdType = \"Node\"; Name = \"a\"; Memory = %d ], "
+                 "[ AdType = \"Node\"; Name = \"b\"; Memory = %d ]%s%d%s }",
+                 100 + i, 200 + 10 * i, i <= 2 ? ", [ AdType = \"Node\"; Name = \"c\"; Memory = " : "",
+                 i <= 2 ? 300 + i : 0, i == 2 ? "; _Deleted = true ]" : i < 2 ? " ]" : "");
+        if (i > 2)
+            snprintf(text, sizeof text,
+                     "{ [ AdType = \"Node\"; Name = \"a\"; Memory = %d ], "
+                     "[ AdType = \"Node\"; Name = \"b\"; Memory = %d ] }",
+                     100 + i, 200 + 10 * i);
+        store_ok(text);
+    }
+    ts_time(&ts, T0 + 4000);
+    static const char *const window =
+        "SELECT sum@(sum(Memory)) AS m FROM Node WHERE @timerange(`2023-11-14T22:40:00Z`, "
+        "`2023-11-15T00:00:00Z`) GROUP BY @intervals(`0:10:00`)";
+    char *before = strdup(rows(window));
+    assert_int_equal(last.nrows, 8); /* 22:40 to 00:00 by 10 minutes */
+    expect_done("PURGE HISTORY FROM Node WHERE Name == \"a\" && _Timestamp < "
+                "absTime(\"2023-11-14T22:40:00Z\")",
+                ADS_STMT_PURGE, 2);
+    assert_true(last_info.history);
+    assert_int_equal(last_info.records, 0);
+    expect("SELECT Name, Memory FROM Node WHERE __Latest is __Latest && Name == \"a\"",
+           "[ Name = \"a\"; Memory = 102 ]\n[ Name = \"a\"; Memory = 103 ]\n"
+           "[ Name = \"a\"; Memory = 104 ]\n[ Name = \"a\"; Memory = 105 ]\n");
+    /* every record: c, deleted at +1200 s, goes whole */
+    expect_done("PURGE HISTORY FROM node WHERE (_Timestamp < `2023-11-14T22:40:00Z`)",
+                ADS_STMT_PURGE, 2 + 3);
+    assert_int_equal(last_info.records, 1);
+    expect("SELECT Name FROM Node WHERE _Deleted is _Deleted", "[ Name = \"a\" ]\n[ Name = \"b\" ]\n");
+    const char *after = rows(window);
+    if (strcmp(before, after) != 0)
+        fail_msg("the window changed:\n%s---\n%s", before, after);
+    free(before);
+    /* nothing more to do at the same cut */
+    expect_done("PURGE HISTORY FROM Node WHERE _Timestamp < `2023-11-14T22:40:00Z`", ADS_STMT_PURGE,
+                0);
+    /* the type's retention: now (+4000 s) minus 30 minutes, the cut +2200 s */
+    expect_error("PURGE HISTORY FROM Node", ADS_EINVAL, 0, 0,
+                 "type Node has no HistoryRetention: give the cut, as in PURGE HISTORY FROM Node "
+                 "WHERE _Timestamp < absTime(\"...\")");
+    ts_declare(db, "Node", "Name", "HistoryRetention = `0:30:00`;");
+    expect_done("PURGE HISTORY FROM Node", ADS_STMT_PURGE, 2);
+    expect("SELECT Name, Memory FROM Node WHERE __Latest is __Latest && Name == \"b\"",
+           "[ Name = \"b\"; Memory = 230 ]\n[ Name = \"b\"; Memory = 240 ]\n"
+           "[ Name = \"b\"; Memory = 250 ]\n");
+    /* what the WHERE may say */
+    expect_error("PURGE HISTORY FROM Node WHERE _Timestamp > `2023-11-14T22:40:00Z`", ADS_EINVAL,
+                 0, 0,
+                 "PURGE HISTORY takes its cut as _Timestamp < T (T a time), joined by && to "
+                 "conditions on the records");
+    expect_error("PURGE HISTORY FROM Node WHERE _Timestamp < Memory", ADS_EINVAL, 0, 0,
+                 "PURGE HISTORY: the cut after _Timestamp < must be a time (an AbsTime, or "
+                 "seconds since 1970) that needs no record, not undefined");
+    expect_error("PURGE HISTORY FROM Node WHERE _Timestamp < 1 && _Timestamp < 2", ADS_EINVAL, 0,
+                 0, "PURGE HISTORY takes one cut, not two");
+    expect_error("PURGE HISTORY Node", ADS_ESYNTAX, 1, 15,
+                 "expected FROM and a type name after PURGE HISTORY, found 'Node'");
+    expect_error("PURGE HISTORY FROM Nope", ADS_ENOTFOUND, 1, 20,
+                 "no type named Nope (store a Type record first)");
+}
+
 static void delete_purge__without_from_must_name_adtype(void **state)
 {
     (void)state;
@@ -1903,6 +1978,7 @@ int main(void)
         T(delete__appends_a_deleted_row_once),
         T(purge__removes_every_row_and_matches_deleted_records),
         T(store__unchanged_records_are_counted_apart),
+        T(purge_history__keeps_the_rows_in_effect_from_the_cut_on),
         T(delete_purge__without_from_must_name_adtype),
         T(store__merges_counts_and_keeps_expressions),
         T(store__a_failing_record_stores_nothing),
