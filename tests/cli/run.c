@@ -161,3 +161,20 @@ void remove_tree(const char *dir)
     if (dir)
         nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+int cli_dir_new(char **dir, char *store, size_t cap, const char *name)
+{
+    *dir = make_temp_dir();
+    if (!*dir)
+        return -1;
+    if (store)
+        snprintf(store, cap, "%s/%s", *dir, name);
+    return 0;
+}
+
+void cli_dir_free(char **dir)
+{
+    remove_tree(*dir);
+    free(*dir);
+    *dir = NULL;
+}

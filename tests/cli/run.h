@@ -27,4 +27,10 @@ void run_free(run_result *r);
 char *make_temp_dir(void);
 void remove_tree(const char *dir);
 
+/* A test's fresh directory (*dir, freed and set to NULL by cli_dir_free)
+ * and, when store is not NULL, the path of a store named name inside it
+ * (cap bytes). -1 if the directory cannot be made. */
+int cli_dir_new(char **dir, char *store, size_t cap, const char *name);
+void cli_dir_free(char **dir);
+
 #endif

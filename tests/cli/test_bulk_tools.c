@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <lmdb.h>
 
-#include "tests/cli/run.h"
+#include "tests/cli/run_check.h"
 
 extern char **environ;
 
@@ -35,18 +35,13 @@ static char store[1100];
 static int setup(void **state)
 {
     (void)state;
-    dir = make_temp_dir();
-    if (!dir)
-        return -1;
-    snprintf(store, sizeof store, "%s/s.db", dir);
-    return 0;
+    return cli_dir_new(&dir, store, sizeof store, "s.db");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    remove_tree(dir);
-    free(dir);
+    cli_dir_free(&dir);
     return 0;
 }
 
@@ -59,14 +54,6 @@ static const char *path_in(const char *name)
     return p[k];
 }
 
-#define RUN(r, want, ...)                                                                     \
-    do {                                                                                      \
-        const char *argv_[] = {__VA_ARGS__, NULL};                                            \
-        assert_int_equal(run_adstore(&(r), argv_, NULL), 0);                                  \
-        if ((r).status != (want))                                                             \
-            fail_msg("exit %d, expected %d; stdout '%s' stderr '%s'", (r).status, (want),     \
-                     (r).out, (r).err);                                                       \
-    } while (0)
 
 static bool exists(const char *p)
 {

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "idgen/idgen.h"
-#include "tests/cli/run.h"
+#include "tests/cli/run_check.h"
 
 static char *dir; /* a fresh store directory per test */
 static char store[1100];
@@ -23,30 +23,16 @@ static char store[1100];
 static int setup(void **state)
 {
     (void)state;
-    dir = make_temp_dir();
-    if (!dir)
-        return -1;
-    snprintf(store, sizeof store, "%s/db", dir);
-    return 0;
+    return cli_dir_new(&dir, store, sizeof store, "db");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    remove_tree(dir);
-    free(dir);
+    cli_dir_free(&dir);
     return 0;
 }
 
-/* Run and require an exit status; the result is the caller's to free. */
-#define RUN(r, want, ...)                                                                     \
-    do {                                                                                      \
-        const char *argv_[] = {__VA_ARGS__, NULL};                                            \
-        assert_int_equal(run_adstore(&(r), argv_, NULL), 0);                                  \
-        if ((r).status != (want))                                                             \
-            fail_msg("exit %d, expected %d; stdout '%s' stderr '%s'", (r).status, (want),     \
-                     (r).out, (r).err);                                                       \
-    } while (0)
 
 /* Split stdout into lines (in place); returns the count. */
 static size_t lines_of(char *out, char **lines, size_t max)

@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-#include "tests/cli/run.h"
+#include "tests/cli/run_check.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -84,25 +84,6 @@ static const char *P(const char *name)
     return b;
 }
 
-/* Run with stdin `in` and require an exit status; the caller frees r. */
-#define RUN_IN(r, in, want, ...)                                                                   \
-    do {                                                                                           \
-        const char *argv_[] = {__VA_ARGS__, NULL};                                                 \
-        assert_int_equal(run_adstore(&(r), argv_, (in)), 0);                                       \
-        if ((r).status != (want))                                                                  \
-            fail_msg("exit %d, expected %d; stdout '%s' stderr '%s'", (r).status, (want), (r).out, \
-                     (r).err);                                                                     \
-        if (strstr((r).err, "Sanitizer") || strstr((r).err, "runtime error:"))                     \
-            fail_msg("the sanitizers found something:\n%s", (r).err);                              \
-    } while (0)
-#define RUN(r, want, ...) RUN_IN(r, NULL, want, __VA_ARGS__)
-/* Run, require the exit status, forget the output. */
-#define DO(want, ...)                                                                              \
-    do {                                                                                           \
-        run_result r_;                                                                             \
-        RUN(r_, want, __VA_ARGS__);                                                                \
-        run_free(&r_);                                                                             \
-    } while (0)
 
 static void contains_(const char *hay, const char *needle, int line)
 {

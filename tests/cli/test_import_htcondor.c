@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "tests/cli/run.h"
+#include "tests/cli/run_check.h"
 
 #define DATA ADS_SOURCE_DIR "/tests/data/htcondor/"
 
@@ -31,39 +31,16 @@ static char db[4096];
 static int setup(void **state)
 {
     (void)state;
-    dir = make_temp_dir();
-    if (!dir)
-        return -1;
-    snprintf(db, sizeof db, "%s/db", dir);
-    return 0;
+    return cli_dir_new(&dir, db, sizeof db, "db");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    remove_tree(dir);
-    free(dir);
+    cli_dir_free(&dir);
     return 0;
 }
 
-/* Run with stdin `in`, require an exit status; the caller frees r. */
-#define RUN_IN(r, in, want, ...)                                                                   \
-    do {                                                                                           \
-        const char *argv_[] = {__VA_ARGS__, NULL};                                                 \
-        assert_int_equal(run_adstore(&(r), argv_, (in)), 0);                                       \
-        if ((r).status != (want))                                                                  \
-            fail_msg("exit %d, expected %d; stdout '%s' stderr '%s'", (r).status, (want), (r).out, \
-                     (r).err);                                                                     \
-        if (strstr((r).err, "Sanitizer") || strstr((r).err, "runtime error:"))                     \
-            fail_msg("the sanitizers found something:\n%s", (r).err);                              \
-    } while (0)
-#define RUN(r, want, ...) RUN_IN(r, NULL, want, __VA_ARGS__)
-#define DO(want, ...)                                                                              \
-    do {                                                                                           \
-        run_result r_;                                                                             \
-        RUN(r_, want, __VA_ARGS__);                                                                \
-        run_free(&r_);                                                                             \
-    } while (0)
 
 static void contains_(const char *hay, const char *needle, int line)
 {
