@@ -416,8 +416,12 @@ int ads_expr_eval(ads_value *out, const ads_expr *e, const ads_view *view, ads_a
  * enclosing record has an attribute named TARGET), and inside target's own
  * expressions `TARGET` is my again, so each side's Requirements sees the
  * other, as in HTCondor's matchmaking (MY.Requirements && TARGET.Requirements
- * is the two-sided match). target NULL: TARGET is undefined, as in
- * ads_expr_eval. toplevel, root and `.name` inside target mean target's
+ * is the two-sided match). A plain name that an expression of my's or
+ * target's own record finds in neither that record nor its parents is looked
+ * up in the other record, as HTCondor's matchmaker does (`Memory > 1024` in
+ * a job reads the machine's); selections and expressions of nested records
+ * never go over. target NULL: TARGET is undefined and nothing goes over, as
+ * in ads_expr_eval. toplevel, root and `.name` inside target mean target's
  * outermost record. Both views must stay valid during the call. Returns 0,
  * or ADS_ENOMEM (out is then error).
  */

@@ -549,7 +549,7 @@ static void hold_record(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_
  * if nothing has the name.
  */
 static void lookup_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_view *v,
-                          ads_str name, uint32_t hash, bool quoted)
+                          ads_str name, uint32_t hash, bool quoted, bool plain)
 {
     special sp = quoted ? SP_NONE : special_of(name);
     sc->how = HELD_VALUE;
@@ -583,6 +583,15 @@ static void lookup_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ad
             sc->rec = sv;
             return;
         }
+    } else if (plain && cx->target && (v == cx->my || v == cx->target)) {
+        /* In a match, a plain name that neither an expression's own record
+         * nor its enclosing ones have is looked up in the other record, as
+         * HTCondor's matchmaker does (old ClassAd semantics: the ads'
+         * alternateScope): a job's `Memory > 1024` reads the machine's. Only
+         * for expressions of the two records themselves, as there. */
+        lookup_scoped(out, sc, cx, v == cx->my ? cx->target : cx->my, name, hash, true,
+                      false);
+        return;
     }
     *out = ads_undefined();
 }
@@ -623,7 +632,7 @@ static void select_in_list(ads_value *out, ads_eval_ctx *cx, const ads_value *ba
                 continue;
             }
             *rv = ads_record_view(it->u.rec, scope);
-            lookup_scoped(&items[i], &sc, cx, rv, name, hash, quoted);
+            lookup_scoped(&items[i], &sc, cx, rv, name, hash, quoted, false);
             held_value(&items[i], cx, &sc);
         } else if (it->type == ADS_UNDEFINED) {
             items[i] = ads_undefined();
@@ -642,7 +651,7 @@ static void select_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ad
     ads_value bv;
     eval_scoped(&bv, &base, cx, e->u.sel.base, view);
     if (base.rec) {
-        lookup_scoped(out, sc, cx, base.rec, e->u.sel.name, e->u.sel.hash, e->quoted);
+        lookup_scoped(out, sc, cx, base.rec, e->u.sel.name, e->u.sel.hash, e->quoted, false);
         return;
     }
     sc->how = HELD_VALUE;
@@ -676,9 +685,9 @@ static void eval_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ads_
     case N_ATTR:
         if (e->scope == SCOPE_ROOT)
             lookup_scoped(out, sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash,
-                          true);
+                          true, false);
         else
-            lookup_scoped(out, sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted);
+            lookup_scoped(out, sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted, true);
         break;
     case N_SELECT:
         select_scoped(out, sc, cx, e, view);
@@ -719,9 +728,10 @@ static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const
                                               NULL) != 0)
         return;
     if (e->scope == SCOPE_ROOT)
-        lookup_scoped(out, &sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash, true);
+        lookup_scoped(out, &sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash, true,
+                      false);
     else
-        lookup_scoped(out, &sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted);
+        lookup_scoped(out, &sc, cx, view, e->u.attr.name, e->u.attr.hash, e->quoted, true);
     held_value(out, cx, &sc);
 }
 

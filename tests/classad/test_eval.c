@@ -434,10 +434,12 @@ static void eval__target_is_the_other_record_of_a_match(void **state)
     const ads_expr *e;
     ads_value v;
     const char *jt = "[Owner = \"ann\"; RequestMemory = 1024; Name = \"job\";"
+                     " Nested = [y = Memory];"
                      " Requirements = TARGET.Memory >= MY.RequestMemory && Arch == \"X86_64\"]";
     const char *mt = "[Memory = 2048; Arch = \"X86_64\"; Name = \"m1\";"
                      " Requirements = TARGET.Owner == \"ann\";"
-                     " Who = TARGET.Name; Me = MY.Name; Top = toplevel.Name]";
+                     " Who = TARGET.Name; Me = MY.Name; Top = toplevel.Name;"
+                     " Wants = RequestMemory]";
     assert_int_equal(ads_record_parse(&jobr, arena, jt, strlen(jt), NULL), 0);
     assert_int_equal(ads_record_parse(&machine, arena, mt, strlen(mt), NULL), 0);
     ads_view jv = ads_record_view(jobr, NULL), mv = ads_record_view(machine, NULL);
@@ -445,7 +447,12 @@ static void eval__target_is_the_other_record_of_a_match(void **state)
         const char *expr, *text;
     } rows[] = {
         {"TARGET.Memory", "2048"},
-        {"MY.Requirements", "undefined"}, /* Arch is the job's own: true && undefined */
+        /* the job has no Arch: the machine's (HTCondor's matchmaker) */
+        {"MY.Requirements", "true"},
+        {"Memory", "2048"},
+        {"MY.Memory", "undefined"}, /* a selection does not go over */
+        {"Nested.y", "undefined"},  /* nor does a nested record's expression */
+        {"TARGET.Wants", "1024"},   /* the machine's plain name: the job's */
         {"TARGET.Requirements", "true"},
         {"TARGET.Requirements && TARGET.Memory >= RequestMemory", "true"},
         /* inside the target TARGET is the job again, MY the machine */
@@ -456,7 +463,7 @@ static void eval__target_is_the_other_record_of_a_match(void **state)
         {"TARGET.Nothing", "undefined"},
         {"TARGET", "[ Memory = 2048; Arch = \"X86_64\"; Name = \"m1\"; Requirements = "
                    "TARGET.Owner == \"ann\"; Who = TARGET.Name; Me = MY.Name; Top = "
-                   "toplevel.Name ]"},
+                   "toplevel.Name; Wants = RequestMemory ]"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         assert_int_equal(ads_expr_parse(&e, arena, rows[i].expr, strlen(rows[i].expr), NULL),
@@ -468,7 +475,9 @@ static void eval__target_is_the_other_record_of_a_match(void **state)
             fail_msg("%s: got %s, expected %s", rows[i].expr, ads_buf_cstr(&b), rows[i].text);
         ads_buf_free(&b);
     }
-    /* without a match TARGET is undefined; an attribute named TARGET wins */
+    /* without a match TARGET is undefined, and plain names stay in scope;
+     * an attribute named TARGET wins */
+    is_text("[a = 1]", "Memory", "undefined");
     is_text("[a = 1]", "TARGET.a", "undefined");
     is_text("[a = 1]", "TARGET", "undefined");
     is_text("[TARGET = [a = 5]; x = [y = TARGET.a]]", "x.y", "5");

@@ -116,6 +116,12 @@ static void target__in_on_is_the_row_tried(void **state)
            "MY.Requirements",
            "[ Name = \"j1\"; Mach = \"m2\" ]\n"
            "[ Name = \"j2\"; Mach = \"m1\" ]\n");
+    /* a plain name the FROM row lacks is the row tried's, as HTCondor's
+     * matchmaker reads it: the jobs have no Start */
+    expect("SELECT Name, M.Name AS Mach FROM Job JOIN Machine M ON Start && Memory > 2000 "
+           "|| Name == \"j2\"",
+           "[ Name = \"j1\"; Mach = \"m2\" ]\n"
+           "[ Name = \"j2\"; Mach = \"m1\" ]\n");
     expect("SELECT Name, M.Name AS Mach FROM Job OUTER JOIN Machine M ON "
            "TARGET.Memory >= RequestMemory && TARGET.Owner == \"ann\"",
            "[ Name = \"j1\"; Mach = undefined ]\n"
