@@ -648,6 +648,47 @@ int ads_db_backup(ads_db *db, const char *dir, ads_error *err);
 int ads_db_backup_ex(ads_db *db, const char *dir, ads_progress_fn progress, void *ctx,
                      ads_error *err);
 
+/* Where a store's file goes, and what compaction would give back. */
+typedef struct ads_db_space {
+    uint64_t file_bytes;  /* size of data.mdb */
+    uint64_t page_size;
+    uint64_t used_pages;  /* pages up to the last used one */
+    uint64_t free_pages;  /* of those, pages free for reuse (LMDB's free list) */
+    uint64_t gain_bytes;  /* about what ads_db_compact would give back (before retention) */
+} ads_db_space;
+
+/* Fill *out. Errors: ADS_ESTORAGE, ADS_EINVAL. */
+int ads_db_space_get(ads_db *db, ads_db_space *out, ads_error *err);
+
+typedef struct ads_compact_options {
+    double wait; /* seconds to wait for other processes to close the store; 0: refuse at once */
+    void (*stage)(void *ctx, const char *stage); /* called at "copied" and "renamed" (tests) */
+    void *ctx;
+} ads_compact_options;
+
+typedef struct ads_compact_result {
+    ads_trim_result retention; /* what retention removed first */
+    uint64_t bytes_before, bytes_after; /* sizes of data.mdb */
+} ads_compact_result;
+
+/*
+ * Rewrite the store in directory dir in place into the smallest file: every
+ * type's HistoryRetention is applied (ads_db_apply_retention), then LMDB's
+ * compacting copy is built in dir.compact-PID beside dir, synced, checked
+ * as ads_db_verify checks a store, and renamed over dir/data.mdb in one
+ * step, so a crash at any point leaves either the old or the new store,
+ * whole (what a killed compaction left beside dir is removed by the next).
+ * No other process may have the store open: compaction waits up to
+ * opt->wait seconds for them to close it, then fails with ADS_EBUSY naming
+ * one; a process that opens the store meanwhile waits until it is done.
+ * The caller must not have the store open either. opt and res may be NULL.
+ * Errors: ADS_EBUSY, ADS_ENOTFOUND (no store at dir), ADS_ECORRUPT (the copy
+ * fails its check: the store is left as it was), ADS_EIO, ADS_ESTORAGE, and
+ * those of ads_db_open.
+ */
+int ads_db_compact(const char *dir, const ads_compact_options *opt, ads_compact_result *res,
+                   ads_error *err);
+
 /* ------------------------------------------------------------------------ */
 /* Hooks                                                                    */
 /* ------------------------------------------------------------------------ */

@@ -213,6 +213,7 @@ static const help_entry help_entries[] = {
          "  backup  consistent compacted copy of a live store\n"
          "  verify  check the whole store; exit 1 and list what is wrong where\n"
          "  stats   types, record and row counts, sizes, map usage\n"
+         "  compact apply history retention, then rewrite the store into the smallest file\n"
          "  help    show this text, or a command's: adstore help COMMAND\n"
          "\n"
          "Options for every command:\n"
@@ -461,7 +462,18 @@ static const help_entry help_entries[] = {
               "\n"
               "Print a line per type (records, deleted records, history rows, bytes of\n"
               "latest and of history rows), then the store's format, node id, map size\n"
-              "and use, and reader slots. A summary line goes to stderr.\n"},
+              "and use, reader slots, and the free pages of the file with about what\n"
+              "'adstore compact' would give back. A summary line goes to stderr.\n"},
+    {"compact",
+     "Usage: adstore compact [--wait SECONDS]\n"
+     "\n"
+     "Apply every type's HistoryRetention (as PURGE HISTORY FROM each type), then\n"
+     "rewrite the store in place into the smallest file: a compacted copy is built\n"
+     "beside it (DIR.compact-PID), synced, verified, and renamed over DIR/data.mdb,\n"
+     "so a crash at any point leaves the old store or the new one, whole. No other\n"
+     "process may have the store open: compact refuses (exit 1, naming one), or\n"
+     "with --wait waits up to SECONDS for them to close it; a process opening the\n"
+     "store meanwhile waits until compact is done. A summary line goes to stderr.\n"},
     {"help", "Usage: adstore help [COMMAND]\n"
              "\n"
              "Show the list of commands, or the help of one command.\n"},

@@ -137,6 +137,14 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
            info.map_size ? 100.0 * (double)info.used_bytes / (double)info.map_size : 0.0,
            info.page_size);
     printf("readers: %u of %u slots in use\n", info.readers, info.max_readers);
+    ads_db_space sp;
+    if (ads_db_space_get(db, &sp, &err) == 0) {
+        char fs[32], gs[32];
+        human(fs, sizeof fs, (double)sp.file_bytes);
+        human(gs, sizeof gs, (double)sp.gain_bytes);
+        printf("file: %s, %llu of %llu pages free; adstore compact would give back about %s\n",
+               fs, (unsigned long long)sp.free_pages, (unsigned long long)sp.used_pages, gs);
+    }
     ads_db_close(db);
     double secs = progress_elapsed(&x.bar);
     fprintf(stderr, "stats: %llu records, %llu rows, %s, %.2f s\n",

@@ -28,6 +28,7 @@ static const command commands[] = {
     {"dump", cmd_dump},
     {"restore", cmd_restore},
     {"backup", cmd_backup},
+    {"compact", cmd_compact},
 };
 
 /* The command's status, before standard output is checked. */

@@ -12,7 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <cmocka.h>
+
+extern char **environ;
 
 #include "tests/cli/run.h"
 
@@ -125,6 +131,78 @@ static void execute__purge_history_reports_rows_and_records(void **state)
            "-d", store, "execute", "PURGE HISTORY FROM Machine");
 }
 
+/* Records with history, then compact killed (SIGKILL) at stage, with the
+ * ADSTORE_TEST_STALL hook: the store opens and verifies with every record,
+ * and the next compact removes what the killed one left beside it. */
+static void compact_killed_at(const char *stage)
+{
+    declare_machine();
+    for (int i = 0; i < 5; i++) {
+        char stmt[300];
+        snprintf(stmt, sizeof stmt,
+                 "STORE [ AdType = \"Machine\"; Name = \"a\"; V = %d ], "
+                 "[ AdType = \"Machine\"; Name = \"b\"; V = %d ]",
+                 i, i);
+        EXPECT(NULL, 0, "", "stored 2 records\n", "-d", store, "execute", stmt);
+    }
+    size_t ne = 0;
+    while (environ[ne])
+        ne++;
+    char **env = calloc(ne + 2, sizeof *env);
+    assert_non_null(env);
+    memcpy(env, environ, ne * sizeof *env);
+    char var[64];
+    snprintf(var, sizeof var, "ADSTORE_TEST_STALL=compact:%s", stage);
+    env[ne] = var;
+    run_result r;
+    const char *argv[] = {"-d", store, "compact", NULL};
+    assert_int_equal(run_adstore_env(&r, argv, NULL, NULL, env), 0);
+    free(env);
+    if (r.status != 128 + SIGKILL)
+        fail_msg("compact at %s: exit %d, stderr %s", stage, r.status, r.err);
+    run_free(&r);
+    /* what it left beside the store */
+    char left[1300];
+    bool leftover = false;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    assert_non_null(d);
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, "db.compact-", 11) == 0) {
+            snprintf(left, sizeof left, "%s/%s", dir, e->d_name);
+            leftover = true;
+        }
+    closedir(d);
+    assert_true(leftover);
+    const char *vargv[] = {"-d", store, "verify", NULL};
+    assert_int_equal(run_adstore(&r, vargv, NULL), 0);
+    if (r.status != 0 || !strstr(r.err, " 0 problems"))
+        fail_msg("verify after compact killed at %s: exit %d: %s%s", stage, r.status, r.out, r.err);
+    run_free(&r);
+    EXPECT(NULL, 0, "[ n = 10 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT count(*) AS n FROM Machine WHERE __Latest is __Latest");
+    /* the next compact sweeps the leftover */
+    const char *cargv[] = {"-d", store, "compact", NULL};
+    assert_int_equal(run_adstore(&r, cargv, NULL), 0);
+    if (r.status != 0)
+        fail_msg("compact: %s", r.err);
+    run_free(&r);
+    struct stat st;
+    assert_int_not_equal(stat(left, &st), 0);
+}
+
+static void compact__killed_after_the_copy_leaves_the_old_store(void **state)
+{
+    (void)state;
+    compact_killed_at("copied");
+}
+
+static void compact__killed_after_the_rename_leaves_the_new_store(void **state)
+{
+    (void)state;
+    compact_killed_at("renamed");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -132,6 +210,8 @@ int main(void)
         T(execute__store_counts_unchanged_records_apart),
         T(import__counts_unchanged_records),
         T(execute__purge_history_reports_rows_and_records),
+        T(compact__killed_after_the_copy_leaves_the_old_store),
+        T(compact__killed_after_the_rename_leaves_the_new_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
