@@ -212,6 +212,51 @@ static void space__free_pages_and_what_compact_would_give_back(void **state)
     assert_int_equal(sp.gain_bytes, 0);
 }
 
+/* At the "copied" stage a child process opens the store and stores a
+ * record: it waits for compaction to end, then writes into the new store,
+ * and nothing it wrote is lost. */
+static pid_t opener;
+
+static void open_during(void *ctx, const char *stage)
+{
+    (void)ctx;
+    if (strcmp(stage, "copied") != 0)
+        return;
+    opener = fork();
+    assert_true(opener >= 0);
+    if (opener == 0) {
+        ads_db *d;
+        ads_error err;
+        if (ads_db_open(&d, ts.path, 0, &err) ||
+            ts_store(d, &err, "[ AdType = \"Machine\"; Name = \"during\"; V = 1 ]"))
+            _exit(2);
+        ads_db_close(d);
+        _exit(0);
+    }
+    usleep(200 * 1000); /* (give it time to reach the lock; the test holds either way) */
+}
+
+static void compact__a_process_opening_meanwhile_waits_and_writes_to_the_new_store(void **state)
+{
+    (void)state;
+    ts_reopen_close(&ts);
+    ads_compact_options o = {0, open_during, NULL};
+    ads_error err;
+    opener = -1;
+    if (ads_db_compact(ts.path, &o, NULL, &err))
+        fail_msg("compact: %s", err.message);
+    int status;
+    assert_true(opener > 0);
+    assert_int_equal(waitpid(opener, &status, 0), opener);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    db = ts_reopen(&ts);
+    assert_int_equal(ts_verify(db), 0);
+    char *v = ts_attr(db, "Machine", "{ \"during\" }", "V");
+    assert_string_equal(v, "1");
+    free(v);
+    assert_int_equal(count(db, "Machine", false), 21);
+}
+
 static void compact__a_missing_store_is_not_found(void **state)
 {
     (void)state;
@@ -232,6 +277,7 @@ int main(void)
         T(compact__refused_while_another_process_has_the_store_open),
         T(compact__a_missing_store_is_not_found),
         T(space__free_pages_and_what_compact_would_give_back),
+        T(compact__a_process_opening_meanwhile_waits_and_writes_to_the_new_store),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
