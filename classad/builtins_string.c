@@ -1680,7 +1680,7 @@ static int find_attr(ref_walk *w, const ads_view *v, bool outward, ads_str name,
     return 0;
 }
 
-/* If e is self, parent, toplevel or root and no attribute has that name: 1,
+/* If e is self (or MY), parent, toplevel or root and no attribute has that name: 1,
  * with *target the view it names (NULL for the parent of the outermost
  * record). Else 0. */
 static int special_target(ref_walk *w, const ads_expr *e, const ads_view *view,
@@ -1692,7 +1692,7 @@ static int special_target(ref_walk *w, const ads_expr *e, const ads_view *view,
     const ads_view *t, *where;
     const ads_expr *x;
     ads_value lit;
-    if (ads_name__eq(nm.p, nm.len, "self", 4))
+    if (ads_name__eq(nm.p, nm.len, "self", 4) || ads_name__eq(nm.p, nm.len, "my", 2))
         t = view;
     else if (ads_name__eq(nm.p, nm.len, "parent", 6))
         t = view->parent;

@@ -924,6 +924,10 @@ static void unresolved__names_what_an_attribute_needs_and_the_record_lacks(void 
     expect_in("[Requirements = OpSys == \"LINUX\" && TARGET.Arch == \"ARM\" && "
               "Cpus >= RequestCpus; RequestCpus = 1]",
               "unresolved(Requirements)", "\"Arch,Cpus,OpSys\"");
+    /* MY is the record itself: MY.RequestCpus is found, MY.Disk is not */
+    expect_in("[Requirements = MY.RequestCpus > 0 && MY.Disk > 10 && TARGET.Memory > 1; "
+              "RequestCpus = 1]",
+              "unresolved(Requirements)", "\"Disk,Memory\"");
     const char *ctx = "[a = b + c; b = d * 2; c = 3; d = Zeta + alpha + ALPHA + Alpha; "
                       "e = 1; f = \"text\"; g = { q, [ h = r ] }; i = strcat(s, \"x\", t[u]); "
                       "j = k ? l : m ?: n; o = a + b; 'odd name' = 'other name' + 1]";
@@ -989,7 +993,7 @@ static void unresolved__selections_follow_the_evaluators_scopes(void **state)
     (void)state;
     const char *ctx =
         "[top = 1; "
-        "s1 = TARGET.Memory + target.Disk + MY.Cpus; "       /* TARGET. dropped */
+        "s1 = TARGET.Memory + target.Disk + MY.Cpus; "       /* TARGET. dropped; MY is self */
         "s2 = other.x + other.y.z + (Foo ?: Bar).w; "        /* undefined bases */
         "s3 = self.top + self.gone + toplevel.top + root.gone2 + .top + .gone3; "
         "s4 = parent.x; "                                    /* no parent here */
@@ -1000,7 +1004,7 @@ static void unresolved__selections_follow_the_evaluators_scopes(void **state)
         "rv = { [x = 1] }; s8 = rv.x; "                      /* a list base: nothing to name */
         "s9 = (1 + 2).x]";
     static const row rows[] = {
-        {"unresolved(s1)", "\"Disk,Memory,MY.Cpus\""},
+        {"unresolved(s1)", "\"Cpus,Disk,Memory\""},
         {"unresolved(s2)", "\"Bar,Foo,other.x,other.y.z\""},
         {"unresolved(s3)", "\"gone,gone2,gone3\""},
         {"unresolved(s4)", "\"parent.x\""},
