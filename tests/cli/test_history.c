@@ -20,7 +20,7 @@
 
 extern char **environ;
 
-#include "tests/cli/run.h"
+#include "tests/cli/run_check.h"
 
 static char *dir; /* a fresh directory per test; the store is dir/db */
 static char store[1100];
@@ -28,33 +28,15 @@ static char store[1100];
 static int setup(void **state)
 {
     (void)state;
-    dir = make_temp_dir();
-    if (!dir)
-        return -1;
-    snprintf(store, sizeof store, "%s/db", dir);
-    return 0;
+    return cli_dir_new(&dir, store, sizeof store, "db");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    remove_tree(dir);
-    free(dir);
+    cli_dir_free(&dir);
     return 0;
 }
-
-/* Run with stdin `in`, require exit want, and compare stdout and stderr
- * exactly. */
-#define EXPECT(in, want, out_, err_, ...)                                                          \
-    do {                                                                                           \
-        run_result r_;                                                                             \
-        const char *argv_[] = {__VA_ARGS__, NULL};                                                 \
-        assert_int_equal(run_adstore(&r_, argv_, (in)), 0);                                        \
-        if (r_.status != (want) || strcmp(r_.out, (out_)) || strcmp(r_.err, (err_)))              \
-            fail_msg("exit %d (want %d)\nstdout:\n%s---\nwant:\n%s---\nstderr:\n%s---\nwant:\n%s---", \
-                     r_.status, (want), r_.out, (out_), r_.err, (err_));                           \
-        run_free(&r_);                                                                             \
-    } while (0)
 
 static void declare_machine(void)
 {
