@@ -182,23 +182,9 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
         tname = t->name;
     else
         snprintf(tn, sizeof tn, "type id %u", (unsigned)id);
-    ads_buf b = ADS_BUF_INIT;
-    const unsigned char *p = key + 4, *end = key + len;
-    ads_buf_addc(&b, '{');
-    while (p < end) {
-        ads_value v;
-        long n = ads_key__decode_value(&v, p, end, a, 0);
-        if (n <= 0) {
-            ads_buf_adds(&b, p == key + 4 ? " (undecodable)" : ", (undecodable)");
-            break;
-        }
-        ads_buf_adds(&b, p == key + 4 ? " " : ", ");
-        ads_value_unparse(&b, &v);
-        p += n;
-    }
-    ads_buf_adds(&b, " }");
-    snprintf(out, cap, "type %s, key %s", tname, b.failed ? "{ ? }" : ads_buf_cstr(&b));
-    ads_buf_free(&b);
+    char kt[ADS_ERROR_MESSAGE_MAX];
+    ads_key__text(kt, sizeof kt, key, len, a);
+    snprintf(out, cap, "type %s, key %s", tname, kt);
 }
 
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,

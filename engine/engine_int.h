@@ -91,6 +91,10 @@ int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned
  * stored length. */
 size_t ads_key__stored(unsigned char *out, const unsigned char *full, size_t len, unsigned c);
 
+/* The key values of encoded key (len bytes, type id first) as text for a
+ * message, cut to cap bytes; decoded values live in a. */
+void ads_key__text(char *out, size_t cap, const unsigned char *key, size_t len, ads_arena *a);
+
 /* The value of one encoded key value at p (ending before end): decoded into
  * arena a (strings come back folded: keys keep only what `===` compares).
  * Returns bytes consumed or a negative code. */

@@ -550,3 +550,26 @@ int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned
     }
     return 0;
 }
+
+/* The key values of an encoded key (after its 4-byte type id) as text, for
+ * messages: `{ "a", 1 }`, with "(undecodable)" where decoding stops. */
+void ads_key__text(char *out, size_t cap, const unsigned char *key, size_t len, ads_arena *a)
+{
+    ads_buf b = ADS_BUF_INIT;
+    const unsigned char *p = key + 4, *end = key + len;
+    ads_buf_addc(&b, '{');
+    while (p < end) {
+        ads_value v;
+        long n = ads_key__decode_value(&v, p, end, a, 0);
+        if (n <= 0) {
+            ads_buf_adds(&b, p == key + 4 ? " (undecodable)" : ", (undecodable)");
+            break;
+        }
+        ads_buf_adds(&b, p == key + 4 ? " " : ", ");
+        ads_value_unparse(&b, &v);
+        p += n;
+    }
+    ads_buf_adds(&b, " }");
+    snprintf(out, cap, "%s", b.failed ? "{ ? }" : ads_buf_cstr(&b));
+    ads_buf_free(&b);
+}

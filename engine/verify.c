@@ -71,27 +71,6 @@ static tcount *count_of(vstate *vs, uint32_t id)
     return c;
 }
 
-/* The key of a stored key as text, for messages. */
-static void key_text(char *out, size_t cap, const unsigned char *key, size_t len, ads_arena *a)
-{
-    ads_buf b = ADS_BUF_INIT;
-    const unsigned char *p = key + 4, *end = key + len;
-    ads_buf_addc(&b, '{');
-    while (p < end) {
-        ads_value v;
-        long n = ads_key__decode_value(&v, p, end, a, 0);
-        if (n <= 0) {
-            ads_buf_adds(&b, p == key + 4 ? " (undecodable)" : ", (undecodable)");
-            break;
-        }
-        ads_buf_adds(&b, p == key + 4 ? " " : ", ");
-        ads_value_unparse(&b, &v);
-        p += n;
-    }
-    ads_buf_adds(&b, " }");
-    snprintf(out, cap, "%s", b.failed ? "{ ? }" : ads_buf_cstr(&b));
-    ads_buf_free(&b);
-}
 
 static const char *type_name(vstate *vs, uint32_t id, char *buf, size_t cap)
 {
@@ -182,13 +161,13 @@ static int walk_latest(vstate *vs, ads_error *err)
         ads_error e;
         const char *tname = type_name(vs, id, tn, sizeof tn);
         if (ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "row", &e)) {
-            key_text(kt, sizeof kt, k.mv_data, k.mv_size, vs->a);
+            ads_key__text(kt, sizeof kt, k.mv_data, k.mv_size, vs->a);
             problem(vs, "type %s, key %s: latest %s", tname, kt, e.message);
             continue;
         }
         const unsigned char *fk = env.full_key ? env.full_key : k.mv_data;
         size_t fl = env.full_key ? env.full_key_len : k.mv_size;
-        key_text(kt, sizeof kt, fk, fl, vs->a);
+        ads_key__text(kt, sizeof kt, fk, fl, vs->a);
         snprintf(where, sizeof where, "type %s, key %s", tname, kt);
         if (ads_msgpack_check(env.data, env.len, &e)) {
             problem(vs, "%s: latest row: %s", where, e.message);
@@ -250,7 +229,7 @@ static int walk_history(vstate *vs, ads_error *err)
         size_t rl = k.mv_size - 16;
         uint32_t id = ads_key__get_typeid(k.mv_data);
         const char *tname = type_name(vs, id, tn, sizeof tn);
-        key_text(kt, sizeof kt, k.mv_data, rl, vs->a);
+        ads_key__text(kt, sizeof kt, k.mv_data, rl, vs->a);
         row_env env;
         ads_error e;
         if (ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "history row", &e)) {
@@ -258,7 +237,7 @@ static int walk_history(vstate *vs, ads_error *err)
             continue;
         }
         if (env.full_key)
-            key_text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
+            ads_key__text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
         if (ads_msgpack_check(env.data, env.len, &e)) {
             problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
             continue;
