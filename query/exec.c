@@ -12,7 +12,9 @@
  *           becomes a point lookup; conjuncts that mention no JOIN alias are
  *           prepared once and evaluated by the engine on the stored bytes;
  *           a JOIN whose ON compares the joined type's key attributes
- *           becomes a key lookup per row;
+ *           becomes a key lookup per row; any other JOIN a scan of the
+ *           joined type per row (the first row ON accepts, or with JOIN ALL
+ *           each one, streamed);
  *   run     scan -> filter -> join -> (group) -> (sort and limit) ->
  *           project -> sink, one row at a time; memory holds one row, the
  *           groups, and the rows ORDER BY keeps (at most 2 x LIMIT).
@@ -386,6 +388,7 @@ typedef struct qjoin {
     bool key_lookup;
     const ads_expr **probe;   /* main-side expressions, in the join type's key order */
     const ads_record *rec;    /* the current joined row (NULL: none) */
+    ads_arena *ra;            /* JOIN ALL: the row tried and all that follows from it */
 } qjoin;
 
 /* The composite view of a row: JOIN aliases (and the FROM alias) name
@@ -716,80 +719,157 @@ typedef struct qsel {
     ads_arena *ra;             /* per-row arena */
 } qsel;
 
-/* Bind the joins for the current row (rv); false if an INNER join missed. */
-static int do_joins(qsel *s, rview *rv, bool *keep, ads_error *err)
+/* Bind join i (one-to-one) for the current row (rv); false if an INNER
+ * join missed. */
+static int bind_one(qsel *s, rview *rv, size_t i, bool *keep, ads_error *err)
 {
     *keep = true;
-    for (size_t i = 0; i < s->njoins; i++) {
-        qjoin *j = &s->joins[i];
-        j->rec = NULL;
-        ads_view view = {&rview_ops, rv, NULL};
-        if (j->key_lookup) {
-            size_t nk = ads_type_key_count(j->type);
-            ads_value keys[16];
-            bool usable = true;
-            for (size_t k = 0; k < nk; k++) {
-                if (ads_expr_eval(&keys[k], j->probe[k], &view, s->ra))
-                    return ads_error_set(err, ADS_ENOMEM, "out of memory");
-                if (keys[k].type == ADS_UNDEFINED || keys[k].type == ADS_ERROR ||
-                    (keys[k].type == ADS_REAL && keys[k].u.r != keys[k].u.r))
-                    usable = false;
-            }
-            ads_row jr;
-            int rc = usable ? ads_txn_get(s->txn, &jr, j->type, keys, nk, s->ra, err) : 0;
-            if (rc < 0)
+    qjoin *j = &s->joins[i];
+    j->rec = NULL;
+    ads_view view = {&rview_ops, rv, NULL};
+    if (j->key_lookup) {
+        size_t nk = ads_type_key_count(j->type);
+        ads_value keys[16];
+        bool usable = true;
+        for (size_t k = 0; k < nk; k++) {
+            if (ads_expr_eval(&keys[k], j->probe[k], &view, s->ra))
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            if (keys[k].type == ADS_UNDEFINED || keys[k].type == ADS_ERROR ||
+                (keys[k].type == ADS_REAL && keys[k].u.r != keys[k].u.r))
+                usable = false;
+        }
+        ads_row jr;
+        int rc = usable ? ads_txn_get(s->txn, &jr, j->type, keys, nk, s->ra, err) : 0;
+        if (rc < 0)
+            return rc;
+        if (rc == 1 && (!jr.deleted || s->deleted_visible)) {
+            const ads_record *rec;
+            if ((rc = ads_row_record(&rec, &jr, ADS_ROW_TIMELINE, s->ra, err)))
                 return rc;
-            if (rc == 1 && (!jr.deleted || s->deleted_visible)) {
-                const ads_record *rec;
-                if ((rc = ads_row_record(&rec, &jr, ADS_ROW_TIMELINE, s->ra, err)))
-                    return rc;
-                j->rec = rec;
-                rv->bound = i + 1;
-                ads_value ok;
-                /* TARGET in ON is the row being tried */
-                ads_view tv = ads_record_view(rec, NULL);
-                if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra))
-                    return ads_error_set(err, ADS_ENOMEM, "out of memory");
-                if (!ads_q__truthy(&ok))
-                    j->rec = NULL;
-            }
-        } else {
-            /* no key to use: the first row of the joined type that satisfies ON */
-            ads_scan *sc;
-            ads_row *jr;
-            int rc = ads_scan_open(&sc, s->txn, j->type, NULL,
-                                   s->deleted_visible ? ADS_SCAN_DELETED : 0, err);
-            if (rc)
-                return rc;
+            j->rec = rec;
             rv->bound = i + 1;
-            while ((rc = ads_scan_next(sc, &jr, err)) == 1) {
-                const ads_record *rec;
-                if ((rc = ads_q__budget(s->q, err)))
-                    break;
-                if ((rc = ads_row_record(&rec, jr, ADS_ROW_TIMELINE, s->ra, err)))
-                    break;
-                j->rec = rec;
-                ads_value ok;
-                ads_view tv = ads_record_view(rec, NULL);
-                if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra)) {
-                    rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-                    break;
-                }
-                if (ads_q__truthy(&ok))
-                    break;
+            ads_value ok;
+            /* TARGET in ON is the row being tried */
+            ads_view tv = ads_record_view(rec, NULL);
+            if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra))
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            if (!ads_q__truthy(&ok))
                 j->rec = NULL;
-            }
-            ads_scan_close(sc);
-            if (rc < 0)
-                return rc;
         }
+    } else {
+        /* no key to use: the first row of the joined type that satisfies ON */
+        ads_scan *sc;
+        ads_row *jr;
+        int rc = ads_scan_open(&sc, s->txn, j->type, NULL,
+                               s->deleted_visible ? ADS_SCAN_DELETED : 0, err);
+        if (rc)
+            return rc;
         rv->bound = i + 1;
-        if (!j->rec && !j->jc->outer) {
-            *keep = false;
-            return 0;
+        while ((rc = ads_scan_next(sc, &jr, err)) == 1) {
+            const ads_record *rec;
+            if ((rc = ads_q__budget(s->q, err)))
+                break;
+            if ((rc = ads_row_record(&rec, jr, ADS_ROW_TIMELINE, s->ra, err)))
+                break;
+            j->rec = rec;
+            ads_value ok;
+            ads_view tv = ads_record_view(rec, NULL);
+            if (ads_expr_eval_match(&ok, j->on, &view, &tv, s->ra)) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            if (ads_q__truthy(&ok))
+                break;
+            j->rec = NULL;
         }
+        ads_scan_close(sc);
+        if (rc < 0)
+            return rc;
+    }
+    rv->bound = i + 1;
+    if (!j->rec && !j->jc->outer) {
+        *keep = false;
+        return 0;
     }
     return 0;
+}
+
+static int finish(qsel *s, rview *rv, ads_error *err);
+
+static int join_from(qsel *s, rview *rv, size_t i, ads_error *err);
+
+/*
+ * JOIN ALL (i) without a key lookup: every row of the joined type that
+ * satisfies ON goes on, bound, to the joins after it and to the output, one
+ * at a time, so memory holds one row tried whatever the product's size: the
+ * row tried and everything the rest of the row's run allocates live in the
+ * join's arena, reset for the next row. OUTER keeps a row with no match
+ * once, the alias undefined.
+ */
+static int join_all(qsel *s, rview *rv, size_t i, ads_error *err)
+{
+    qjoin *j = &s->joins[i];
+    ads_scan *sc;
+    ads_row *jr;
+    bool matched = false;
+    int rc = ads_scan_open(&sc, s->txn, j->type, NULL, s->deleted_visible ? ADS_SCAN_DELETED : 0,
+                           err);
+    if (rc)
+        return rc;
+    ads_arena *outer_ra = s->ra;
+    int more;
+    rc = 0;
+    while ((more = ads_scan_next(sc, &jr, err)) == 1) {
+        const ads_record *rec;
+        if ((rc = ads_q__budget(s->q, err)))
+            break;
+        ads_arena_reset(j->ra);
+        if ((rc = ads_row_record(&rec, jr, ADS_ROW_TIMELINE, j->ra, err)))
+            break;
+        j->rec = rec;
+        rv->bound = i + 1;
+        ads_value ok;
+        ads_view view = {&rview_ops, rv, NULL};
+        ads_view tv = ads_record_view(rec, NULL);
+        if (ads_expr_eval_match(&ok, j->on, &view, &tv, j->ra)) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            break;
+        }
+        if (!ads_q__truthy(&ok))
+            continue;
+        matched = true;
+        s->ra = j->ra;
+        rc = join_from(s, rv, i + 1, err);
+        s->ra = outer_ra;
+        if (rc)
+            break; /* an error, or 1: LIMIT reached */
+    }
+    ads_scan_close(sc);
+    j->rec = NULL;
+    if (more < 0)
+        return more;
+    if (rc)
+        return rc;
+    if (!matched && j->jc->outer) {
+        rv->bound = i + 1;
+        return join_from(s, rv, i + 1, err);
+    }
+    return 0;
+}
+
+/* The joins from i on, then the output. Returns 1 to stop (LIMIT reached). */
+static int join_from(qsel *s, rview *rv, size_t i, ads_error *err)
+{
+    if (i == s->njoins)
+        return finish(s, rv, err);
+    if (s->joins[i].jc->all && !s->joins[i].key_lookup)
+        return join_all(s, rv, i, err);
+    /* a JOIN ALL on the joined type's key finds one row at most: a lookup */
+    bool keep;
+    int rc = bind_one(s, rv, i, &keep, err);
+    if (rc || !keep)
+        return rc;
+    return join_from(s, rv, i + 1, err);
 }
 
 static bool hidden_name(ads_str n)
@@ -840,10 +920,15 @@ static int project(qsel *s, rview *rv, const ads_record **out, ads_error *err)
  * Returns 1 to stop (LIMIT reached). */
 static int offer(qsel *s, rview *rv, ads_error *err)
 {
-    bool keep;
-    int rc = do_joins(s, rv, &keep, err);
-    if (rc || !keep)
-        return rc;
+    for (size_t i = 0; i < s->njoins; i++)
+        s->joins[i].rec = NULL;
+    return join_from(s, rv, 0, err);
+}
+
+/* A row with its joins bound: filters, then group / collect / emit. */
+static int finish(qsel *s, rview *rv, ads_error *err)
+{
+    int rc;
     ads_view view = {&rview_ops, rv, NULL};
     if (s->post) {
         ads_value ok;
@@ -998,18 +1083,29 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
+        memset(s.joins, 0, st->njoins * sizeof *s.joins);
         s.njoins = st->njoins;
         for (size_t i = 0; i < st->njoins; i++) {
             qjoin *j = &s.joins[i];
             memset(j, 0, sizeof *j);
             j->jc = &st->joins[i];
             if ((rc = ads_txn_type(&j->type, s.txn, j->jc->type.p, j->jc->type.len, err))) {
+                /* `JOIN ALL Machine ON` reads as the type ALL with alias Machine */
+                if (rc == ADS_ENOTFOUND && ads_q__name_is(j->jc->type, "all"))
+                    rc = ads_error_set(err, ADS_ENOTFOUND,
+                                       "no type named %.*s: JOIN ALL needs a type and an alias "
+                                       "(JOIN ALL Type2 T2 ON ...)",
+                                       (int)j->jc->type.len, j->jc->type.p);
                 ads_q__error_at(st, j->jc->type, rc, err);
                 goto cleanup;
             }
             if ((rc = ads_expr_prepare(&j->on, a, j->jc->on, err)) ||
                 (rc = plan_join(j, a, err)))
                 goto cleanup;
+            if (j->jc->all && !(j->ra = ads_q__arena(q))) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                goto cleanup;
+            }
         }
     }
     /* WHERE: what the engine can test on stored bytes, and the rest */
@@ -1142,6 +1238,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     info->rows = s.rows;
     rc = 0;
 cleanup:
+    for (size_t i = 0; i < s.njoins; i++)
+        ads_arena_free(s.joins[i].ra);
     ads_q__group_free(s.group);
     ads_q__coll_free(s.coll);
     ads_txn_abort(s.txn);

@@ -345,7 +345,7 @@ static int parse_select(sp *p, stmt *st)
             return rc;
         alias(p, &st->alias);
         for (;;) {
-            join_clause j = {false, {"", 0}, {"", 0}, NULL, 0, 0};
+            join_clause j = {false, false, {"", 0}, {"", 0}, NULL, 0, 0};
             if (accept(p, "inner")) {
                 if (!accept(p, "join"))
                     return fail(p, "JOIN after INNER");
@@ -355,6 +355,19 @@ static int parse_select(sp *p, stmt *st)
                     return fail(p, "JOIN after OUTER");
             } else if (!accept(p, "join")) {
                 break;
+            }
+            /* ALL is no reserved word (a type may be named All): it is JOIN ALL's
+             * only when a type and an alias follow it */
+            size_t before_all = p->pos;
+            if (accept(p, "all")) {
+                ads_str t, al;
+                skip(p);
+                if (p->pos < p->end && is_word_start(p->text[p->pos]) &&
+                    !type_name(p, &t, NULL, NULL, "") && alias(p, &al))
+                    j.all = true;
+                p->pos = before_all;
+                if (j.all)
+                    accept(p, "all");
             }
             if ((rc = type_name(p, &j.type, &j.line, &j.column, "a type name after JOIN")))
                 return rc;

@@ -19,6 +19,7 @@ typedef struct sel_item {
 
 typedef struct join_clause {
     bool outer;
+    bool all; /* JOIN ALL: every joined row that satisfies ON, not the first */
     ads_str type, alias;
     const ads_expr *on;
     int line, column; /* of the type name, for messages */

@@ -315,6 +315,7 @@ static const help_entry help_entries[] = {
      "Statements:\n"
      "  SELECT items FROM Type [T] [[INNER|OUTER] JOIN Type2 T2 ON expr]...\n"
      "         [WHERE expr] [GROUP BY exprs] [ORDER BY expr [ASC|DESC], ...] [LIMIT n]\n"
+     "    [OUTER] JOIN ALL Type2 T2 ON expr   (every match, not the first)\n"
      "  SELECT items USING datasource ...    (types, sequences)\n"
      "  SELECT avg@(sum(Memory)) AS M FROM Machine WHERE @duration(`1d`)\n"
      "         GROUP BY Platform, @intervals(`1h`)    (hourly over the last day)\n"
