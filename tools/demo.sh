@@ -52,8 +52,9 @@ ads execute 'UPDATE Job SET State = "Running" WHERE Owner == "alice"'
 ads execute -format tabular 'SELECT Owner, Cmd, RequestMemory, State FROM Job ORDER BY Owner, RequestMemory'
 ads execute -format tabular 'SELECT Name, Arch, Memory, State FROM Machine WHERE Memory >= 16384 ORDER BY Memory DESC LIMIT 3'
 ads execute -format tabular 'SELECT Arch, count(*) AS Machines, sum(Memory) AS Memory, avg(LoadAvg) AS Load FROM Machine GROUP BY Arch'
-# Which machines could run each idle job (a ClassAd match, as a key join would not).
-ads execute -format tabular 'SELECT J.Owner, J.Cmd, count(*) AS Fits FROM Job J JOIN Machine M ON M.Memory >= J.RequestMemory GROUP BY J.Owner, J.Cmd'
+# How many machines could run each job: a many-to-many ClassAd match (JOIN ALL,
+# MY the job and TARGET the machine tried), counted per job.
+ads execute -format tabular 'SELECT J.Owner, J.Cmd, J.RequestMemory, count(*) AS Machines FROM Job J JOIN ALL Machine M ON TARGET.Memory >= MY.RequestMemory GROUP BY J.Id, J.Owner, J.Cmd, J.RequestMemory ORDER BY J.RequestMemory'
 # What was true over yesterday, hour by hour: claimed memory per architecture.
 ads execute -format tabular "SELECT avg@(sum(Memory)) AS ClaimedMemory FROM Machine WHERE State == \"Claimed\" && @timerange(\`$(date -u -d "@$day" +%Y-%m-%dT%H:%M:%SZ)\`, \`$(date -u -d "@$((day + 6 * 3600))" +%Y-%m-%dT%H:%M:%SZ)\`) GROUP BY Arch, @intervals(\`1h\`)"
 # Move the store: dump, restore elsewhere, check, and ask the copy the same question.
