@@ -27,6 +27,207 @@ int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
 
+/* ---- snapshot sync: a set of record keys, and the types they belong to ---- */
+
+typedef struct sync_key {
+    uint64_t hash;
+    unsigned char *p; /* NULL: an empty slot */
+    size_t len;
+} sync_key;
+
+struct ads_sync {
+    sync_key *slots;
+    size_t cap, n; /* cap a power of two, n < cap / 2 */
+    uint32_t *types;
+    size_t ntypes, types_cap;
+    double latest; /* the latest _Timestamp noted, NAN before the first */
+};
+
+static uint64_t key_hash(const unsigned char *p, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+static sync_key *sync_find(const ads_sync *s, const unsigned char *p, size_t len, uint64_t h)
+{
+    size_t mask = s->cap - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        sync_key *k = &s->slots[i];
+        if (!k->p || (k->hash == h && k->len == len && memcmp(k->p, p, len) == 0))
+            return k;
+    }
+}
+
+int ads_sync_new(ads_sync **out, ads_error *err)
+{
+    if (!out)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_sync *s = calloc(1, sizeof *s);
+    if (!s || !(s->slots = calloc(1024, sizeof *s->slots))) {
+        free(s);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    s->cap = 1024;
+    s->latest = NAN;
+    *out = s;
+    return 0;
+}
+
+void ads_sync_free(ads_sync *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->cap; i++)
+        free(s->slots[i].p);
+    free(s->slots);
+    free(s->types);
+    free(s);
+}
+
+double ads_sync_latest(const ads_sync *s)
+{
+    return s->latest;
+}
+
+/* Note one stored record. Noting a key twice is harmless: a batch may run
+ * again after the map grows. */
+static int sync_note(ads_sync *s, const ads_write_info *wi, ads_error *err)
+{
+    if (!wi->key || wi->key_len < 4)
+        return 0;
+    uint32_t id = ads_key__get_typeid(wi->key);
+    size_t i = 0;
+    while (i < s->ntypes && s->types[i] != id)
+        i++;
+    if (i == s->ntypes) {
+        if (s->ntypes == s->types_cap) {
+            size_t cap = s->types_cap ? 2 * s->types_cap : 8;
+            uint32_t *t = realloc(s->types, cap * sizeof *t);
+            if (!t)
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            s->types = t;
+            s->types_cap = cap;
+        }
+        s->types[s->ntypes++] = id;
+    }
+    if (2 * (s->n + 1) >= s->cap) {
+        ads_sync grown = *s;
+        grown.cap = 2 * s->cap;
+        if (!(grown.slots = calloc(grown.cap, sizeof *grown.slots)))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < s->cap; j++)
+            if (s->slots[j].p)
+                *sync_find(&grown, s->slots[j].p, s->slots[j].len, s->slots[j].hash) =
+                    s->slots[j];
+        free(s->slots);
+        s->slots = grown.slots;
+        s->cap = grown.cap;
+    }
+    uint64_t h = key_hash(wi->key, wi->key_len);
+    sync_key *k = sync_find(s, wi->key, wi->key_len, h);
+    if (k->p)
+        return 0;
+    if (!(k->p = malloc(wi->key_len ? wi->key_len : 1)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    memcpy(k->p, wi->key, wi->key_len);
+    k->len = wi->key_len;
+    k->hash = h;
+    s->n++;
+    return 0;
+}
+
+/* Delete one record the snapshot lacks: dated now (as DELETE), or at ts
+ * (a copy of its latest row with _Deleted and _Timestamp set). */
+static int sync_delete_row(ads_txn *txn, ads_row *row, double ts, bool *done, ads_error *err)
+{
+    ads_write_info wi;
+    int rc;
+    *done = false;
+    if (isnan(ts)) {
+        if ((rc = ads_txn_delete(txn, row, &wi, err)))
+            return rc;
+        *done = wi.changed;
+        return 0;
+    }
+    /* a row at or after the snapshot's time was stored by something else
+     * than the snapshot: a deletion there would replace or precede it */
+    if (row->ts >= ts)
+        return 0;
+    ads_arena *a = ads_arena_new();
+    ads_record_builder *rb = NULL;
+    const ads_record *rec = NULL;
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_value t = ads_abstime(ts, 0), d = ads_bool(true);
+    if ((rc = ads_row_record(&rec, row, 0, a, err)) ||
+        (rc = ads_record_builder_new(&rb, a, err)))
+        goto cleanup;
+    for (size_t i = 0; i < ads_record_size(rec); i++) {
+        ads_str name = ads_record_name(rec, i);
+        if ((rc = ads_record_builder_add(rb, name.p, name.len, ads_record_expr(rec, i), err)))
+            goto cleanup;
+    }
+    if ((rc = ads_record_builder_add_value(rb, ads_attr__timestamp, 10, &t, err)) ||
+        (rc = ads_record_builder_add_value(rb, ads_attr__deleted, 8, &d, err)))
+        goto cleanup;
+    if ((rc = ads_txn_put_row(txn, row, ads_record_builder_finish(rb), &wi, err)))
+        goto cleanup;
+    *done = wi.changed;
+cleanup:
+    ads_arena_free(a);
+    return rc;
+}
+
+static int sync_delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double ts,
+                            uint64_t *deleted, ads_error *err)
+{
+    ads_scan *sc = NULL;
+    ads_row *row;
+    int rc = ads_scan_open(&sc, txn, t, NULL, 0, err);
+    if (rc)
+        return rc;
+    while ((rc = ads_scan_next(sc, &row, err)) == 1) {
+        if (sync_find(s, row->key, row->key_len, key_hash(row->key, row->key_len))->p)
+            continue;
+        bool done;
+        if ((rc = sync_delete_row(txn, row, ts, &done, err)))
+            break;
+        if (done)
+            (*deleted)++;
+    }
+    ads_scan_close(sc);
+    return rc < 0 ? rc : 0;
+}
+
+int ads_sync_delete(ads_sync *s, ads_txn *txn, const ads_type *also, double ts,
+                    uint64_t *deleted, ads_error *err)
+{
+    uint64_t n = 0;
+    int rc = 0;
+    if (!s || !txn)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    bool also_noted = false;
+    for (size_t i = 0; i < s->ntypes && !rc; i++) {
+        const ads_type *t;
+        /* a sync of types themselves would undeclare the ones not listed */
+        if (s->types[i] <= ADS_TYPEID_SEQUENCE)
+            continue;
+        if ((rc = ads_types__by_id(&t, txn, s->types[i], err)))
+            break;
+        if (also && t == also)
+            also_noted = true;
+        rc = sync_delete_type(s, txn, t, ts, &n, err);
+    }
+    if (!rc && also && !also_noted && also->id > ADS_TYPEID_SEQUENCE)
+        rc = sync_delete_type(s, txn, also, ts, &n, err);
+    if (deleted)
+        *deleted = n;
+    return rc;
+}
+
 struct ads_bulk {
     ads_db *db;
     ads_bulk_options opt;
@@ -224,6 +425,14 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_buf_free(&enc);
         if (!rc && !wi.changed)
             run->unchanged++;
+        if (!rc && b->opt.sync) {
+            /* the snapshot's time: its latest record's own _Timestamp (an
+             * unchanged record's wi.ts is the earlier row's) */
+            double when = b->opt.backfill ? b->ts[i] : wi.ts;
+            if (!(b->opt.sync->latest >= when))
+                b->opt.sync->latest = when;
+            rc = sync_note(b->opt.sync, &wi, err);
+        }
         if (rc) {
             run->failed_at = i;
             goto cleanup;

@@ -311,6 +311,10 @@ typedef struct ads_write_info {
                       record, or storing a record equal to the row in effect) */
     double ts;
     int64_t systime_us;
+    /* the record's key (opaque, as ads_row.key), valid until the
+     * transaction's next write; NULL when the write did not reach the key */
+    const unsigned char *key;
+    size_t key_len;
 } ads_write_info;
 
 /*
@@ -498,6 +502,32 @@ int ads_txn_sequence_last(ads_txn *txn, const char *name, size_t len, uint64_t *
 
 typedef struct ads_bulk ads_bulk;
 
+/*
+ * A snapshot sync: the keys of the records one or more bulk loads stored
+ * (ads_bulk_options.sync), so that afterwards every record of the types
+ * they stored (or of one type given) that they did not store can be
+ * deleted. Memory holds every key seen.
+ */
+typedef struct ads_sync ads_sync;
+
+int ads_sync_new(ads_sync **out, ads_error *err);
+void ads_sync_free(ads_sync *s); /* NULL is allowed */
+
+/* The latest time of the records noted: their own _Timestamp in a backfill,
+ * else the date of the row each write left in effect (NAN if none). */
+double ads_sync_latest(const ads_sync *s);
+
+/*
+ * In write transaction txn: delete every record of the types noted (and of
+ * type `also`, may be NULL) whose key was not noted, as DELETE does
+ * (deleted records are left alone). With ts NaN each deletion is dated now;
+ * else it is dated ts (a backfill), and a record whose latest row is dated
+ * at or after ts is left alone (it was not stored by the snapshot). *deleted (may
+ * be NULL) gets how many were deleted. Errors as ads_txn_delete.
+ */
+int ads_sync_delete(ads_sync *s, ads_txn *txn, const ads_type *also, double ts,
+                    uint64_t *deleted, ads_error *err);
+
 typedef struct ads_bulk_batch {
     uint64_t first;   /* number of the batch's first record in this load (from 0) */
     size_t count;     /* records in the batch */
@@ -516,6 +546,7 @@ typedef struct ads_bulk_options {
      * records commit together). May be NULL. A non-zero return aborts the batch. */
     int (*on_batch)(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err);
     void *ctx;
+    ads_sync *sync; /* may be NULL: notes the key and type of each record stored */
 } ads_bulk_options;
 
 /* Begin a bulk load into db. Errors: ADS_EINVAL, ADS_ENOMEM, ADS_EREADONLY. */

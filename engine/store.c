@@ -666,6 +666,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             info->changed = false;
             info->ts = base_env.ts;
             info->systime_us = base_env.systs;
+            info->key = (const unsigned char *)full->p;
+            info->key_len = full->len;
         }
         rc = 0;
         goto cleanup;
@@ -770,6 +772,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         info->changed = true;
         info->ts = ts;
         info->systime_us = systs;
+        info->key = (const unsigned char *)full->p;
+        info->key_len = full->len;
     }
 cleanup:
     txn->wdepth--;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -724,6 +725,27 @@ static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
  * (counted across the files). Returns 0, or an exit status after printing
  * why.
  */
+/* --sync's last transaction: delete what the input lacked. */
+typedef struct sync_run {
+    ads_sync *sync;
+    const char *type; /* --type: synced even when no record of it came */
+    bool backfill;
+    uint64_t deleted;
+} sync_run;
+
+static int sync_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    sync_run *sr = ctx;
+    const ads_type *t = NULL;
+    int rc;
+    if (sr->type && (rc = ads_txn_type(&t, txn, sr->type, strlen(sr->type), err)))
+        return rc;
+    /* backfill: the deletions are dated at the snapshot's time, its latest
+     * record's _Timestamp; otherwise now, as the records stored were */
+    double ts = sr->backfill ? ads_sync_latest(sr->sync) : NAN;
+    return ads_sync_delete(sr->sync, txn, t, ts, &sr->deleted, err);
+}
+
 static int import_file(imp *im, const char *path, fmt forced, bool restart, uint64_t *skip_left,
                        bool explicit_skip)
 {
@@ -936,7 +958,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     fmt forced = F_AUTO;
     uint64_t batch = 0, skip = 0;
     bool backfill = false, keep_going = false, restart = false, explicit_skip = false,
-         replace = false;
+         replace = false, sync = false;
     const char *type = NULL, *time_attr = NULL;
     int rc = EXIT_OK;
     cli_args_init(&args, argc, argv, ops);
@@ -1000,6 +1022,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
             restart = true;
         } else if (cli_is_opt(opt, NULL, "--replace")) {
             replace = true;
+        } else if (cli_is_opt(opt, NULL, "--sync")) {
+            sync = true;
         } else {
             rc = cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
             goto out;
@@ -1009,6 +1033,15 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
         rc = cli_fail(c, EXIT_USAGE, "no FILE to import ('-' reads standard input)");
         goto out;
     }
+    if (sync && explicit_skip) {
+        rc = cli_fail(c, EXIT_USAGE, "--sync reads the whole input; it takes no --skip");
+        goto out;
+    }
+    /* A sync must see every record of the snapshot, so it reads every file
+     * from its start: a run after a killed one stores again what that run
+     * stored, which is unchanged and appends nothing. */
+    if (sync)
+        restart = true;
     int nstdin = 0;
     for (int i = 0; i < args.nops; i++)
         nstdin += strcmp(args.ops[i], "-") == 0;
@@ -1035,10 +1068,28 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     progress_init(&im.bar, "import");
     ads_bulk_options bo = {.batch = (size_t)batch, .backfill = backfill, .replace = replace,
                           .on_batch = on_batch, .ctx = &im};
+    sync_run sr = {NULL, NULL, backfill, 0};
+    if (sync && ads_sync_new(&sr.sync, &err)) {
+        rc = cli_fail_err(c, &err);
+        ads_db_close(db);
+        goto out;
+    }
+    sr.type = type;
+    bo.sync = sr.sync;
     im.bo = bo;
     for (int i = 0; i < args.nops && rc == EXIT_OK; i++)
         rc = import_file(&im, args.ops[i], forced, restart, &skip, explicit_skip);
     stop_bar(&im);
+    /* The deletions come only once every record of the input is stored: a
+     * sync stopped part way deletes nothing, and a bad record skipped may be
+     * a record that is still there, so then nothing is deleted either. */
+    if (sync && rc == EXIT_OK && im.total_bad == 0) {
+        if (ads_db_write(db, sync_fn, &sr, &err) || ads_db_sync(db, &err))
+            rc = cli_fail_err(c, &err);
+    } else if (sync && rc == EXIT_OK) {
+        fprintf(stderr, "import: --sync deletes nothing when bad records were skipped\n");
+    }
+    ads_sync_free(sr.sync);
     ads_db_close(db);
     for (bad *b = im.bads; b;) {
         bad *next = b->next;
@@ -1065,6 +1116,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
                 im.total_bad == 1 ? "" : "s");
     if (im.total_unchanged)
         fprintf(stderr, ", %llu unchanged", (unsigned long long)im.total_unchanged);
+    if (sync)
+        fprintf(stderr, ", %llu deleted", (unsigned long long)sr.deleted);
     fputc('\n', stderr);
 out:
     free(ops);

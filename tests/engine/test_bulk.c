@@ -657,6 +657,72 @@ static void bulk__loaded_keys_are_never_generated_again(void **state)
     ads_arena_free(a);
 }
 
+typedef struct sync_ctx {
+    ads_sync *s;
+    double ts;
+    uint64_t deleted;
+} sync_ctx;
+
+static int sync_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    sync_ctx *sc = ctx;
+    return ads_sync_delete(sc->s, txn, NULL, sc->ts, &sc->deleted, err);
+}
+
+/* Load keys into Machine through two bulk loads sharing one sync. */
+static void sync_load(ads_sync *s, ads_arena *a, const char *const *names, int n, int when)
+{
+    ads_bulk *b;
+    ads_error err;
+    ads_bulk_options opt = {.batch = 2, .backfill = true, .sync = s};
+    for (int part = 0; part < 2; part++) {
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        for (int i = part; i < n; i += 2)
+            if (ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"%s\"; _Timestamp = %d ]",
+                                    names[i], when),
+                             &err))
+                fail_msg("%s", err.message);
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+    }
+}
+
+/* The C API of a snapshot sync: what no load of the sync stored is
+ * deleted, dated as asked; deleted records and Event records stay. */
+static void sync__deletes_what_no_load_stored(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Event\"; N = 1 ]"), 0);
+    const char *first[] = {"a", "b", "c", "d", "e"}, *second[] = {"a", "c", "e"};
+    ads_sync *s;
+    assert_int_equal(ads_sync_new(&s, &err), 0);
+    sync_load(s, a, first, 5, 1000);
+    assert_true(ads_sync_latest(s) == 1000);
+    sync_ctx sc = {s, ads_sync_latest(s), 0};
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, 0);
+    ads_sync_free(s);
+
+    assert_int_equal(ads_sync_new(&s, &err), 0);
+    sync_load(s, a, second, 3, 2000);
+    sc = (sync_ctx){s, ads_sync_latest(s), 0};
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, 2);
+    /* again: b and d are deleted already */
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, 0);
+    ads_sync_free(s);
+    assert_int_equal(ts_count(db, "Machine", false), 3);
+    assert_int_equal(ts_count(db, "Machine", true), 5);
+    assert_int_equal(ts_count(db, "Event", false), 1);
+    char *h = ts_history(db, "Machine", "{ \"b\" }");
+    if (!strstr(h, "_Deleted = true") || !strstr(h, "1970-01-01T00:33:20"))
+        fail_msg("%s", h);
+    free(h);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -669,6 +735,7 @@ int main(void)
         T(sequences__named_typed_and_errors),
         T(abort__leaves_nothing_and_ids_never_repeat),
         T(bulk__loaded_keys_are_never_generated_again),
+        T(sync__deletes_what_no_load_stored),
         T(txn__a_write_failing_half_way_breaks_the_transaction),
         T(hooks__cannot_change_while_a_transaction_is_open),
         T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
