@@ -75,7 +75,7 @@ static void sweep(const char *dir)
     char parent[4096], prefix[4096];
     const char *slash = strrchr(dir, '/');
     if (slash) {
-        snprintf(parent, sizeof parent, "%.*s", (int)(slash - dir ? slash - dir : 1), dir);
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash > dir ? slash - dir : 1), dir);
         snprintf(prefix, sizeof prefix, "%s.compact-", slash + 1);
     } else {
         snprintf(parent, sizeof parent, ".");

@@ -533,8 +533,8 @@ static int b_eval_msgpack_c(uint64_t ops)
 
 static const char *const slot_exprs[SLOT_EXPRS] = {
     P3_CONSTRAINT,
-    "OpSys == \"LINUX\" && Arch == \"X86_64\" && Memory >= 2048 && Cpus >= 1 && "
-    "State == \"Unclaimed\"",
+    ("OpSys == \"LINUX\" && Arch == \"X86_64\" && Memory >= 2048 && Cpus >= 1 && "
+     "State == \"Unclaimed\""),
     "KFlops / 1000 + Memory / 1024",
     "regexp(\"^slot[0-9]+@node0[0-4]\", Name)",
     "Activity == \"Idle\" && LoadAvg < 0.3 && TotalCpus > 4",
