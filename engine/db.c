@@ -57,6 +57,27 @@ static int lmdb_plain(ads_error *err, int rc, const char *what)
     return ads_error_set(err, ADS_ESTORAGE, "%s: %s", what, mdb_strerror(rc));
 }
 
+int ads_db__cursor_before(MDB_cursor *c, MDB_val *k, MDB_val *v)
+{
+    int rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
+    if (rc == 0)
+        return mdb_cursor_get(c, k, v, MDB_PREV);
+    if (rc == MDB_NOTFOUND)
+        return mdb_cursor_get(c, k, v, MDB_LAST);
+    return rc;
+}
+
+int ads_db__key_before(ads_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, dbi, &c);
+    if (rc)
+        return rc;
+    rc = ads_db__cursor_before(c, k, v);
+    mdb_cursor_close(c);
+    return rc;
+}
+
 int ads_db__lmdb(ads_txn *txn, ads_error *err, int rc, const char *what)
 {
     int code = lmdb_plain(err, rc, what);

@@ -289,6 +289,13 @@ struct ads_txn {
  * the transaction marked broken). */
 int ads_db__lmdb(ads_txn *txn, ads_error *err, int rc, const char *what);
 
+/* Put cursor c on the last key below *k (the greatest key < *k), filling *k
+ * and *v: LMDB's 0, MDB_NOTFOUND when there is none, or its error. */
+int ads_db__cursor_before(MDB_cursor *c, MDB_val *k, MDB_val *v);
+
+/* The same with a cursor of its own on dbi, closed before returning. */
+int ads_db__key_before(ads_txn *txn, MDB_dbi dbi, MDB_val *k, MDB_val *v);
+
 /* A write call failed after it changed the store (txn->writes moved since
  * w0): mark the transaction broken, so that commit refuses and only abort
  * is left. Returns rc. */
@@ -403,6 +410,11 @@ int ads_seq__note_key(ads_txn *txn, const ads_type *t, const ads_value *v, ads_e
 /* The latest row under a full record key: 1 found (fills env, skey), 0 not.
  * stored receives the stored key (ADS_KEY_INLINE_MAX bytes) and *slen its
  * length (for a new record: the key to store it under). */
+/* Row's record as it stands now (row may be a history row or stale): 1 with
+ * its latest row parsed into *env and its stored key in skey (*slen bytes),
+ * 0 if the record is gone, or a negative code. */
+int ads_store__latest(ads_txn *txn, const ads_row *row, unsigned char *skey, size_t *slen,
+                      row_env *env, ads_error *err);
 int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
                     size_t *slen, MDB_val *val, ads_error *err);
 

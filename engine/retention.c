@@ -126,13 +126,10 @@ int ads_txn_trim_history(ads_txn *txn, const ads_row *row, double cut, ads_trim_
     const ads_type *t = row->type;
     unsigned char skey[ADS_KEY_INLINE_MAX];
     size_t slen;
-    MDB_val lv;
-    int found = ads_store__find(txn, row->key, row->key_len, skey, &slen, &lv, err);
+    row_env latest;
+    int found = ads_store__latest(txn, row, skey, &slen, &latest, err);
     if (found <= 0)
         return found;
-    row_env latest;
-    if ((rc = ads_row__parse(&latest, skey, slen, lv.mv_data, lv.mv_size, t->name, err)))
-        return rc;
     if ((latest.flags & ROW_DELETED) && latest.ts < cut && !t->builtin) {
         /* deleted before the cut: nothing of it is in effect after the cut.
          * (Built-in records stay: a Type record goes only by PURGE.) */

@@ -69,11 +69,7 @@ static int check_miss(ads_txn *txn, const unsigned char *key, size_t klen, const
     if (rc)
         return ads_db__lmdb(txn, err, rc, "reading a record");
     /* up to two keys before the place, and two from it */
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
-    else if (rc == 0)
-        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    rc = ads_db__cursor_before(c, &k, &v);
     for (at = 0; at < 2 && rc == 0; at++) {
         if (!ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size))
             break;
@@ -247,17 +243,8 @@ int ads_walk__order(const void *prev, size_t plen, const MDB_val *k, const char 
 int ads_walk__check_start(ads_txn *txn, MDB_dbi dbi, const unsigned char *prefix, size_t plen,
                           const char *tname, ads_error *err)
 {
-    MDB_cursor *c;
     MDB_val k = {plen, (void *)prefix}, v;
-    int rc = mdb_cursor_open(txn->txn, dbi, &c);
-    if (rc)
-        return ads_db__lmdb(txn, err, rc, "scanning");
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    if (rc == 0)
-        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
-    mdb_cursor_close(c);
+    int rc = ads_db__key_before(txn, dbi, &k, &v);
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc)

@@ -49,6 +49,17 @@ int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsign
     return ads_error_set(err, ADS_ELIMIT, "too many long keys share a hash");
 }
 
+int ads_store__latest(ads_txn *txn, const ads_row *row, unsigned char *skey, size_t *slen,
+                      row_env *env, ads_error *err)
+{
+    MDB_val lv;
+    int found = ads_store__find(txn, row->key, row->key_len, skey, slen, &lv, err);
+    if (found <= 0)
+        return found;
+    int rc = ads_row__parse(env, skey, *slen, lv.mv_data, lv.mv_size, row->type->name, err);
+    return rc ? rc : 1;
+}
+
 /* The history row of the record at stored key skey in effect at ts: the
  * last with _Timestamp <= ts. 1 with *k, *v; 0 none. */
 static int find_before(ads_txn *txn, const unsigned char *skey, size_t slen, double ts,
@@ -58,18 +69,9 @@ static int find_before(ads_txn *txn, const unsigned char *skey, size_t slen, dou
     memcpy(seek, skey, slen);
     ads_key__sortable_double(seek + slen, ts);
     memset(seek + slen + 8, 0xff, 8);
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
-    if (rc)
-        return ads_db__lmdb(txn, err, rc, "reading history");
     k->mv_data = seek;
     k->mv_size = slen + 16;
-    rc = mdb_cursor_get(c, k, v, MDB_SET_RANGE);
-    if (rc == 0)
-        rc = mdb_cursor_get(c, k, v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(c, k, v, MDB_LAST);
-    mdb_cursor_close(c);
+    int rc = ads_db__key_before(txn, txn->db->history, k, v);
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc)
@@ -412,17 +414,8 @@ static int skip_taken_luids(ads_txn *txn, const ads_type *t, ads_error *err)
     seek[4] = KEY_IDENT;
     memset(seek + 5, 0, 8);
     memset(seek + 13, 0xff, 9);
-    MDB_cursor *c;
     MDB_val k = {sizeof seek, seek}, v;
-    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
-    if (rc)
-        return ads_db__lmdb(txn, err, rc, "reading a record");
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    if (rc == 0)
-        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
-    mdb_cursor_close(c);
+    int rc = ads_db__key_before(txn, txn->db->latest, &k, &v);
     if (rc == MDB_NOTFOUND)
         return 0;
     if (rc)
@@ -892,13 +885,10 @@ int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_e
     /* read the latest row again: row may be a history row or stale */
     unsigned char skey[ADS_KEY_INLINE_MAX];
     size_t slen;
-    MDB_val lv;
-    int found = ads_store__find(txn, row->key, row->key_len, skey, &slen, &lv, err);
+    row_env cur;
+    int found = ads_store__latest(txn, row, skey, &slen, &cur, err);
     if (found <= 0)
         return found;
-    row_env cur;
-    if ((rc = ads_row__parse(&cur, skey, slen, lv.mv_data, lv.mv_size, row->type->name, err)))
-        return rc;
     if (cur.flags & ROW_DELETED) {
         if (info)
             info->type = row->type;
@@ -961,13 +951,10 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
     const ads_type *t = row->type;
     unsigned char skey[ADS_KEY_INLINE_MAX];
     size_t slen;
-    MDB_val lv;
-    int found = ads_store__find(txn, row->key, row->key_len, skey, &slen, &lv, err);
+    row_env cur;
+    int found = ads_store__latest(txn, row, skey, &slen, &cur, err);
     if (found <= 0)
         return found;
-    row_env cur;
-    if ((rc = ads_row__parse(&cur, skey, slen, lv.mv_data, lv.mv_size, t->name, err)))
-        return rc;
     if (t->id == ADS_TYPEID_TYPE && (rc = ads_types__may_remove(txn, cur.data, cur.len, err)))
         return rc;
     if (t->id == ADS_TYPEID_ATTRIBUTE && (rc = ads_attrs__invalidate(txn, err)))

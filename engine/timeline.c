@@ -191,11 +191,7 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
     ads_key__sortable_double(seek + klen, tl->t1);
     memset(seek + klen + 8, 0xff, 8);
     MDB_val k = {klen + 16, seek}, v;
-    rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
-    if (rc == 0)
-        rc = mdb_cursor_get(tl->hc, &k, &v, MDB_PREV);
-    else if (rc == MDB_NOTFOUND)
-        rc = mdb_cursor_get(tl->hc, &k, &v, MDB_LAST);
+    rc = ads_db__cursor_before(tl->hc, &k, &v);
     if (rc && rc != MDB_NOTFOUND)
         return ads_db__lmdb(tl->txn, err, rc, "reading history");
     if (rc == 0 && k.mv_size == klen + 16 && memcmp(k.mv_data, r->lk.mv_data, klen) == 0) {
