@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/query/rows.h"
+
 #include "query/query.h"
 #include "tests/engine/helpers.h"
 
@@ -27,7 +29,6 @@
 static tstore ts;
 static ads_db *db;
 static ads_query *q;
-static ads_buf got;
 
 /* The pool, as stored: each side's Requirements reads the other through
  * TARGET (or a plain name the record lacks, as HTCondor reads it). */
@@ -69,37 +70,10 @@ static const char *machines[NMACH] = {
 
 #define MATCH "MY.Requirements && TARGET.Requirements"
 
-static int c_begin(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
-{
-    (void)ctx, (void)cols, (void)ncols, (void)err;
-    return 0;
-}
-
-static int c_row(void *ctx, const ads_record *row, ads_error *err)
-{
-    (void)ctx, (void)err;
-    ads_record_unparse(&got, row);
-    ads_buf_addc(&got, '\n');
-    return 0;
-}
-
-static int c_end(void *ctx, ads_error *err)
-{
-    (void)ctx, (void)err;
-    return 0;
-}
-
 /* The statement's rows must be exactly want (one `[ ... ]` line each). */
 static void expect(const char *stmt, const char *want)
 {
-    ads_sink sink = {c_begin, c_row, c_end, NULL};
-    ads_exec_info info;
-    ads_error err;
-    ads_buf_clear(&got);
-    if (ads_query_exec(q, stmt, strlen(stmt), &sink, NULL, &info, &err))
-        fail_msg("%s\n  failed: %s", stmt, err.message);
-    if (strcmp(ads_buf_cstr(&got), want) != 0)
-        fail_msg("%s\n  got:\n%s  want:\n%s", stmt, ads_buf_cstr(&got), want);
+    rows_expect(q, stmt, want);
 }
 
 static int setup(void **state)
@@ -125,7 +99,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    ads_buf_free(&got);
+    ads_buf_free(&rows_got);
     ads_query_free(q);
     q = NULL;
     ts_close(&ts);
@@ -317,7 +291,7 @@ static void time_limit__stops_a_large_product(void **state)
     const char *stmt = "SELECT count(*) AS n FROM Slot S JOIN ALL Slot T ON T.Memory > S.Memory";
     expect(stmt, "[ n = 79800 ]\n");
     ads_query_set_limits(q, 0, 1e-9);
-    ads_sink sink = {c_begin, c_row, c_end, NULL};
+    ads_sink sink = {rows_begin, rows_row, rows_end, NULL};
     assert_int_equal(ads_query_exec(q, stmt, strlen(stmt), &sink, NULL, NULL, &err), ADS_ELIMIT);
     assert_non_null(strstr(err.message, "time limit"));
 }

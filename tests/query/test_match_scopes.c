@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/query/rows.h"
+
 #include "query/query.h"
 #include "tests/engine/helpers.h"
 
@@ -24,39 +26,11 @@
 static tstore ts;
 static ads_db *db;
 static ads_query *q;
-static ads_buf got;
-
-static int c_begin(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
-{
-    (void)ctx, (void)cols, (void)ncols, (void)err;
-    return 0;
-}
-
-static int c_row(void *ctx, const ads_record *row, ads_error *err)
-{
-    (void)ctx, (void)err;
-    ads_record_unparse(&got, row);
-    ads_buf_addc(&got, '\n');
-    return 0;
-}
-
-static int c_end(void *ctx, ads_error *err)
-{
-    (void)ctx, (void)err;
-    return 0;
-}
 
 /* The statement's rows must be exactly want (one `[ ... ]` line each). */
 static void expect(const char *stmt, const char *want)
 {
-    ads_sink sink = {c_begin, c_row, c_end, NULL};
-    ads_exec_info info;
-    ads_error err;
-    ads_buf_clear(&got);
-    if (ads_query_exec(q, stmt, strlen(stmt), &sink, NULL, &info, &err))
-        fail_msg("%s\n  failed: %s", stmt, err.message);
-    if (strcmp(ads_buf_cstr(&got), want) != 0)
-        fail_msg("%s\n  got:\n%s  want:\n%s", stmt, ads_buf_cstr(&got), want);
+    rows_expect(q, stmt, want);
 }
 
 static int setup(void **state)
@@ -89,7 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    ads_buf_free(&got);
+    ads_buf_free(&rows_got);
     ads_query_free(q);
     q = NULL;
     ts_close(&ts);
