@@ -286,7 +286,7 @@ static int one_id(ads_txn *txn, ads_id_kind kind, const char *counter_key, doubl
         double sec = floor(ts);
         if (!(sec >= 0 && sec <= (double)ADS_OUID_TIME_MAX))
             return ads_error_set(err, ADS_ERANGE, "_Timestamp is outside the identifier range");
-        rc = ads_backfill_next(txn->backfill, &txn->idgen, out, (uint64_t)sec, err);
+        rc = ads_backfill_next(out, txn->backfill, &txn->idgen, (uint64_t)sec, err);
         if (!rc)
             txn->idgen_dirty = true;
         return rc;

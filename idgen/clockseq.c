@@ -272,8 +272,7 @@ static int grow(ads_backfill *b)
     return 0;
 }
 
-int ads_backfill_next(ads_backfill *b, ads_idgen_state *st, ads_id *out, uint64_t t,
-                      ads_error *err)
+int ads_backfill_next(ads_id *out, ads_backfill *b, ads_idgen_state *st, uint64_t t, ads_error *err)
 {
     if (t < b->lo || t > b->hi)
         return ads_error_set(err, ADS_ERANGE,
@@ -379,7 +378,7 @@ int ads_ouid_gen_new(ads_ouid_gen **out, const ads_idgen_state *initial,
     return 0;
 }
 
-int ads_ouid_gen_next(ads_ouid_gen *g, ads_id *out, ads_error *err)
+int ads_ouid_gen_next(ads_id *out, ads_ouid_gen *g, ads_error *err)
 {
     if (forked(g)) {
         /* A child is a new node: it must not continue the parent's sequence. */
@@ -393,7 +392,7 @@ int ads_ouid_gen_next(ads_ouid_gen *g, ads_id *out, ads_error *err)
     return ads_ouid_next(out, &g->st, &g->clock, err);
 }
 
-void ads_ouid_gen_state(const ads_ouid_gen *g, ads_idgen_state *out)
+void ads_ouid_gen_state(ads_idgen_state *out, const ads_ouid_gen *g)
 {
     *out = g->st;
 }

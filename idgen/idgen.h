@@ -247,7 +247,7 @@ int ads_backfill_begin(ads_backfill **out, ads_idgen_state *st, uint64_t lo, uin
 /* The next backfill id for second t. ADS_ERANGE if t is outside the batch's
  * range; ADS_ELIMIT if the batch already made 2^24 ids in second t (split the
  * batch); ADS_ENOMEM. */
-int ads_backfill_next(ads_backfill *b, ads_idgen_state *st, ads_id *out, uint64_t t,
+int ads_backfill_next(ads_id *out, ads_backfill *b, ads_idgen_state *st, uint64_t t,
                       ads_error *err);
 
 /* Free the batch. NULL is allowed. */
@@ -270,10 +270,10 @@ int ads_ouid_gen_new(ads_ouid_gen **out, const ads_idgen_state *initial,
 
 /* As ads_ouid_next on the generator's state (0 or ADS_IDGEN_CLOCK_STEPPED_BACK,
  * or a negative code). */
-int ads_ouid_gen_next(ads_ouid_gen *g, ads_id *out, ads_error *err);
+int ads_ouid_gen_next(ads_id *out, ads_ouid_gen *g, ads_error *err);
 
 /* Copy out the current state (to persist it). */
-void ads_ouid_gen_state(const ads_ouid_gen *g, ads_idgen_state *out);
+void ads_ouid_gen_state(ads_idgen_state *out, const ads_ouid_gen *g);
 
 void ads_ouid_gen_free(ads_ouid_gen *g);
 

@@ -73,7 +73,7 @@ static int w_ouid(uint64_t ops)
     if (ads_ouid_gen_new(&g, NULL, NULL, NULL))
         return -1;
     for (uint64_t i = 0; i < ops; i++) {
-        if (ads_ouid_gen_next(g, &id, NULL) < 0) {
+        if (ads_ouid_gen_next(&id, g, NULL) < 0) {
             ads_ouid_gen_free(g);
             return -1;
         }

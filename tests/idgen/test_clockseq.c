@@ -91,7 +91,7 @@ static void clockseq__million_ids_strictly_increase(void **state)
     assert_int_equal(ads_ouid_gen_new(&g, NULL, NULL, NULL), 0);
     ads_id prev = {0, 0}, id;
     for (int i = 0; i < 1000000; i++) {
-        assert_true(ads_ouid_gen_next(g, &id, NULL) >= 0);
+        assert_true(ads_ouid_gen_next(&id, g, NULL) >= 0);
         if (ads_id_cmp(prev, id) >= 0)
             fail_msg("id %d is not above the one before", i);
         prev = id;
@@ -226,7 +226,7 @@ static size_t backfill_batch(ads_idgen_state *st, uint64_t lo, uint64_t hi, size
     ads_backfill *b;
     assert_int_equal(ads_backfill_begin(&b, st, lo, hi, NULL), 0);
     for (size_t i = 0; i < n; i++)
-        assert_int_equal(ads_backfill_next(b, st, &out[i], lo + i % (hi - lo + 1), NULL), 0);
+        assert_int_equal(ads_backfill_next(&out[i], b, st, lo + i % (hi - lo + 1), NULL), 0);
     ads_backfill_end(b);
     return n;
 }
@@ -279,8 +279,8 @@ static void clockseq__concurrent_batches_keep_their_own_k(void **state)
     assert_int_equal(ads_backfill_begin(&a, &st, 100, 200, NULL), 0);
     assert_int_equal(ads_backfill_begin(&b, &st, 150, 250, NULL), 0);
     for (int i = 0; i < 200; i++) {
-        assert_int_equal(ads_backfill_next(a, &st, &ids[2 * i], 150 + i % 50, NULL), 0);
-        assert_int_equal(ads_backfill_next(b, &st, &ids[2 * i + 1], 150 + i % 50, NULL), 0);
+        assert_int_equal(ads_backfill_next(&ids[2 * i], a, &st, 150 + i % 50, NULL), 0);
+        assert_int_equal(ads_backfill_next(&ids[2 * i + 1], b, &st, 150 + i % 50, NULL), 0);
     }
     ads_backfill_end(a);
     ads_backfill_end(b);
@@ -300,7 +300,7 @@ static void clockseq__backfill_bad_arguments_are_errors(void **state)
     assert_int_equal(ads_backfill_begin(&b, &st, 0, ADS_OUID_TIME_MAX + 1, &err), ADS_ERANGE);
     assert_false(st.backfill.used); /* refused ranges change nothing */
     assert_int_equal(ads_backfill_begin(&b, &st, 10, 20, NULL), 0);
-    assert_int_equal(ads_backfill_next(b, &st, &id, 21, &err), ADS_ERANGE);
+    assert_int_equal(ads_backfill_next(&id, b, &st, 21, &err), ADS_ERANGE);
     assert_string_equal(err.message,
                         "backfill time 21 is outside the batch's range [10, 20]");
     ads_backfill_end(b);
@@ -317,12 +317,12 @@ static void clockseq__backfill_counter_limit_per_second(void **state)
     ads_idgen_state_init(&st, NODE);
     assert_int_equal(ads_backfill_begin(&b, &st, 10, 10, NULL), 0);
     for (uint32_t i = 0; i <= ADS_OUID_COUNTER_MAX; i++)
-        if (ads_backfill_next(b, &st, &id, 10, NULL))
+        if (ads_backfill_next(&id, b, &st, 10, NULL))
             fail_msg("id %u refused", (unsigned)i);
     ads_ouid_fields f;
     ads_ouid_unpack(&f, id);
     assert_int_equal(f.counter, ADS_OUID_COUNTER_MAX);
-    assert_int_equal(ads_backfill_next(b, &st, &id, 10, &err), ADS_ELIMIT);
+    assert_int_equal(ads_backfill_next(&id, b, &st, 10, &err), ADS_ELIMIT);
     assert_non_null(strstr(err.message, "split the batch"));
     ads_backfill_end(b);
 }
@@ -373,7 +373,7 @@ static void *worker_main(void *arg)
     worker *w = arg;
     for (size_t i = 0; i < w->n; i++) {
         pthread_mutex_lock(w->lock);
-        int rc = ads_ouid_gen_next(w->g, &w->out[i], NULL);
+        int rc = ads_ouid_gen_next(&w->out[i], w->g, NULL);
         pthread_mutex_unlock(w->lock);
         if (rc < 0)
             return (void *)1;
@@ -424,7 +424,7 @@ static void clockseq__fork_child_never_repeats_parent(void **state)
     ads_id *ids = malloc(2 * N * sizeof *ids);
     assert_non_null(ids);
     assert_int_equal(ads_ouid_gen_new(&g, NULL, NULL, NULL), 0);
-    assert_true(ads_ouid_gen_next(g, &ids[0], NULL) >= 0);
+    assert_true(ads_ouid_gen_next(&ids[0], g, NULL) >= 0);
     assert_int_equal(pipe(fds), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
@@ -432,7 +432,7 @@ static void clockseq__fork_child_never_repeats_parent(void **state)
         ads_id id;
         close(fds[0]);
         for (int i = 0; i < N; i++) {
-            if (ads_ouid_gen_next(g, &id, NULL) < 0)
+            if (ads_ouid_gen_next(&id, g, NULL) < 0)
                 _exit(3);
             if (write(fds[1], &id, sizeof id) != (ssize_t)sizeof id)
                 _exit(4);
@@ -441,7 +441,7 @@ static void clockseq__fork_child_never_repeats_parent(void **state)
     }
     close(fds[1]);
     for (int i = 1; i < N; i++)
-        assert_true(ads_ouid_gen_next(g, &ids[i], NULL) >= 0);
+        assert_true(ads_ouid_gen_next(&ids[i], g, NULL) >= 0);
     size_t got = 0;
     char *p = (char *)(ids + N);
     ssize_t r;
