@@ -1,9 +1,9 @@
 /*
- * tools/cmd_execute.c: `adstore execute` and `adstore shell`
- * (shared/spec/tools.md): statements of the language in query/query.h run
- * against the store, results on stdout in the chosen format, what each
- * statement did on stderr ("3 rows", "stored 2 records"), errors on stderr
- * with the line and column.
+ * tools/cmd_execute.c: `adstore execute` (shared/spec/tools.md) and the
+ * statement runner it shares with the shell (tools/runner.h, tools/shell.c):
+ * statements of the language in query/query.h run against the store,
+ * results on stdout in the chosen format, what each statement did on stderr
+ * ("3 rows", "stored 2 records"), errors on stderr with the line and column.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -13,21 +13,21 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <editline/readline.h>
+#include "tools/runner.h"
 
-#include "query/query.h"
-#include "tools/cli.h"
+void runner_init(runner *r, cli_ctx *c)
+{
+    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
+                  ADS_DEFAULT_STMT_SECONDS};
+}
 
-typedef struct runner {
-    cli_ctx *c;
-    ads_db *db;
-    ads_query *q;
-    ads_format fmt;
-    ads_exec_options opt;
-    bool create; /* the store may be created */
-    size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */
-    double max_seconds;
-} runner;
+void runner_close(runner *r)
+{
+    ads_query_free(r->q);
+    ads_db_close(r->db);
+    r->q = NULL;
+    r->db = NULL;
+}
 
 static int open_store(runner *r, bool write)
 {
@@ -83,7 +83,7 @@ static int fail_stmt(runner *r, const ads_error *err)
 /* Run the statement at [start, end) of a script; 0 or an exit status. The
  * statement is parsed before the store is opened, so a statement that does
  * not parse never creates a store; a SELECT opens it read-only. */
-static int run_one(runner *r, const char *text, size_t len, size_t start, size_t end)
+int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end)
 {
     ads_error err;
     ads_stmt_kind kind;
@@ -116,7 +116,7 @@ static int run_script(runner *r, const char *text, size_t len)
     size_t pos = 0, start, end;
     int n = 0;
     while (ads_query_next_statement(text, len, &pos, &start, &end)) {
-        int rc = run_one(r, text, len, start, end);
+        int rc = runner_run(r, text, len, start, end);
         if (rc)
             return rc;
         n++;
@@ -166,7 +166,7 @@ static int limit_value(cli_ctx *c, runner *r, const char *opt, const char *v)
     return 0;
 }
 
-static int parse_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
+int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
 {
     const char *opt;
     int rc;
@@ -209,12 +209,12 @@ int cmd_execute(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
     cli_args a;
-    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
-                ADS_DEFAULT_STMT_SECONDS};
+    runner r;
+    runner_init(&r, c);
     if (!ops)
         return cli_fail(c, EXIT_INPUT, "out of memory");
     cli_args_init(&a, argc, argv, ops);
-    int rc = parse_options(c, &a, &r, "execute");
+    int rc = runner_options(c, &a, &r, "execute");
     if (rc) {
         free(ops);
         return rc < 0 ? EXIT_OK : rc;
@@ -247,160 +247,10 @@ int cmd_execute(cli_ctx *c, int argc, char **argv)
         }
         len = b.len;
         text = b.p;
-        rc = run_one(&r, text ? text : "", len, 0, len);
+        rc = runner_run(&r, text ? text : "", len, 0, len);
     }
     free(text);
     free(ops);
-    ads_query_free(r.q);
-    ads_db_close(r.db);
+    runner_close(&r);
     return rc;
-}
-
-/* ---- the shell ---- */
-
-static const char shell_help[] =
-    "Statements end with ';' (they may span lines). Commands:\n"
-    "  .format F   output format: text, native, json, csv, tabular, xml\n"
-    "  .hidden     toggle showing attributes starting with '_' in SELECT *\n"
-    "  .help       this text\n"
-    "  .quit       leave (so does end of input)\n"
-    "The statement language: docs/query.md, or 'adstore help execute'.\n";
-
-/* Does buf hold a complete statement (a ';' outside strings, comments and
- * brackets)? */
-static bool complete(const char *buf, size_t len)
-{
-    size_t pos = 0, s, e;
-    while (ads_query_next_statement(buf, len, &pos, &s, &e))
-        if (e < len && buf[e] == ';')
-            return true;
-    return false;
-}
-
-int cmd_shell(cli_ctx *c, int argc, char **argv)
-{
-    char **ops = calloc((size_t)argc + 1, sizeof *ops);
-    cli_args a;
-    runner r = {c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
-                ADS_DEFAULT_STMT_SECONDS};
-    if (!ops)
-        return cli_fail(c, EXIT_INPUT, "out of memory");
-    cli_args_init(&a, argc, argv, ops);
-    int rc = parse_options(c, &a, &r, "shell");
-    int nops = a.nops;
-    free(ops);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
-    if (nops)
-        return cli_fail(c, EXIT_USAGE, "the shell takes no statement: type them at its prompt");
-    bool tty = isatty(STDIN_FILENO) == 1;
-    char hist[4096] = "";
-    const char *home = getenv("HOME");
-    if (tty) {
-        using_history();
-        if (home && snprintf(hist, sizeof hist, "%s/.adstore_history", home) < (int)sizeof hist)
-            read_history(hist);
-        printf("adstore shell: statements end with ';', .help for help, .quit to leave\n");
-    }
-    ads_buf stmt = ADS_BUF_INIT;
-    int status = EXIT_OK;
-    for (;;) {
-        char *line = NULL;
-        if (tty) {
-            line = readline(stmt.len ? "   ...> " : "adstore> ");
-        } else {
-            size_t cap = 0;
-            ssize_t n = getline(&line, &cap, stdin);
-            if (n < 0) {
-                free(line);
-                line = NULL;
-            } else if (n > 0 && line[n - 1] == '\n') {
-                line[n - 1] = 0;
-            }
-        }
-        if (!line)
-            break;
-        const char *l = line;
-        while (*l == ' ' || *l == '\t')
-            l++;
-        if (stmt.len == 0 && *l == '.') {
-            if (tty)
-                add_history(line);
-            if (strncmp(l, ".quit", 5) == 0 || strncmp(l, ".exit", 5) == 0) {
-                free(line);
-                break;
-            } else if (strncmp(l, ".help", 5) == 0) {
-                fputs(shell_help, stdout);
-            } else if (strncmp(l, ".hidden", 7) == 0) {
-                r.opt.hidden = !r.opt.hidden;
-                printf("hidden attributes %s\n", r.opt.hidden ? "shown" : "hidden");
-            } else if (strncmp(l, ".format", 7) == 0) {
-                const char *f = l + 7;
-                while (*f == ' ' || *f == '\t')
-                    f++;
-                ads_error err;
-                if (ads_format_parse(&r.fmt, f, &err))
-                    fprintf(stderr, "%s\n", err.message);
-                else
-                    printf("format %s\n", ads_format_name(r.fmt));
-            } else {
-                fprintf(stderr, "unknown command '%s'; .help lists them\n", l);
-            }
-            fflush(stdout);
-            free(line);
-            continue;
-        }
-        if (*l == 0) {
-            /* a blank line is nothing at the prompt, even inside a statement
-             * (statements end with ';', not with a blank line as in scripts) */
-            free(line);
-            continue;
-        }
-        if (stmt.len)
-            ads_buf_addc(&stmt, '\n');
-        ads_buf_adds(&stmt, line);
-        free(line);
-        if (stmt.failed) {
-            status = cli_fail(c, EXIT_INPUT, "out of memory");
-            break;
-        }
-        if (!complete(stmt.p, stmt.len))
-            continue;
-        if (tty)
-            add_history(stmt.p);
-        /* run the statements that end with ';'; what follows the last one
-         * (a statement still being typed) stays for the next line */
-        size_t pos = 0, s, e, done = stmt.len;
-        while (ads_query_next_statement(stmt.p, stmt.len, &pos, &s, &e)) {
-            if (e >= stmt.len || stmt.p[e] != ';') {
-                done = s;
-                break;
-            }
-            int rc2 = run_one(&r, stmt.p, stmt.len, s, e);
-            if (rc2)
-                status = rc2; /* the shell goes on; the exit status remembers */
-        }
-        if (done < stmt.len) {
-            size_t rest = stmt.len - done;
-            memmove(stmt.p, stmt.p + done, rest);
-            stmt.len = rest;
-            stmt.p[rest] = 0;
-        } else {
-            ads_buf_clear(&stmt);
-        }
-    }
-    if (stmt.len) {
-        size_t pos = 0, s, e;
-        while (ads_query_next_statement(stmt.p, stmt.len, &pos, &s, &e)) {
-            int rc2 = run_one(&r, stmt.p, stmt.len, s, e);
-            if (rc2)
-                status = rc2;
-        }
-    }
-    if (tty && hist[0])
-        write_history(hist);
-    ads_buf_free(&stmt);
-    ads_query_free(r.q);
-    ads_db_close(r.db);
-    return status;
 }

@@ -1,0 +1,37 @@
+/*
+ * tools/runner.h: running statements for `adstore execute` (tools/
+ * cmd_execute.c) and `adstore shell` (tools/shell.c): the store opened on
+ * demand (read-only for a SELECT), each statement's rows written on stdout
+ * in the chosen format, what it did on stderr, errors with line and column.
+ */
+#ifndef ADS_TOOLS_RUNNER_H
+#define ADS_TOOLS_RUNNER_H
+
+#include "query/query.h"
+#include "tools/cli.h"
+
+typedef struct runner {
+    cli_ctx *c;
+    ads_db *db;
+    ads_query *q;
+    ads_format fmt;
+    ads_exec_options opt;
+    bool create; /* the store may be created */
+    size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */
+    double max_seconds;
+} runner;
+
+/* A runner for c with the default format and limits; no store opened yet. */
+void runner_init(runner *r, cli_ctx *c);
+/* Close what the runner opened. */
+void runner_close(runner *r);
+
+/* Scan the options execute and shell share (help names the help text): 0,
+ * an exit status after a message, or -1 after printing the help. */
+int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help);
+
+/* Run the statement at [start, end) of text: 0 or an exit status (after a
+ * message on stderr). */
+int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end);
+
+#endif
