@@ -16,6 +16,8 @@ packages=(
   time                       # /usr/bin/time: the benchmark's peak-memory figures
   clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
   locales                    # localedef: the comma-decimal locale below
+  python3-dev python3-setuptools python3-pip  # the Python module (python/)
+  python3-pytest python3-hypothesis          # its tests
 )
 
 # tests/base/test_num.c reads and writes numbers under de_DE.UTF-8 (a comma

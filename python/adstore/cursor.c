@@ -1,0 +1,442 @@
+/*
+ * python/adstore/cursor.c: Store.execute and the Cursor it returns.
+ *
+ * The statement API pushes rows to a sink (ads_query_exec); Python pulls
+ * them one by one. A SELECT therefore runs in a worker thread of its own
+ * (its transaction is used by that thread only), which converts each row to
+ * a Record under the GIL, appends it to a batch, and once the batch holds
+ * ADSPY_CURSOR_BATCH rows hands it to the iterating thread and waits until
+ * that thread asks for more. The statement's evaluation runs without the
+ * GIL; at most two batches of rows exist at once, so a SELECT of a million
+ * rows never holds a million. The two threads take turns: the worker only
+ * produces while the iterating thread waits in __next__ for rows.
+ *
+ * A Cursor dropped or closed before its end stops the statement (the sink
+ * returns non-zero) and joins the worker. Other statements (UPDATE, DELETE,
+ * PURGE, STORE) run to their end in Store.execute itself, with the GIL
+ * released; their Cursor has no rows and its rowcount says what they did.
+ */
+#include "_adstore.h"
+
+#include <string.h>
+
+enum { CURSOR_STOPPED = 1 }; /* the sink's return when the Cursor is closed */
+
+typedef struct {
+    PyObject_HEAD
+    adspy_Store *store;
+    char *text; /* the statement (owned) */
+    size_t len;
+    bool hidden;
+
+    pthread_t thread;
+    bool started;      /* a worker thread exists and is not joined */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu */
+    bool want;         /* the iterating thread waits for a batch */
+    bool ready;        /* the worker handed `batch` over */
+    bool done;         /* the statement ended (rc, err, info are final) */
+    bool cancel;       /* stop the statement */
+
+    PyThreadState *ts; /* the worker's thread state */
+    PyObject *batch;   /* rows the worker fills (touched by it only under the GIL) */
+    PyObject *rows;    /* the batch being handed out */
+    Py_ssize_t pos;
+    PyObject *columns; /* labels of the select list, or None for SELECT * */
+    PyObject *pyerr[3]; /* an exception raised while converting a row: type, value, tb */
+    int rc;
+    ads_error err;
+    ads_exec_info info;
+    bool finished;     /* the end was reported to Python */
+} adspy_Cursor;
+
+/* ---- the worker -------------------------------------------------------- */
+
+static void worker_publish(adspy_Cursor *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->ready = true;
+    c->want = false;
+    pthread_cond_broadcast(&c->cv);
+    while (!c->want && !c->cancel)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static int sink_begin(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
+{
+    adspy_Cursor *c = ctx;
+    (void)err;
+    PyEval_RestoreThread(c->ts);
+    PyObject *labels = ncols ? PyTuple_New((Py_ssize_t)ncols) : Py_NewRef(Py_None);
+    for (size_t i = 0; labels && i < ncols; i++) {
+        PyObject *s = adspy_str(cols[i].p, cols[i].len);
+        if (!s)
+            Py_CLEAR(labels);
+        else
+            PyTuple_SET_ITEM(labels, (Py_ssize_t)i, s);
+    }
+    int rc = 0;
+    if (labels)
+        Py_XSETREF(c->columns, labels);
+    else
+        rc = ADS_ENOMEM;
+    if (rc < 0)
+        PyErr_Fetch(&c->pyerr[0], &c->pyerr[1], &c->pyerr[2]);
+    c->ts = PyEval_SaveThread();
+    return rc;
+}
+
+static int sink_row(void *ctx, const ads_record *row, ads_error *err)
+{
+    adspy_Cursor *c = ctx;
+    (void)err;
+    PyEval_RestoreThread(c->ts);
+    PyObject *rec = adspy_record_to_py(row);
+    int rc = rec && PyList_Append(c->batch, rec) == 0 ? 0 : ADS_ENOMEM;
+    Py_XDECREF(rec);
+    if (rc < 0)
+        PyErr_Fetch(&c->pyerr[0], &c->pyerr[1], &c->pyerr[2]);
+    bool full = PyList_GET_SIZE(c->batch) >= ADSPY_CURSOR_BATCH;
+    c->ts = PyEval_SaveThread();
+    if (rc < 0)
+        return rc;
+    if (full)
+        worker_publish(c);
+    pthread_mutex_lock(&c->mu);
+    bool cancel = c->cancel;
+    pthread_mutex_unlock(&c->mu);
+    return cancel ? CURSOR_STOPPED : 0;
+}
+
+static int sink_end(void *ctx, ads_error *err)
+{
+    (void)ctx;
+    (void)err;
+    return 0;
+}
+
+static void *worker(void *arg)
+{
+    adspy_Cursor *c = arg;
+    PyGILState_STATE g = PyGILState_Ensure();
+    c->ts = PyEval_SaveThread();
+
+    pthread_mutex_lock(&c->mu);
+    while (!c->want && !c->cancel)
+        pthread_cond_wait(&c->cv, &c->mu);
+    bool cancel = c->cancel;
+    pthread_mutex_unlock(&c->mu);
+
+    int rc = CURSOR_STOPPED;
+    if (!cancel) {
+        ads_query *q;
+        rc = ads_query_new(&q, c->store->db, &c->err);
+        if (rc == 0) {
+            ads_sink sink = {sink_begin, sink_row, sink_end, c};
+            ads_exec_options opt = {.hidden = c->hidden};
+            rc = ads_query_exec(q, c->text, c->len, &sink, &opt, &c->info, &c->err);
+            ads_query_free(q);
+        }
+    }
+
+    pthread_mutex_lock(&c->mu);
+    c->rc = rc;
+    c->done = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+
+    PyEval_RestoreThread(c->ts);
+    PyGILState_Release(g);
+    return NULL;
+}
+
+/* ---- the iterating side ------------------------------------------------ */
+
+/* Stop the worker (if running) and join it. Called with the GIL held. */
+static void cursor_stop(adspy_Cursor *c)
+{
+    if (!c->started)
+        return;
+    pthread_mutex_lock(&c->mu);
+    c->cancel = true;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(c->thread, NULL);
+    Py_END_ALLOW_THREADS
+    c->started = false;
+    c->store->active--;
+}
+
+/* Wait for the next batch or the end; with the GIL held on return. */
+static void cursor_wait(adspy_Cursor *c, bool *got, bool *done)
+{
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&c->mu);
+    c->want = true;
+    pthread_cond_broadcast(&c->cv);
+    while (!c->ready && !c->done)
+        pthread_cond_wait(&c->cv, &c->mu);
+    *got = c->ready;
+    *done = c->done;
+    c->ready = false;
+    pthread_mutex_unlock(&c->mu);
+    Py_END_ALLOW_THREADS
+}
+
+static PyObject *cursor_finish(adspy_Cursor *c)
+{
+    cursor_stop(c);
+    c->finished = true;
+    if (c->pyerr[0]) {
+        PyErr_Restore(c->pyerr[0], c->pyerr[1], c->pyerr[2]);
+        c->pyerr[0] = c->pyerr[1] = c->pyerr[2] = NULL;
+        return NULL;
+    }
+    if (c->rc < 0 && c->rc != CURSOR_STOPPED)
+        return adspy_raise(&c->err);
+    return NULL; /* StopIteration */
+}
+
+static PyObject *cursor_next(PyObject *self)
+{
+    adspy_Cursor *c = (adspy_Cursor *)self;
+    for (;;) {
+        if (c->rows && c->pos < PyList_GET_SIZE(c->rows)) {
+            PyObject *r = PyList_GET_ITEM(c->rows, c->pos);
+            PyList_SET_ITEM(c->rows, c->pos, NULL);
+            c->pos++;
+            return r;
+        }
+        if (!c->started)
+            return c->finished ? NULL : cursor_finish(c);
+        bool got, done;
+        cursor_wait(c, &got, &done);
+        /* The worker waits for `want` or has ended: the batch is ours. */
+        PyObject *fresh = PyList_New(0);
+        if (!fresh)
+            return NULL;
+        Py_XSETREF(c->rows, c->batch);
+        c->batch = fresh;
+        c->pos = 0;
+        if (done && !got)
+            cursor_stop(c);
+    }
+}
+
+static PyObject *cursor_close(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    adspy_Cursor *c = (adspy_Cursor *)self;
+    cursor_stop(c);
+    c->finished = true;
+    Py_CLEAR(c->rows);
+    Py_RETURN_NONE;
+}
+
+static PyObject *cursor_enter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return Py_NewRef(self);
+}
+
+static PyObject *cursor_exit(PyObject *self, PyObject *args)
+{
+    (void)args;
+    PyObject *r = cursor_close(self, NULL);
+    Py_XDECREF(r);
+    if (!r)
+        return NULL;
+    Py_RETURN_FALSE;
+}
+
+static void cursor_dealloc(PyObject *self)
+{
+    adspy_Cursor *c = (adspy_Cursor *)self;
+    cursor_stop(c);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    Py_XDECREF(c->pyerr[0]);
+    Py_XDECREF(c->pyerr[1]);
+    Py_XDECREF(c->pyerr[2]);
+    Py_XDECREF(c->batch);
+    Py_XDECREF(c->rows);
+    Py_XDECREF(c->columns);
+    Py_XDECREF(c->store);
+    PyMem_Free(c->text);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static const char *kind_name(ads_stmt_kind k)
+{
+    switch (k) {
+    case ADS_STMT_SELECT: return "select";
+    case ADS_STMT_UPDATE: return "update";
+    case ADS_STMT_DELETE: return "delete";
+    case ADS_STMT_PURGE: return "purge";
+    case ADS_STMT_STORE: return "store";
+    }
+    return "?";
+}
+
+static PyObject *cursor_get_rowcount(PyObject *self, void *unused)
+{
+    (void)unused;
+    adspy_Cursor *c = (adspy_Cursor *)self;
+    if (c->started)
+        return PyLong_FromLong(-1);
+    return PyLong_FromUnsignedLongLong(c->info.rows);
+}
+
+static PyObject *cursor_get_kind(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(kind_name(((adspy_Cursor *)self)->info.kind));
+}
+
+static PyObject *cursor_get_columns(PyObject *self, void *unused)
+{
+    (void)unused;
+    adspy_Cursor *c = (adspy_Cursor *)self;
+    return Py_NewRef(c->columns ? c->columns : Py_None);
+}
+
+static PyObject *cursor_get_unchanged(PyObject *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(((adspy_Cursor *)self)->info.unchanged);
+}
+
+static PyMethodDef cursor_methods[] = {
+    {"close", cursor_close, METH_NOARGS, "Stop the statement; no more rows come."},
+    {"__enter__", cursor_enter, METH_NOARGS, NULL},
+    {"__exit__", cursor_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef cursor_getset[] = {
+    {"rowcount", cursor_get_rowcount, NULL,
+     "Rows returned (SELECT, once iterated to its end; -1 before) or records written.", NULL},
+    {"kind", cursor_get_kind, NULL, "'select', 'update', 'delete', 'purge' or 'store'.", NULL},
+    {"columns", cursor_get_columns, NULL,
+     "The select list's labels (a tuple) once the first row came, or None (SELECT *).", NULL},
+    {"unchanged", cursor_get_unchanged, NULL, "STORE: records equal to the row in effect.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject adspy_CursorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "adstore.Cursor",
+    .tp_basicsize = sizeof(adspy_Cursor),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The rows of a statement (Store.execute): an iterator of Records, streamed.",
+    .tp_dealloc = cursor_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = cursor_next,
+    .tp_methods = cursor_methods,
+    .tp_getset = cursor_getset,
+};
+
+/* ---- Store.execute ----------------------------------------------------- */
+
+static adspy_Cursor *cursor_alloc(adspy_Store *s, const char *text, size_t len)
+{
+    adspy_Cursor *c = PyObject_New(adspy_Cursor, &adspy_CursorType);
+    if (!c)
+        return NULL;
+    memset((char *)c + sizeof(PyObject), 0, sizeof *c - sizeof(PyObject));
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->store = (adspy_Store *)Py_NewRef(s);
+    c->text = PyMem_Malloc(len ? len : 1);
+    c->batch = PyList_New(0);
+    if (!c->text || !c->batch) {
+        Py_DECREF(c);
+        return (adspy_Cursor *)PyErr_NoMemory();
+    }
+    memcpy(c->text, text, len);
+    c->len = len;
+    c->finished = false;
+    return c;
+}
+
+static int params_refuse(PyObject *params)
+{
+    if (params == Py_None)
+        return 0;
+    Py_ssize_t n = PyObject_Length(params);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    PyErr_SetString(adspy_NotSupportedError,
+                    "bound parameters are not supported yet: the statement API has no "
+                    "binding; write the values into the statement's text (pass params=None)");
+    return -1;
+}
+
+static PyObject *run_write(adspy_Cursor *c)
+{
+    ads_query *q;
+    int rc;
+    c->store->active++;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ads_query_new(&q, c->store->db, &c->err);
+    if (rc == 0) {
+        ads_exec_options opt = {.hidden = c->hidden};
+        rc = ads_query_exec(q, c->text, c->len, NULL, &opt, &c->info, &c->err);
+        ads_query_free(q);
+    }
+    Py_END_ALLOW_THREADS
+    c->store->active--;
+    c->finished = true;
+    if (rc < 0) {
+        Py_DECREF(c);
+        return adspy_raise(&c->err);
+    }
+    return (PyObject *)c;
+}
+
+PyObject *adspy_cursor_new(adspy_Store *s, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"statement", "params", "hidden", NULL};
+    PyObject *stmt, *params = Py_None;
+    int hidden = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "U|O$p:execute", names, &stmt, &params, &hidden))
+        return NULL;
+    if (params_refuse(params) < 0)
+        return NULL;
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(stmt, &n);
+    if (!text)
+        return NULL;
+    ads_stmt_kind kind;
+    ads_error err;
+    if (ads_query_parse(text, (size_t)n, 0, (size_t)n, &kind, &err) < 0)
+        return adspy_raise(&err);
+    if (adspy_store_check(s, kind != ADS_STMT_SELECT) < 0)
+        return NULL;
+    adspy_Cursor *c = cursor_alloc(s, text, (size_t)n);
+    if (!c)
+        return NULL;
+    c->hidden = hidden != 0;
+    c->info.kind = kind;
+    if (kind != ADS_STMT_SELECT)
+        return run_write(c);
+    if (pthread_create(&c->thread, NULL, worker, c) != 0) {
+        Py_DECREF(c);
+        return adspy_raise_code(ADS_EIO, "cannot start the statement's thread");
+    }
+    c->started = true;
+    s->active++;
+    return (PyObject *)c;
+}
+
+int adspy_cursor_init_type(PyObject *m)
+{
+    if (PyType_Ready(&adspy_CursorType) < 0)
+        return -1;
+    return PyModule_AddObjectRef(m, "Cursor", (PyObject *)&adspy_CursorType);
+}
