@@ -41,9 +41,29 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# DuckDB, the benchmark's analytic peer (issue 17): the npm registry's
+# @duckdb/node-api, which ships libduckdb, installed into tests/bench/duckdb
+# when node and npm are there (Debian 12's nodejs and npm packages, or any
+# Node.js >= 18). Without it adstore-bench skips the DuckDB rows and says so.
+ensure_duckdb() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/bench/duckdb"
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    echo "setup: node/npm not found; adstore-bench will skip its DuckDB rows" >&2
+    return 0
+  fi
+  if [ -f "$dir/node_modules/@duckdb/node-api/package.json" ]; then
+    return 0
+  fi
+  echo "setup: installing @duckdb/node-api into $dir"
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error) ||
+    echo "setup: npm install failed; adstore-bench will skip its DuckDB rows" >&2
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
   ensure_locale
+  ensure_duckdb
   exit 0
 fi
 
@@ -60,4 +80,5 @@ apt-get update -qq
 # shellcheck disable=SC2086
 $cmd >/dev/null
 ensure_locale
+ensure_duckdb
 echo "setup: done"

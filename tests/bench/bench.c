@@ -898,7 +898,7 @@ uint64_t bench_mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static char notes[8192];
+static char notes[65536];
 
 void bench_note(const char *fmt, ...)
 {
@@ -920,10 +920,12 @@ bool bench_selected(const config *cfg, const char *id, const char *what)
 
 static int usage(void)
 {
-    fprintf(stderr, "Usage: adstore-bench [--quick] [--reps N] [--only PREFIX] [--dir DIR]\n"
+    fprintf(stderr, "Usage: adstore-bench [--quick] [--reps N] [--only PREFIX] [--scale N] "
+                    "[--dir DIR]\n"
                     "  --quick        small sizes (a smoke run in seconds)\n"
                     "  --reps N       repetitions per row, median reported (1..31, default 5)\n"
                     "  --only PREFIX  only rows whose scenario id or name starts with PREFIX\n"
+                    "  --scale N      the realistic scenarios (R*) at N x 1M records (1..100)\n"
                     "  --dir DIR      keep the scenario stores in DIR (default: a temporary\n"
                     "                 directory, removed at the end)\n");
     return 2;
@@ -931,7 +933,7 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
-    config cfg = {false, 5, NULL, NULL, false};
+    config cfg = {false, 5, NULL, NULL, false, 1};
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -942,6 +944,10 @@ int main(int argc, char **argv)
                 return usage();
         } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
             cfg.only = argv[++i];
+        } else if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc) {
+            cfg.scale = atoi(argv[++i]);
+            if (cfg.scale < 1 || cfg.scale > 100)
+                return usage();
         } else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
             dir = argv[++i];
             cfg.keep = true;
@@ -984,6 +990,10 @@ int main(int argc, char **argv)
     if (bench_query(&cfg))
         failed = 1;
     if (bench_tools(&cfg))
+        failed = 1;
+    if (bench_history(&cfg))
+        failed = 1;
+    if (bench_real(&cfg))
         failed = 1;
     if (notes[0])
         printf("\n%s", notes);

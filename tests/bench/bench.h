@@ -15,6 +15,7 @@ typedef struct config {
     const char *only;
     const char *dir; /* where scenario stores live (a temporary directory) */
     bool keep;       /* leave the stores there (--dir) */
+    int scale;       /* the realistic scenarios at scale x 1M records (--scale) */
 } config;
 
 /* Monotonic seconds. */
@@ -52,5 +53,14 @@ int bench_query(const config *cfg);
 /* The scenarios through the adstore program: P1 import, P8 dump and restore
  * (bench_tools.c). */
 int bench_tools(const config *cfg);
+
+/* The snapshot-day scenario P10: unchanged-skip, sync and retention
+ * (bench_history.c). */
+int bench_history(const config *cfg);
+
+/* The realistic scenarios of issue 17: HTCondor-like slot and job ads loaded
+ * and queried through the program and the C API, next to the sqlite3
+ * program, the SQLite library and DuckDB (bench_real.c). */
+int bench_real(const config *cfg);
 
 #endif
