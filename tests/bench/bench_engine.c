@@ -4,18 +4,24 @@
  *   P1 bulk load of N Machine records in batches of 10k (adstore's bulk API,
  *      Attribute bookkeeping and timeline rows included) vs raw LMDB puts of
  *      the same MessagePack bytes with MDB_APPEND, and vs SQLite inserting
- *      the same records as JSON (WAL, synchronous=OFF, a transaction per batch);
+ *      the same records as JSON (WAL, synchronous=NORMAL: commits do not wait
+ *      for the disk and the close syncs, as adstore's bulk load commits
+ *      without syncing and syncs at its end; a transaction per batch);
  *   P2 100 updates to each of 10k records (merge, latest moves, the old row
  *      goes to history) vs raw LMDB overwriting puts, and vs SQLite UPDATE plus
  *      a history-table INSERT;
  *   P3 the constraint scan of the N latest rows vs msgpack-c decode plus a
  *      hand-written C filter over the raw LMDB table, and vs SQLite json_extract;
- *   P4 N random point lookups by key vs mdb_get, and vs SQLite's primary key;
+ *   P4 N random point lookups by key vs mdb_get, and vs SQLite's primary key
+ *      (one read transaction, mmap on, a prepared statement);
  *   P5 count(*) and sum(Memory) grouped by Arch (the engine's scan and a group
  *      table) vs SQLite GROUP BY json_extract.
  * Inputs (records, MessagePack bytes, JSON text) are made outside the timed
  * parts. Each repetition alternates adstore and its baselines. The last
- * repetition's stores serve P3 to P5. Result counts are cross-checked: a
+ * repetition's stores serve P3 to P5. SQLite reads with its default page
+ * cache (loads and updates get a 256 MB one). P1, P3 and P4 run again with
+ * the records loaded in shuffled key order (raw LMDB then cannot append).
+ * Result counts are cross-checked: a
  * disagreement fails the run. Then the peak anonymous memory of a scan of N/10
  * and of N rows, each in a fresh process, shows that scans stream.
  */
@@ -81,6 +87,10 @@ static void gen(mdata *m, uint64_t i, uint64_t version)
     if (version)
         m->memory = (int64_t)256 << (v % 7);
 }
+
+/* The order records are loaded in: NULL for key order, else a permutation
+ * of 0..N-1 (the shuffled-key rows). */
+static const uint64_t *load_order;
 
 /* Values are not copied by the builder: strings go into the arena first. */
 static ads_arena *cur_arena;
@@ -152,7 +162,7 @@ static int batch_make(batch *bt, uint64_t first, size_t n, uint64_t version, boo
     bt->n = n;
     for (size_t i = 0; i < n; i++) {
         mdata m;
-        gen(&m, first + i, version);
+        gen(&m, load_order ? load_order[first + i] : first + i, version);
         const ads_record *full = build(bt->a, &m);
         bt->recs[i] = update ? build_update(bt->a, &m) : full;
         if (!full || !bt->recs[i])
@@ -250,8 +260,13 @@ static int sql_exec(sqlite3 *db, const char *sql)
     return 0;
 }
 
-static int sql_open_store(sqlite3 **db, const char *path, bool fresh)
+enum { SQL_READ, SQL_WRITE, SQL_FRESH };
+
+/* A SQLite store for reading (the default page cache, as a user has it),
+ * writing, or writing afresh (256 MB of page cache for writes). */
+static int sql_open_store(sqlite3 **db, const char *path, int mode)
 {
+    bool fresh = mode == SQL_FRESH;
     if (fresh) {
         char p[1200];
         unlink(path);
@@ -262,7 +277,8 @@ static int sql_open_store(sqlite3 **db, const char *path, bool fresh)
     }
     if (sqlite3_open(path, db) != SQLITE_OK)
         return bench_fail(path, sqlite3_errmsg(*db));
-    if (sql_exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-262144"))
+    if (mode != SQL_READ && sql_exec(*db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
+                                          "PRAGMA cache_size=-262144"))
         return -1;
     if (fresh && sql_exec(*db, "CREATE TABLE docs (type TEXT, key TEXT, doc TEXT, "
                                "PRIMARY KEY(type, key)) WITHOUT ROWID;"
@@ -336,7 +352,7 @@ static int load_lmdb(const char *path, uint64_t n, batch *bt, double *secs)
                 MDB_val key = {bt->key_off[i + 1] - bt->key_off[i], bt->keys.p + bt->key_off[i]};
                 MDB_val val = {bt->pack_off[i + 1] - bt->pack_off[i],
                                bt->packs.p + bt->pack_off[i]};
-                rc = mdb_put(txn, dbi, &key, &val, MDB_APPEND);
+                rc = mdb_put(txn, dbi, &key, &val, load_order ? 0 : MDB_APPEND);
             }
             *secs += bench_now() - t0;
         }
@@ -357,7 +373,7 @@ static int load_sqlite(const char *path, uint64_t n, batch *bt, double *secs)
 {
     sqlite3 *db;
     sqlite3_stmt *st;
-    if (sql_open_store(&db, path, true))
+    if (sql_open_store(&db, path, SQL_FRESH))
         return -1;
     if (sqlite3_prepare_v2(db, "INSERT INTO docs VALUES ('Machine', ?, ?)", -1, &st, NULL))
         return bench_fail("sqlite prepare", sqlite3_errmsg(db));
@@ -584,7 +600,7 @@ static int update_sqlite(const char *path, uint64_t records, int rounds, batch *
 {
     sql_upd u;
     double ignore;
-    if (load_sqlite(path, records, bt, &ignore) || sql_open_store(&u.db, path, false))
+    if (load_sqlite(path, records, bt, &ignore) || sql_open_store(&u.db, path, SQL_WRITE))
         return -1;
     if (sqlite3_prepare_v2(u.db, "INSERT INTO history SELECT type, key, ?, doc FROM docs WHERE "
                                  "type = 'Machine' AND key = ?",
@@ -696,7 +712,7 @@ static int sql_count(const char *path, const char *sql, uint64_t *count, double 
 {
     sqlite3 *db;
     sqlite3_stmt *st;
-    if (sql_open_store(&db, path, false))
+    if (sql_open_store(&db, path, SQL_READ))
         return -1;
     double t0 = bench_now();
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) || sqlite3_step(st) != SQLITE_ROW)
@@ -795,10 +811,11 @@ static int get_sqlite(const char *path, const uint64_t *ix, uint64_t lookups, do
     sqlite3_stmt *st;
     char name[40];
     uint64_t acc = 0;
-    if (sql_open_store(&db, path, false))
+    if (sql_open_store(&db, path, SQL_READ))
         return -1;
     double t0 = bench_now();
-    if (sqlite3_prepare_v2(db, "SELECT doc FROM docs WHERE type = 'Machine' AND key = ?", -1, &st,
+    if (sql_exec(db, "PRAGMA mmap_size=4294967296; BEGIN") ||
+        sqlite3_prepare_v2(db, "SELECT doc FROM docs WHERE type = 'Machine' AND key = ?", -1, &st,
                            NULL))
         return bench_fail("sqlite", sqlite3_errmsg(db));
     for (uint64_t i = 0; i < lookups; i++) {
@@ -810,6 +827,8 @@ static int get_sqlite(const char *path, const uint64_t *ix, uint64_t lookups, do
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
+    if (sql_exec(db, "COMMIT"))
+        return -1;
     *secs = bench_now() - t0;
     sink = acc;
     sqlite3_close(db);
@@ -880,7 +899,7 @@ static int group_sqlite(const char *path, group *g, int *ng, double *secs)
 {
     sqlite3 *db;
     sqlite3_stmt *st;
-    if (sql_open_store(&db, path, false))
+    if (sql_open_store(&db, path, SQL_READ))
         return -1;
     *ng = 0;
     double t0 = bench_now();
@@ -1041,6 +1060,98 @@ static int cmp_row(const char *id, const char *what, uint64_t ops, double *mine,
     return 0;
 }
 
+/* P3's rows over the stores at p: the scan in all three, counts compared. */
+static int p3_rows(const paths *p, uint64_t n, int reps, const char *what, uint64_t *count)
+{
+    double mine[32], b1[32], b2[32];
+    uint64_t c1 = 0, c2 = 0, c3 = 0;
+    for (int r = 0; r < reps; r++)
+        if (scan_adstore(p->ads, 0, &c1, &mine[r]) || scan_c(p->lmdb, &c2, &b1[r]) ||
+            scan_sqlite(p->sql, &c3, &b2[r]))
+            return -1;
+    if (c1 != c2 || c1 != c3) {
+        fprintf(stderr, "adstore-bench: P3 counts differ: adstore %" PRIu64 ", C %" PRIu64
+                        ", SQLite %" PRIu64 "\n",
+                c1, c2, c3);
+        return -1;
+    }
+    cmp_row("P3", what, n, mine, "msgpack-c + C filter", b1, reps, 0, 0.7);
+    cmp_row("P3", what, n, mine, "SQLite json_extract", b2, reps, 0, 3.0);
+    *count = c1;
+    return 0;
+}
+
+/* P4's rows over the stores at p: n lookups of random keys in all three. */
+static int p4_rows(const paths *p, uint64_t n, int reps, const char *what)
+{
+    double mine[32], b1[32], b2[32];
+    uint64_t *ix = lookup_order(n, n);
+    if (!ix)
+        return bench_fail("bench", "out of memory");
+    int rc = 0;
+    for (int r = 0; r < reps && !rc; r++)
+        rc = get_adstore(p->ads, n, ix, n, &mine[r]) || get_lmdb(p->lmdb, ix, n, &b1[r]) ||
+             get_sqlite(p->sql, ix, n, &b2[r]);
+    free(ix);
+    if (rc)
+        return -1;
+    cmp_row("P4", what, n, mine, "raw LMDB mdb_get", b1, reps, 0, 0.7);
+    cmp_row("P4", what, n, mine, "SQLite primary key", b2, reps, 0, 5.0);
+    return 0;
+}
+
+/* A fixed shuffle of 0..n-1: records arriving in no particular key order. */
+static uint64_t *shuffled(uint64_t n)
+{
+    uint64_t *v = malloc(n * sizeof *v);
+    for (uint64_t i = 0; v && i < n; i++)
+        v[i] = i;
+    for (uint64_t i = n; v && i > 1; i--) {
+        uint64_t j = bench_mix(i ^ UINT64_C(0x51ed)) % i, t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+    return v;
+}
+
+/* P1, P3 and P4 again, the same records loaded in shuffled key order: the
+ * stores are laid out as an unordered load leaves them. */
+static int shuffled_rows(const config *cfg, uint64_t n, int reps, batch *bt, bool p1)
+{
+    paths p;
+    double mine[32], b1[32], b2[32];
+    uint64_t count;
+    uint64_t *order = shuffled(n);
+    if (!order)
+        return bench_fail("bench", "out of memory");
+    make_paths(&p, cfg, "shuffled");
+    load_order = order;
+    int rc = 0;
+    for (int r = 0; r < (p1 ? reps : 1) && !rc; r++)
+        rc = load_adstore(p.ads, n, bt, &mine[r]) || load_lmdb(p.lmdb, n, bt, &b1[r]) ||
+             load_sqlite(p.sql, n, bt, &b2[r]);
+    load_order = NULL;
+    free(order);
+    if (rc)
+        return -1;
+    if (p1) {
+        cmp_row("P1", "bulk load, shuffled keys", n, mine, "raw LMDB put", b1, reps, 0, 0.5);
+        cmp_row("P1", "bulk load, shuffled keys", n, mine, "SQLite JSON insert", b2, reps, 0, 2.5);
+    }
+    if (bench_selected(cfg, "P3", "scan, shuffled") &&
+        p3_rows(&p, n, cfg->reps, "scan, shuffled load", &count))
+        return -1;
+    if (bench_selected(cfg, "P4", "lookups, shuffled") &&
+        p4_rows(&p, n, cfg->reps, "lookups, shuffled load"))
+        return -1;
+    if (!cfg->keep) {
+        bench_rm_rf(p.ads);
+        bench_rm_rf(p.lmdb);
+        bench_rm_rf(p.sql);
+    }
+    return 0;
+}
+
 int bench_engine(const config *cfg)
 {
     bool p1 = bench_selected(cfg, "P1", "bulk load"), p2 = bench_selected(cfg, "P2", "updates"),
@@ -1100,20 +1211,9 @@ int bench_engine(const config *cfg)
 
     /* P3 */
     if (p3) {
-        uint64_t c1 = 0, c2 = 0, c3 = 0;
-        int sreps = cfg->reps;
-        for (int r = 0; r < sreps; r++)
-            if (scan_adstore(p.ads, 0, &c1, &mine[r]) || scan_c(p.lmdb, &c2, &b1[r]) ||
-                scan_sqlite(p.sql, &c3, &b2[r]))
-                return -1;
-        if (c1 != c2 || c1 != c3) {
-            fprintf(stderr, "adstore-bench: P3 counts differ: adstore %" PRIu64 ", C %" PRIu64
-                            ", SQLite %" PRIu64 "\n",
-                    c1, c2, c3);
+        uint64_t c1;
+        if (p3_rows(&p, n, cfg->reps, "constraint scan", &c1))
             return -1;
-        }
-        cmp_row("P3", "constraint scan", n, mine, "msgpack-c + C filter", b1, sreps, 0, 0.7);
-        cmp_row("P3", "constraint scan", n, mine, "SQLite json_extract", b2, sreps, 0, 3.0);
         bench_note("P3: %" PRIu64 " of %" PRIu64 " rows match `%s` (the same in all three).", c1,
                    n, P3_WHERE);
         long anon_small, rss_small, anon_big, rss_big;
@@ -1127,19 +1227,8 @@ int bench_engine(const config *cfg)
     }
 
     /* P4 */
-    if (p4) {
-        uint64_t *ix = lookup_order(n, n);
-        if (!ix)
-            return bench_fail("bench", "out of memory");
-        int sreps = cfg->reps;
-        for (int r = 0; r < sreps; r++)
-            if (get_adstore(p.ads, n, ix, n, &mine[r]) || get_lmdb(p.lmdb, ix, n, &b1[r]) ||
-                get_sqlite(p.sql, ix, n, &b2[r]))
-                return -1;
-        free(ix);
-        cmp_row("P4", "point lookups", n, mine, "raw LMDB mdb_get", b1, sreps, 0, 0.7);
-        cmp_row("P4", "point lookups", n, mine, "SQLite primary key", b2, sreps, 0, 5.0);
-    }
+    if (p4 && p4_rows(&p, n, cfg->reps, "point lookups"))
+        return -1;
 
     /* P5 */
     if (p5) {
@@ -1157,6 +1246,8 @@ int bench_engine(const config *cfg)
         cmp_row("P5", "group by (engine scan)", n, mine, "SQLite GROUP BY", b2, sreps, 0, 3.0);
         cmp_row("P5", "group by (statement)", n, b1, "SQLite GROUP BY", b2, sreps, 0, 3.0);
     }
+    if ((p1 || p3 || p4) && shuffled_rows(cfg, n, reps, &bt, p1))
+        return -1;
     batch_free(&bt);
     if (!cfg->keep) {
         bench_rm_rf(p.ads);
