@@ -135,7 +135,7 @@ int ads_long_reader_new_file(ads_long_reader **out, FILE *f, ads_error *err);
  * ADS_ELIMIT on a line, ADS_EIO and ADS_ENOMEM are final: later calls
  * return the same code.
  */
-int ads_long_reader_next(ads_long_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_long_reader_next(const ads_record **out, int *line, ads_long_reader *r, ads_arena *a,
                          ads_error *err);
 
 /* Free the reader (NULL is allowed). Records already returned stay valid. */
@@ -189,7 +189,7 @@ int ads_json_reader_new_file(ads_json_reader **out, FILE *f, ads_error *err);
  * ADS_MAX_DEPTH, a value over ADS_MAX_TEXT bytes), ADS_EIO, ADS_ENOMEM,
  * ADS_EINVAL. Every error is final: later calls return the same code.
  */
-int ads_json_reader_next(ads_json_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_json_reader_next(const ads_record **out, int *line, ads_json_reader *r, ads_arena *a,
                          ads_error *err);
 
 void ads_json_reader_free(ads_json_reader *r);
@@ -244,8 +244,8 @@ int ads_classad_reader_new_file(ads_classad_reader **out, FILE *f, ads_error *er
  *                ADS_MAX_DEPTH deep (final);
  *   ADS_EIO, ADS_ENOMEM, ADS_EINVAL as ads_long_reader_next (final).
  */
-int ads_classad_reader_next(ads_classad_reader *r, const ads_record **out, int *line,
-                            ads_arena *a, ads_error *err);
+int ads_classad_reader_next(const ads_record **out, int *line, ads_classad_reader *r, ads_arena *a,
+                            ads_error *err);
 
 void ads_classad_reader_free(ads_classad_reader *r);
 
@@ -282,7 +282,7 @@ int ads_xml_reader_new_file(ads_xml_reader **out, FILE *f, ads_error *err);
  * its <c>; 0 at the end; or a negative code as ads_json_reader_next (every
  * error final).
  */
-int ads_xml_reader_next(ads_xml_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_xml_reader_next(const ads_record **out, int *line, ads_xml_reader *r, ads_arena *a,
                         ads_error *err);
 
 void ads_xml_reader_free(ads_xml_reader *r);

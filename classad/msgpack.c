@@ -1567,8 +1567,8 @@ static inline int quick_scalar(const unsigned char *p, size_t left, ads_value *o
     }
 }
 
-int ads_msgpack_view_lookup(ads_msgpack_view *mv, const char *name, size_t len, ads_value *value,
-                            const ads_expr **expr, ads_error *err)
+int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                            const char *name, size_t len, ads_error *err)
 {
     if (!mv || (!name && len) || !value || !expr)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
@@ -1657,7 +1657,7 @@ static int view_lookup(const void *self, const char *name, size_t len, uint32_t 
     (void)arena;
     /* self is the ads_msgpack_view that ads_msgpack_view_get was given,
      * which is not const: its cache may change */
-    return ads_msgpack_view_lookup((ads_msgpack_view *)self, name, len, value, expr, NULL);
+    return ads_msgpack_view_lookup(value, expr, (ads_msgpack_view *)self, name, len, NULL);
 }
 
 static const ads_view_ops msgpack_view_ops = {view_lookup};

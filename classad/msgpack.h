@@ -204,8 +204,8 @@ ads_view ads_msgpack_view_get(ads_msgpack_view *mv, const ads_view *parent);
  * 0 when the row has no such attribute, or a negative code.
  * Errors: ADS_ECORRUPT; ADS_EINVAL (NULL arguments); ADS_ENOMEM.
  */
-int ads_msgpack_view_lookup(ads_msgpack_view *mv, const char *name, size_t len, ads_value *value,
-                            const ads_expr **expr, ads_error *err);
+int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                            const char *name, size_t len, ads_error *err);
 
 /* The number of attributes of the row. */
 size_t ads_msgpack_view_size(const ads_msgpack_view *mv);

@@ -278,7 +278,7 @@ static int extent(ads_classad_reader *r, size_t *end, ads_error *err)
     }
 }
 
-int ads_classad_reader_next(ads_classad_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_classad_reader_next(const ads_record **out, int *line, ads_classad_reader *r, ads_arena *a,
                             ads_error *err)
 {
     if (!r || !out || !a)

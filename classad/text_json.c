@@ -860,7 +860,7 @@ static int next(ads_json_reader *r, const ads_record **out, int *line)
     }
 }
 
-int ads_json_reader_next(ads_json_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_json_reader_next(const ads_record **out, int *line, ads_json_reader *r, ads_arena *a,
                          ads_error *err)
 {
     if (!r || !out || !a)

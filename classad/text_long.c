@@ -882,7 +882,7 @@ static int build(const ads_record **rec, bool *literal, const group *g, ads_aren
     return 0;
 }
 
-int ads_long_reader_next(ads_long_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_long_reader_next(const ads_record **out, int *line, ads_long_reader *r, ads_arena *a,
                          ads_error *err)
 {
     const char *lp = NULL;

@@ -1191,7 +1191,7 @@ static int next(ads_xml_reader *r, const ads_record **out, int *line)
     }
 }
 
-int ads_xml_reader_next(ads_xml_reader *r, const ads_record **out, int *line, ads_arena *a,
+int ads_xml_reader_next(const ads_record **out, int *line, ads_xml_reader *r, ads_arena *a,
                         ads_error *err)
 {
     if (!r || !out || !a)

@@ -331,7 +331,7 @@ static int row_adtype(ads_str *out, const unsigned char *data, size_t len, ads_a
     int rc = ads_msgpack_view_init(&mv, data, len, a, err);
     if (rc)
         return rc;
-    rc = ads_msgpack_view_lookup(&mv, "AdType", 6, &v, &e, err);
+    rc = ads_msgpack_view_lookup(&v, &e, &mv, "AdType", 6, err);
     if (rc < 0)
         return rc;
     if (rc == 0)

@@ -269,7 +269,7 @@ static int row_lookup(const void *self, const char *name, size_t len, uint32_t h
             return rc;
         row->priv.mv_ready = true;
     }
-    return ads_msgpack_view_lookup(&row->priv.mv, name, len, value, expr, NULL);
+    return ads_msgpack_view_lookup(value, expr, &row->priv.mv, name, len, NULL);
 }
 
 static const ads_view_ops row_view_ops = {row_lookup};
@@ -322,7 +322,7 @@ int ads_row_key_values(ads_value *out, const ads_row *row, ads_arena *a, ads_err
         return rc;
     for (size_t i = 0; i < t->nkeys; i++) {
         const ads_expr *e = NULL;
-        rc = ads_msgpack_view_lookup(&mv, t->keys[i].p, t->keys[i].len, &items[i], &e, err);
+        rc = ads_msgpack_view_lookup(&items[i], &e, &mv, t->keys[i].p, t->keys[i].len, err);
         if (rc < 0)
             return rc;
         if (rc == 0 || e)

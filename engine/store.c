@@ -313,7 +313,7 @@ static int given_value(ads_value *out, ads_msgpack_view *mv, const char *name, s
                        const char *what, const ads_type *t, ads_error *err)
 {
     const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_lookup(mv, name, len, out, &e, err);
+    int rc = ads_msgpack_view_lookup(out, &e, mv, name, len, err);
     if (rc <= 0)
         return rc;
     if (e) {

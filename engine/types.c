@@ -294,7 +294,7 @@ static int row_attr(ads_value *out, ads_msgpack_view *mv, const char *name, ads_
                     ads_error *err)
 {
     const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_lookup(mv, name, strlen(name), out, &e, err);
+    int rc = ads_msgpack_view_lookup(out, &e, mv, name, strlen(name), err);
     if (rc < 0)
         return rc;
     if (rc == 0) {

@@ -94,7 +94,7 @@ static int row_key(ads_buf *out, const ads_type *t, const unsigned char *data, s
     for (size_t i = 0; i < t->nkeys; i++) {
         ads_value v;
         const ads_expr *e = NULL;
-        rc = ads_msgpack_view_lookup(&mv, t->keys[i].p, t->keys[i].len, &v, &e, err);
+        rc = ads_msgpack_view_lookup(&v, &e, &mv, t->keys[i].p, t->keys[i].len, err);
         if (rc < 0)
             return rc;
         if (rc == 0 || e)
@@ -115,7 +115,7 @@ static void check_generated(vstate *vs, const ads_type *t, tcount *c, const unsi
     ads_value v;
     const ads_expr *e = NULL;
     if (ads_msgpack_view_init(&mv, data, len, vs->a, NULL) ||
-        ads_msgpack_view_lookup(&mv, t->keys[0].p, t->keys[0].len, &v, &e, NULL) != 1 || e ||
+        ads_msgpack_view_lookup(&v, &e, &mv, t->keys[0].p, t->keys[0].len, NULL) != 1 || e ||
         v.type != ADS_IDENT)
         return;
     ads_id id = v.u.id;

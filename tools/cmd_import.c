@@ -214,13 +214,13 @@ static int input_next(input *in, const ads_record **out, int *line, ads_arena *a
 {
     switch (in->form) {
     case F_LONG:
-        return ads_long_reader_next(in->l, out, line, a, err);
+        return ads_long_reader_next(out, line, in->l, a, err);
     case F_JSON:
-        return ads_json_reader_next(in->j, out, line, a, err);
+        return ads_json_reader_next(out, line, in->j, a, err);
     case F_XML:
-        return ads_xml_reader_next(in->x, out, line, a, err);
+        return ads_xml_reader_next(out, line, in->x, a, err);
     case F_CLASSAD:
-        return ads_classad_reader_next(in->c, out, line, a, err);
+        return ads_classad_reader_next(out, line, in->c, a, err);
     default: {
         int rc = ads_dump_reader_next(in->d, out, a, err);
         if (rc == 1)

@@ -124,7 +124,7 @@ static const ads_record *read_json(const char *text)
     ads_error err;
     int line;
     assert_int_equal(ads_json_reader_new(&r, text, strlen(text), &err), 0);
-    if (ads_json_reader_next(r, &rec, &line, arena, &err) != 1)
+    if (ads_json_reader_next(&rec, &line, r, arena, &err) != 1)
         fail_msg("JSON: %s", err.message);
     ads_json_reader_free(r);
     return rec;
@@ -137,7 +137,7 @@ static const ads_record *read_long(const char *text)
     ads_error err;
     int line;
     assert_int_equal(ads_long_reader_new(&r, text, strlen(text), &err), 0);
-    if (ads_long_reader_next(r, &rec, &line, arena, &err) != 1)
+    if (ads_long_reader_next(&rec, &line, r, arena, &err) != 1)
         fail_msg("long: %s", err.message);
     ads_long_reader_free(r);
     return rec;
@@ -150,7 +150,7 @@ static const ads_record *read_xml(const char *text)
     ads_error err;
     int line;
     assert_int_equal(ads_xml_reader_new(&r, text, strlen(text), &err), 0);
-    if (ads_xml_reader_next(r, &rec, &line, arena, &err) != 1)
+    if (ads_xml_reader_next(&rec, &line, r, arena, &err) != 1)
         fail_msg("XML: %s", err.message);
     ads_xml_reader_free(r);
     return rec;

@@ -77,13 +77,13 @@ static int reader_next(reader *r, const ads_record **out, int *line, ads_error *
 {
     switch (r->form) {
     case LONG:
-        return ads_long_reader_next(r->l, out, line, arena, err);
+        return ads_long_reader_next(out, line, r->l, arena, err);
     case JSON:
-        return ads_json_reader_next(r->j, out, line, arena, err);
+        return ads_json_reader_next(out, line, r->j, arena, err);
     case CLASSAD:
-        return ads_classad_reader_next(r->c, out, line, arena, err);
+        return ads_classad_reader_next(out, line, r->c, arena, err);
     default:
-        return ads_xml_reader_next(r->x, out, line, arena, err);
+        return ads_xml_reader_next(out, line, r->x, arena, err);
     }
 }
 
@@ -904,19 +904,19 @@ static void long__skips_a_bad_record_and_goes_on(void **state)
     int line;
     const char *text = "A = 1\n\nB = (\nC = 2\n\nD = 3\n";
     assert_int_equal(ads_long_reader_new(&r, text, strlen(text), &err), 0);
-    assert_int_equal(ads_long_reader_next(r, &rec, &line, arena, &err), 1);
+    assert_int_equal(ads_long_reader_next(&rec, &line, r, arena, &err), 1);
     assert_string_equal(text_of_record(rec), "[ A = 1 ]");
     rec = NULL;
-    assert_int_equal(ads_long_reader_next(r, &rec, &line, arena, &err), ADS_ESYNTAX);
+    assert_int_equal(ads_long_reader_next(&rec, &line, r, arena, &err), ADS_ESYNTAX);
     assert_null(rec);
     assert_int_equal(err.line, 3);
     assert_int_equal(err.column, 6);
     assert_string_equal(err.message, "expected an expression, found end of input");
-    assert_int_equal(ads_long_reader_next(r, &rec, &line, arena, &err), 1);
+    assert_int_equal(ads_long_reader_next(&rec, &line, r, arena, &err), 1);
     assert_string_equal(text_of_record(rec), "[ D = 3 ]");
     assert_int_equal(line, 6);
-    assert_int_equal(ads_long_reader_next(r, &rec, &line, arena, &err), 0);
-    assert_int_equal(ads_long_reader_next(r, &rec, &line, arena, &err), 0);
+    assert_int_equal(ads_long_reader_next(&rec, &line, r, arena, &err), 0);
+    assert_int_equal(ads_long_reader_next(&rec, &line, r, arena, &err), 0);
     ads_long_reader_free(r);
 }
 
@@ -953,12 +953,12 @@ static void long__history_banners_end_records(void **state)
     int line;
     const char *text = "A = (\nB = 2\n*** Offset = 0\nC = 3\n*** Offset = 12\n";
     assert_int_equal(ads_long_reader_new(&r, text, strlen(text), &err), 0);
-    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), ADS_ESYNTAX);
+    assert_int_equal(ads_long_reader_next(&one, &line, r, arena, &err), ADS_ESYNTAX);
     assert_int_equal(err.line, 1);
-    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), 1);
+    assert_int_equal(ads_long_reader_next(&one, &line, r, arena, &err), 1);
     assert_string_equal(text_of_record(one), "[ C = 3 ]");
     assert_int_equal(line, 4);
-    assert_int_equal(ads_long_reader_next(r, &one, &line, arena, &err), 0);
+    assert_int_equal(ads_long_reader_next(&one, &line, r, arena, &err), 0);
     ads_long_reader_free(r);
 }
 
@@ -1567,16 +1567,16 @@ static void readers__report_io_errors_and_bad_arguments(void **state)
     assert_int_equal(ads_long_reader_new(&l, NULL, 0, &err), 0);
     assert_int_equal(ads_json_reader_new(&j, "{", 1, &err), 0);
     assert_int_equal(ads_xml_reader_new(&x, NULL, 0, &err), 0);
-    assert_int_equal(ads_long_reader_next(l, &rec, NULL, NULL, &err), ADS_EINVAL);
-    assert_int_equal(ads_long_reader_next(l, NULL, NULL, arena, &err), ADS_EINVAL);
-    assert_int_equal(ads_long_reader_next(NULL, &rec, NULL, arena, &err), ADS_EINVAL);
-    assert_int_equal(ads_json_reader_next(j, &rec, NULL, NULL, &err), ADS_EINVAL);
-    assert_int_equal(ads_xml_reader_next(x, NULL, NULL, arena, &err), ADS_EINVAL);
-    assert_int_equal(ads_long_reader_next(l, &rec, NULL, arena, NULL), 0);
-    assert_int_equal(ads_xml_reader_next(x, &rec, NULL, arena, NULL), 0);
+    assert_int_equal(ads_long_reader_next(&rec, NULL, l, NULL, &err), ADS_EINVAL);
+    assert_int_equal(ads_long_reader_next(NULL, NULL, l, arena, &err), ADS_EINVAL);
+    assert_int_equal(ads_long_reader_next(&rec, NULL, NULL, arena, &err), ADS_EINVAL);
+    assert_int_equal(ads_json_reader_next(&rec, NULL, j, NULL, &err), ADS_EINVAL);
+    assert_int_equal(ads_xml_reader_next(NULL, NULL, x, arena, &err), ADS_EINVAL);
+    assert_int_equal(ads_long_reader_next(&rec, NULL, l, arena, NULL), 0);
+    assert_int_equal(ads_xml_reader_next(&rec, NULL, x, arena, NULL), 0);
     /* a JSON error is final, and errors may be ignored (err NULL) */
-    assert_int_equal(ads_json_reader_next(j, &rec, NULL, arena, NULL), ADS_ESYNTAX);
-    assert_int_equal(ads_json_reader_next(j, &rec, NULL, arena, &err), ADS_ESYNTAX);
+    assert_int_equal(ads_json_reader_next(&rec, NULL, j, arena, NULL), ADS_ESYNTAX);
+    assert_int_equal(ads_json_reader_next(&rec, NULL, j, arena, &err), ADS_ESYNTAX);
     assert_string_equal(err.message,
                         "expected a member name (a string), found the end of the input");
     ads_long_reader_free(l);

@@ -611,10 +611,10 @@ static void encode__index_widens_when_offsets_pass_255(void **state)
     ads_value v;
     const ads_expr *x;
     assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "B", 1, &v, &x, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, "B", 1, NULL), 1);
     assert_int_equal(v.type, ADS_INTEGER);
     assert_int_equal(v.u.i, 1);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "a", 1, &v, &x, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, "a", 1, NULL), 1);
     assert_int_equal(v.u.s.len, 70000);
     free(big);
     ads_buf_free(&b);
@@ -1058,13 +1058,13 @@ static void view__strings_point_into_the_row(void **state)
     const ads_expr *x;
     assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
     assert_int_equal(ads_msgpack_view_size(&mv), 2);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "OWNER", 5, &v, &x, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, "OWNER", 5, NULL), 1);
     assert_null(x);
     assert_int_equal(v.type, ADS_STRING);
     assert_true(v.u.s.p > b.p && v.u.s.p + v.u.s.len <= b.p + b.len);
     assert_memory_equal(v.u.s.p, "alice", 5);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "owner2", 6, &v, &x, NULL), 0);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "N", 1, &v, &x, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, "owner2", 6, NULL), 0);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, "N", 1, NULL), 1);
     assert_int_equal(v.u.i, 5);
     ads_str name;
     assert_int_equal(ads_msgpack_view_name(&name, &mv, 0, NULL), 0);
@@ -1091,13 +1091,13 @@ static void view__decoded_attributes_are_kept_in_the_view_arena(void **state)
     assert_string_equal(err.message, "msgpack: NULL argument");
     assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
     /* an expression is parsed once: the same tree each time */
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "e", 1, &v1, &x1, NULL), 1);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "E", 1, &v2, &x2, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v1, &x1, &mv, "e", 1, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v2, &x2, &mv, "E", 1, NULL), 1);
     assert_non_null(x1);
     assert_ptr_equal(x1, x2);
     /* a list is decoded once */
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "l", 1, &v1, &x1, NULL), 1);
-    assert_int_equal(ads_msgpack_view_lookup(&mv, "l", 1, &v2, &x2, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v1, &x1, &mv, "l", 1, NULL), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v2, &x2, &mv, "l", 1, NULL), 1);
     assert_null(x1);
     assert_int_equal(v1.type, ADS_LIST);
     assert_ptr_equal(v1.u.list.items, v2.u.list.items);
@@ -1235,7 +1235,7 @@ static void view__random_rows_evaluate_as_in_memory(void **state)
                                                                          : name.p[q]);
             ads_value v;
             const ads_expr *x;
-            assert_int_equal(ads_msgpack_view_lookup(&mv, upper, name.len, &v, &x, NULL),
+            assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, upper, name.len, NULL),
                              1);
         }
         if (i % 32 == 0)
@@ -1295,7 +1295,7 @@ static void survive(const unsigned char *p, size_t n, const ads_expr *probe, ads
             ads_str name;
             const ads_expr *x;
             if (ads_msgpack_view_name(&name, &mv, i, &err) == 0)
-                (void)ads_msgpack_view_lookup(&mv, name.p, name.len, &out, &x, &err);
+                (void)ads_msgpack_view_lookup(&out, &x, &mv, name.p, name.len, &err);
         }
     }
     free(copy);

@@ -1023,10 +1023,10 @@ static int read_records(oom_ctx *c, int kind, const char *text, ads_error *err)
         goto cleanup;
     for (;;) {
         switch (kind) {
-        case 0: rc = ads_json_reader_next(r, &rec, &line, a, err); break;
-        case 1: rc = ads_long_reader_next(r, &rec, &line, a, err); break;
-        case 2: rc = ads_xml_reader_next(r, &rec, &line, a, err); break;
-        default: rc = ads_classad_reader_next(r, &rec, &line, a, err); break;
+        case 0: rc = ads_json_reader_next(&rec, &line, r, a, err); break;
+        case 1: rc = ads_long_reader_next(&rec, &line, r, a, err); break;
+        case 2: rc = ads_xml_reader_next(&rec, &line, r, a, err); break;
+        default: rc = ads_classad_reader_next(&rec, &line, r, a, err); break;
         }
         if (rc != 1)
             break;

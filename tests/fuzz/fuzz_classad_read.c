@@ -29,9 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int n = 0; n < 64; n++) {
         const ads_record *rec = NULL, *recf = NULL;
         int line = 0, linef = 0;
-        int rc = ads_classad_reader_next(r, &rec, &line, a, &err);
+        int rc = ads_classad_reader_next(&rec, &line, r, a, &err);
         if (rf) {
-            int rcf = ads_classad_reader_next(rf, &recf, &linef, a, &errf);
+            int rcf = ads_classad_reader_next(&recf, &linef, rf, a, &errf);
             fuzz_check(rc == rcf);
             if (rc < 0)
                 fuzz_check(err.line == errf.line && err.column == errf.column &&
@@ -53,14 +53,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ads_classad_reader *back;
         const ads_record *again = NULL;
         fuzz_check(ads_classad_reader_new(&back, text.p, text.len, &err) == 0);
-        int rc2 = ads_classad_reader_next(back, &again, NULL, b, &err);
+        int rc2 = ads_classad_reader_next(&again, NULL, back, b, &err);
         if (rc2 != 1)
             fprintf(stderr, "re-read failed: %s\n--- text ---\n%s", err.message, text.p);
         fuzz_check(rc2 == 1);
         if (!fuzz_same_record(rec, again))
             fprintf(stderr, "--- text ---\n%s", text.p);
         fuzz_check(fuzz_same_record(rec, again));
-        fuzz_check(ads_classad_reader_next(back, &again, NULL, b, &err) == 0);
+        fuzz_check(ads_classad_reader_next(&again, NULL, back, b, &err) == 0);
         ads_classad_reader_free(back);
         ads_buf_free(&text);
         ads_arena_reset(b);

@@ -20,14 +20,14 @@ static void write_and_read_back(const ads_record *rec, int flags, ads_arena *b)
     ads_json_reader *back;
     const ads_record *again = NULL;
     fuzz_check(ads_json_reader_new(&back, text.p, text.len, &err) == 0);
-    int rc = ads_json_reader_next(back, &again, NULL, b, &err);
+    int rc = ads_json_reader_next(&again, NULL, back, b, &err);
     if (rc != 1)
         fprintf(stderr, "re-read failed: %s\n--- text ---\n%s\n", err.message, text.p);
     fuzz_check(rc == 1);
     if (!fuzz_same_record(rec, again))
         fprintf(stderr, "--- text ---\n%s\n", text.p);
     fuzz_check(fuzz_same_record(rec, again));
-    fuzz_check(ads_json_reader_next(back, &again, NULL, b, &err) == 0);
+    fuzz_check(ads_json_reader_next(&again, NULL, back, b, &err) == 0);
     ads_json_reader_free(back);
     ads_buf_free(&text);
     ads_arena_reset(b);
@@ -49,9 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int n = 0; n < 64; n++) {
         const ads_record *rec = NULL, *recf = NULL;
         int line = 0, linef = 0;
-        int rc = ads_json_reader_next(r, &rec, &line, a, &err);
+        int rc = ads_json_reader_next(&rec, &line, r, a, &err);
         if (rf) {
-            int rcf = ads_json_reader_next(rf, &recf, &linef, a, &errf);
+            int rcf = ads_json_reader_next(&recf, &linef, rf, a, &errf);
             fuzz_check(rc == rcf);
             if (rc < 0)
                 fuzz_check(err.line == errf.line && err.column == errf.column &&
@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_check(err.code == rc && err.message[0] != '\0');
             fuzz_check(err.line >= 1 && err.column >= 1 && (size_t)err.column <= size + 1);
             /* final */
-            fuzz_check(ads_json_reader_next(r, &rec, &line, a, &errf) == rc);
+            fuzz_check(ads_json_reader_next(&rec, &line, r, a, &errf) == rc);
             break;
         }
         fuzz_check(line >= 1);

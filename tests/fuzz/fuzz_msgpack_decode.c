@@ -106,7 +106,7 @@ static void rows(const uint8_t *s, size_t size, ads_arena *a, const ads_expr *pr
                 fuzz_check(rc != 0);
                 continue;
             }
-            int found = ads_msgpack_view_lookup(&mv, name.p, name.len, &out, &x, &err);
+            int found = ads_msgpack_view_lookup(&out, &x, &mv, name.p, name.len, &err);
             if (rc != 0)
                 continue;
             /* an accepted row: found, by any case, as the decoder has it */
@@ -118,7 +118,7 @@ static void rows(const uint8_t *s, size_t size, ads_arena *a, const ads_expr *pr
                                                                          : name.p[k]);
             ads_value out2;
             const ads_expr *x2;
-            fuzz_check(ads_msgpack_view_lookup(&mv, upper, name.len, &out2, &x2, &err) == 1);
+            fuzz_check(ads_msgpack_view_lookup(&out2, &x2, &mv, upper, name.len, &err) == 1);
             const ads_expr *want = ads_record_lookup(r, name.p, name.len);
             fuzz_check(want != NULL);
             const ads_value *lit = ads_expr_literal_value(want);

@@ -28,9 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int n = 0; n < 64; n++) {
         const ads_record *rec = NULL, *recf = NULL;
         int line = 0, linef = 0;
-        int rc = ads_xml_reader_next(r, &rec, &line, a, &err);
+        int rc = ads_xml_reader_next(&rec, &line, r, a, &err);
         if (rf) {
-            int rcf = ads_xml_reader_next(rf, &recf, &linef, a, &errf);
+            int rcf = ads_xml_reader_next(&recf, &linef, rf, a, &errf);
             fuzz_check(rc == rcf);
             if (rc < 0)
                 fuzz_check(err.line == errf.line && err.column == errf.column &&
@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_check(rc == ADS_ESYNTAX || rc == ADS_ELIMIT);
             fuzz_check(err.code == rc && err.message[0] != '\0');
             fuzz_check(err.line >= 1 && err.column >= 1 && (size_t)err.column <= size + 1);
-            fuzz_check(ads_xml_reader_next(r, &rec, &line, a, &errf) == rc);
+            fuzz_check(ads_xml_reader_next(&rec, &line, r, a, &errf) == rc);
             break;
         }
         fuzz_check(line >= 1);
@@ -55,14 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ads_xml_reader *back;
         const ads_record *again = NULL;
         fuzz_check(ads_xml_reader_new(&back, text.p, text.len, &err) == 0);
-        int rc2 = ads_xml_reader_next(back, &again, NULL, b, &err);
+        int rc2 = ads_xml_reader_next(&again, NULL, back, b, &err);
         if (rc2 != 1)
             fprintf(stderr, "re-read failed: %s\n--- text ---\n%s", err.message, text.p);
         fuzz_check(rc2 == 1);
         if (!fuzz_same_record(rec, again))
             fprintf(stderr, "--- text ---\n%s", text.p);
         fuzz_check(fuzz_same_record(rec, again));
-        fuzz_check(ads_xml_reader_next(back, &again, NULL, b, &err) == 0);
+        fuzz_check(ads_xml_reader_next(&again, NULL, back, b, &err) == 0);
         ads_xml_reader_free(back);
         ads_buf_free(&text);
         ads_arena_reset(b);
