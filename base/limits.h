@@ -49,6 +49,11 @@
  * over its next writes, or at once with PURGE HISTORY / adstore compact):
  * it bounds the work a retention adds to one write. */
 #define ADS_RETENTION_TRIM_PER_WRITE 16u
+/* Records of its type a write examines under HistoryRetention, from where
+ * the type's last write stopped (in key order, wrapping around), removing
+ * those deleted before the cut: it bounds the work of making deleted
+ * records disappear as writes go. */
+#define ADS_RETENTION_SWEEP_PER_WRITE 8u
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510

@@ -378,7 +378,10 @@ int ads_txn_trim_history(ads_txn *txn, const ads_row *row, double cut, ads_trim_
  * Apply every type's HistoryRetention in full: each record of a type with a
  * retention is trimmed at now minus the retention (ads_txn_trim_history),
  * one write transaction per type. Writes also apply it as they go, to the
- * record they write (at most ADS_RETENTION_TRIM_PER_WRITE rows per write).
+ * record they write (at most ADS_RETENTION_TRIM_PER_WRITE rows per write),
+ * and each write purges the records of its type deleted before the cut among
+ * the next ADS_RETENTION_SWEEP_PER_WRITE it examines, from where the type's
+ * last write stopped (docs/storage.md, "Retention").
  * *res (may be NULL) gets the totals. Errors as ads_db_write.
  */
 int ads_db_apply_retention(ads_db *db, ads_trim_result *res, ads_error *err);

@@ -443,10 +443,16 @@ void ads_hooks__attach(ads_db *db, ads_type *t);
 
 /* Retention (retention.c): trim the history of the record stored under skey
  * at cut (its non-latest rows before the row in effect at cut go), at most
- * max rows (0: all), oldest first; *removed (may be NULL) counts them. The
- * write path calls it for types with HistoryRetention. */
+ * max rows (0: all), oldest first; *removed (may be NULL) counts them. */
 int ads_retention__trim(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
                         double cut, uint64_t max, uint64_t *removed, ads_error *err);
+/* What a write to the record stored under skey does under t's
+ * HistoryRetention (the write path calls it for types with one): trim that
+ * record (at most ADS_RETENTION_TRIM_PER_WRITE rows), then examine the next
+ * ADS_RETENTION_SWEEP_PER_WRITE records of t from where the last write
+ * stopped and purge those deleted before the cut. */
+int ads_retention__on_write(ads_txn *txn, const ads_type *t, const unsigned char *skey,
+                            size_t slen, ads_error *err);
 
 /* The four timeline attribute names. */
 extern const char ads_attr__timestamp[];   /* "_Timestamp" */

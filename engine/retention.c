@@ -15,6 +15,13 @@
  * History keys end in sortable(_Timestamp) ++ be64(__SystemTimestamp), so a
  * record's rows come in time order and the rows to remove are a prefix of
  * its range of `history`: found from the keys alone, without reading rows.
+ *
+ * As writes go (HistoryRetention), a write trims the record it wrote and
+ * sweeps on through its type: it examines the next few records in key order
+ * from where the type's last write stopped, wrapping around at the end of
+ * the type, and purges those deleted before the cut. Where it stopped is
+ * kept in meta under "sweep/" ++ be32(type id), written in the same
+ * transaction as the purges, so a crash or an abort loses neither.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +117,161 @@ int ads_retention__trim(ads_txn *txn, const ads_type *t, const unsigned char *sk
     if ((rc = ads_row__parse(&latest, skey, slen, v.mv_data, v.mv_size, t->name, err)))
         return rc;
     return trim_rows(txn, t, skey, slen, latest.ts, cut, max, removed, err);
+}
+
+/* ---- the sweep for deleted records ---- */
+
+#define SWEEP_PREFIX "sweep/"
+#define SWEEP_KEY_LEN (sizeof SWEEP_PREFIX - 1 + 4)
+
+static void sweep_key(char out[SWEEP_KEY_LEN], uint32_t id)
+{
+    size_t n = sizeof SWEEP_PREFIX - 1;
+    memcpy(out, SWEEP_PREFIX, n);
+    for (int i = 0; i < 4; i++)
+        out[n + i] = (char)(id >> (24 - 8 * i));
+}
+
+/* A latest row whose envelope says it is a deletion dated before cut (read
+ * without its checksum: purge_deleted checks the row before acting). */
+static bool looks_deleted_before(const MDB_val *v, double cut)
+{
+    const unsigned char *p = v->mv_data;
+    if (v->mv_size < ADS_ROW_HEADER || !(p[5] & ROW_DELETED))
+        return false;
+    uint64_t bits = 0;
+    for (int i = 7; i >= 0; i--)
+        bits = bits << 8 | p[8 + i];
+    double ts;
+    memcpy(&ts, &bits, sizeof ts);
+    return ts < cut;
+}
+
+/* Purge the record stored under skey if its latest row is a deletion dated
+ * before cut. A row that fails its checks is left for verify to report: a
+ * write does not fail over another record's damage. */
+static int purge_deleted(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
+                         double cut, ads_error *err)
+{
+    MDB_val k = {slen, (void *)skey}, v;
+    int rc = mdb_get(txn->txn, txn->db->latest, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "sweeping deleted records");
+    row_env e;
+    if (ads_row__parse(&e, skey, slen, v.mv_data, v.mv_size, t->name, NULL))
+        return 0;
+    if (!(e.flags & ROW_DELETED) || !(e.ts < cut))
+        return 0;
+    ads_row row;
+    ads_row__fill(&row, t, skey, slen, &e, true, NULL);
+    return ads_txn_purge(txn, &row, err);
+}
+
+typedef struct sweep_found {
+    unsigned char key[ADS_RETENTION_SWEEP_PER_WRITE][ADS_KEY_INLINE_MAX];
+    size_t len[ADS_RETENTION_SWEEP_PER_WRITE];
+    size_t n;
+    unsigned char last[ADS_KEY_INLINE_MAX]; /* the last record examined */
+    size_t last_len;
+} sweep_found;
+
+static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* Examine up to ADS_RETENTION_SWEEP_PER_WRITE records of type t after
+ * start (start_len 4: the type's prefix, from its first record), wrapping
+ * around once, noting in *f those deleted before cut (but not the record
+ * under wkey, which its own write handles) and the last one examined. */
+static int sweep_walk(ads_txn *txn, const unsigned char *start, size_t start_len,
+                      const unsigned char *wkey, size_t wlen, double cut, sweep_found *f,
+                      ads_error *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "sweeping deleted records");
+    MDB_val k = {start_len, (void *)start}, v;
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    if (rc == 0 && start_len > 4 && key_cmp(k.mv_data, k.mv_size, start, start_len) == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT); /* examined by the last sweep */
+    bool wrapped = start_len == 4;
+    unsigned examined = 0;
+    while (examined < ADS_RETENTION_SWEEP_PER_WRITE && (rc == 0 || rc == MDB_NOTFOUND)) {
+        if (rc == MDB_NOTFOUND || k.mv_size < 4 || k.mv_size > ADS_KEY_INLINE_MAX ||
+            memcmp(k.mv_data, start, 4) != 0) {
+            /* past the type's last record: on from its first */
+            if (wrapped)
+                break;
+            wrapped = true;
+            k.mv_data = (void *)start;
+            k.mv_size = 4;
+            rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+            continue;
+        }
+        if (wrapped && start_len > 4 && key_cmp(k.mv_data, k.mv_size, start, start_len) > 0)
+            break; /* round to where this sweep began */
+        examined++;
+        memcpy(f->last, k.mv_data, k.mv_size);
+        f->last_len = k.mv_size;
+        bool own = k.mv_size == wlen && memcmp(k.mv_data, wkey, wlen) == 0;
+        if (!own && looks_deleted_before(&v, cut)) {
+            memcpy(f->key[f->n], k.mv_data, k.mv_size);
+            f->len[f->n++] = k.mv_size;
+        }
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    if (rc && rc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, rc, "sweeping deleted records");
+    return 0;
+}
+
+/* The sweep of one write of type t (the record under wkey): the next
+ * records of the type from where the last write stopped, purged if deleted
+ * before cut, and the new position saved. */
+static int sweep(ads_txn *txn, const ads_type *t, const unsigned char *wkey, size_t wlen,
+                 double cut, ads_error *err)
+{
+    char mkey[SWEEP_KEY_LEN];
+    sweep_key(mkey, t->id);
+    MDB_val pos;
+    int rc = ads_db__meta_get(txn, mkey, sizeof mkey, &pos, err);
+    if (rc < 0)
+        return rc;
+    unsigned char start[ADS_KEY_INLINE_MAX];
+    size_t start_len = 4;
+    memcpy(start, mkey + sizeof mkey - 4, 4); /* the type's prefix: be32(id) */
+    if (rc == 1 && pos.mv_size > 4 && pos.mv_size <= ADS_KEY_INLINE_MAX &&
+        memcmp(pos.mv_data, start, 4) == 0) {
+        memcpy(start, pos.mv_data, pos.mv_size);
+        start_len = pos.mv_size;
+    }
+    sweep_found f; /* about 3.6 KiB: on the stack, not in the transaction's arena */
+    f.n = f.last_len = 0;
+    if ((rc = sweep_walk(txn, start, start_len, wkey, wlen, cut, &f, err)))
+        return rc;
+    for (size_t i = 0; i < f.n; i++)
+        if ((rc = purge_deleted(txn, t, f.key[i], f.len[i], cut, err)))
+            return rc;
+    if (!f.last_len)
+        return 0;
+    return ads_db__meta_put(txn, mkey, sizeof mkey, f.last, f.last_len, err);
+}
+
+int ads_retention__on_write(ads_txn *txn, const ads_type *t, const unsigned char *skey,
+                            size_t slen, ads_error *err)
+{
+    double cut = ads_db__now(txn) - t->retention;
+    int rc = ads_retention__trim(txn, t, skey, slen, cut, ADS_RETENTION_TRIM_PER_WRITE, NULL,
+                                 err);
+    if (rc || t->builtin)
+        return rc;
+    return sweep(txn, t, skey, slen, cut, err);
 }
 
 int ads_txn_trim_history(ads_txn *txn, const ads_row *row, double cut, ads_trim_result *res,

@@ -747,10 +747,9 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     if ((rc = counts_for(txn, t, found, was_deleted, to_latest, deleted, err)))
         goto cleanup;
     /* HistoryRetention: the record's rows that aged past the cut go as it is
-     * written, a bounded number per write (docs/storage.md, "Retention") */
-    if (t->retention > 0 &&
-        (rc = ads_retention__trim(txn, t, skey, slen, ads_db__now(txn) - t->retention,
-                                  ADS_RETENTION_TRIM_PER_WRITE, NULL, err)))
+     * written, and records of its type deleted before the cut after it, a
+     * bounded number of each per write (docs/storage.md, "Retention") */
+    if (t->retention > 0 && (rc = ads_retention__on_write(txn, t, skey, slen, err)))
         goto cleanup;
     if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, ndata == r->data ? gi.sig : 0, err)))
         goto cleanup;
