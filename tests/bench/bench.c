@@ -991,6 +991,8 @@ int main(int argc, char **argv)
         failed = 1;
     if (bench_tools(&cfg))
         failed = 1;
+    if (bench_history(&cfg))
+        failed = 1;
     if (bench_real(&cfg))
         failed = 1;
     if (notes[0])

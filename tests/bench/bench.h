@@ -54,6 +54,9 @@ int bench_query(const config *cfg);
  * (bench_tools.c). */
 int bench_tools(const config *cfg);
 
+/* The snapshot-day scenario P10: unchanged-skip, sync and retention
+ * (bench_history.c). */
+int bench_history(const config *cfg);
 
 /* The realistic scenarios of issue 17: HTCondor-like slot and job ads loaded
  * and queried through the program and the C API, next to the sqlite3
