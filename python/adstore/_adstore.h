@@ -33,6 +33,12 @@
  * thread and waits: what a streaming SELECT holds in Python at most, twice. */
 #define ADSPY_CURSOR_BATCH 512
 
+/* Attribute names a Cursor keeps as str objects, so rows of the same shape
+ * share their names instead of decoding them again (a power of two), and
+ * the longest name kept. */
+#define ADSPY_NAME_CACHE 256
+#define ADSPY_NAME_CACHE_LEN 64
+
 /* Problems ads_db_verify reports that Store.verify keeps as messages (it
  * counts them all). */
 #define ADSPY_VERIFY_MESSAGES_MAX 1000
@@ -81,6 +87,14 @@ int adspy_values_init(PyObject *m);
 PyObject *adspy_value_to_py(const ads_value *v);
 PyObject *adspy_expr_to_py(const ads_expr *e); /* a plain value if e is one, else an Expr */
 PyObject *adspy_record_to_py(const ads_record *r);
+
+/* Names already made: slots by a hash of the name's bytes. */
+typedef struct adspy_names {
+    PyObject *slot[ADSPY_NAME_CACHE];
+} adspy_names;
+/* As adspy_record_to_py, its names taken from (and added to) names. */
+PyObject *adspy_record_to_py_named(const ads_record *r, adspy_names *names);
+void adspy_names_clear(adspy_names *names);
 /* 0 and *out, or -1 with a Python exception set. */
 int adspy_value_from_py(ads_value *out, adspy_conv *c, PyObject *o);
 int adspy_expr_from_py(const ads_expr **out, adspy_conv *c, PyObject *o);

@@ -49,6 +49,7 @@ typedef struct {
     ads_error err;
     ads_exec_info info;
     bool finished;     /* the end was reported to Python */
+    adspy_names names; /* the rows' attribute names (touched under the GIL) */
 } adspy_Cursor;
 
 /* ---- the worker -------------------------------------------------------- */
@@ -93,7 +94,7 @@ static int sink_row(void *ctx, const ads_record *row, ads_error *err)
     adspy_Cursor *c = ctx;
     (void)err;
     PyEval_RestoreThread(c->ts);
-    PyObject *rec = adspy_record_to_py(row);
+    PyObject *rec = adspy_record_to_py_named(row, &c->names);
     int rc = rec && PyList_Append(c->batch, rec) == 0 ? 0 : ADS_ENOMEM;
     Py_XDECREF(rec);
     if (rc < 0)
@@ -264,6 +265,7 @@ static void cursor_dealloc(PyObject *self)
     Py_XDECREF(c->batch);
     Py_XDECREF(c->rows);
     Py_XDECREF(c->columns);
+    adspy_names_clear(&c->names);
     Py_XDECREF(c->store);
     PyMem_Free(c->text);
     Py_TYPE(self)->tp_free(self);

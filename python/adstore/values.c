@@ -596,7 +596,40 @@ PyObject *adspy_expr_to_py(const ads_expr *e)
     return r;
 }
 
+void adspy_names_clear(adspy_names *names)
+{
+    for (size_t i = 0; i < ADSPY_NAME_CACHE; i++)
+        Py_CLEAR(names->slot[i]);
+}
+
+/* The str of a name, from the cache when it holds the same bytes. */
+static PyObject *name_str(adspy_names *names, ads_str name)
+{
+    if (!names || name.len > ADSPY_NAME_CACHE_LEN)
+        return adspy_str(name.p, name.len);
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < name.len; i++)
+        h = (h ^ (unsigned char)name.p[i]) * 16777619u;
+    PyObject **slot = &names->slot[h & (ADSPY_NAME_CACHE - 1)];
+    if (*slot) {
+        Py_ssize_t n;
+        const char *q = PyUnicode_AsUTF8AndSize(*slot, &n);
+        if (q && (size_t)n == name.len && !memcmp(q, name.p, name.len))
+            return Py_NewRef(*slot);
+        PyErr_Clear();
+    }
+    PyObject *s = adspy_str(name.p, name.len);
+    if (s)
+        Py_XSETREF(*slot, Py_NewRef(s));
+    return s;
+}
+
 PyObject *adspy_record_to_py(const ads_record *rec)
+{
+    return adspy_record_to_py_named(rec, NULL);
+}
+
+PyObject *adspy_record_to_py_named(const ads_record *rec, adspy_names *names)
 {
     adspy_Record *r = adspy_record_new();
     if (!r)
@@ -604,7 +637,7 @@ PyObject *adspy_record_to_py(const ads_record *rec)
     size_t n = ads_record_size(rec);
     for (size_t i = 0; i < n; i++) {
         ads_str name = ads_record_name(rec, i);
-        PyObject *k = adspy_str(name.p, name.len);
+        PyObject *k = name_str(names, name);
         PyObject *v = k ? adspy_expr_to_py(ads_record_expr(rec, i)) : NULL;
         int rc = v ? adspy_record_put(r, k, v) : -1;
         Py_XDECREF(k);
