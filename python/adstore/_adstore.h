@@ -88,9 +88,11 @@ PyObject *adspy_value_to_py(const ads_value *v);
 PyObject *adspy_expr_to_py(const ads_expr *e); /* a plain value if e is one, else an Expr */
 PyObject *adspy_record_to_py(const ads_record *r);
 
-/* Names already made: slots by a hash of the name's bytes. */
+/* Names, and short string values (states, architectures: what repeats
+ * from row to row), already made: slots by a hash of their bytes. */
 typedef struct adspy_names {
     PyObject *slot[ADSPY_NAME_CACHE];
+    PyObject *value[ADSPY_NAME_CACHE];
 } adspy_names;
 /* As adspy_record_to_py, its names taken from (and added to) names. */
 PyObject *adspy_record_to_py_named(const ads_record *r, adspy_names *names);

@@ -18,6 +18,7 @@
  */
 #include "_adstore.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 enum { CURSOR_STOPPED = 1 }; /* the sink's return when the Cursor is closed */
@@ -37,7 +38,7 @@ typedef struct {
     bool want;         /* the iterating thread waits for a batch */
     bool ready;        /* the worker handed `batch` over */
     bool done;         /* the statement ended (rc, err, info are final) */
-    bool cancel;       /* stop the statement */
+    _Atomic bool cancel; /* stop the statement (read by the worker at every row) */
 
     PyThreadState *ts; /* the worker's thread state */
     PyObject *batch;   /* rows the worker fills (touched by it only under the GIL) */
@@ -105,10 +106,7 @@ static int sink_row(void *ctx, const ads_record *row, ads_error *err)
         return rc;
     if (full)
         worker_publish(c);
-    pthread_mutex_lock(&c->mu);
-    bool cancel = c->cancel;
-    pthread_mutex_unlock(&c->mu);
-    return cancel ? CURSOR_STOPPED : 0;
+    return atomic_load(&c->cancel) ? CURSOR_STOPPED : 0;
 }
 
 static int sink_end(void *ctx, ads_error *err)

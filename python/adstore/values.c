@@ -598,19 +598,22 @@ PyObject *adspy_expr_to_py(const ads_expr *e)
 
 void adspy_names_clear(adspy_names *names)
 {
-    for (size_t i = 0; i < ADSPY_NAME_CACHE; i++)
+    for (size_t i = 0; i < ADSPY_NAME_CACHE; i++) {
         Py_CLEAR(names->slot[i]);
+        Py_CLEAR(names->value[i]);
+    }
 }
 
-/* The str of a name, from the cache when it holds the same bytes. */
-static PyObject *name_str(adspy_names *names, ads_str name)
+/* The str of name's bytes, from cache (ADSPY_NAME_CACHE slots) when it
+ * holds the same bytes. */
+static PyObject *cached_str(PyObject **cache, ads_str name)
 {
-    if (!names || name.len > ADSPY_NAME_CACHE_LEN)
+    if (!cache || name.len > ADSPY_NAME_CACHE_LEN)
         return adspy_str(name.p, name.len);
     uint32_t h = 2166136261u; /* FNV-1a */
     for (size_t i = 0; i < name.len; i++)
         h = (h ^ (unsigned char)name.p[i]) * 16777619u;
-    PyObject **slot = &names->slot[h & (ADSPY_NAME_CACHE - 1)];
+    PyObject **slot = &cache[h & (ADSPY_NAME_CACHE - 1)];
     if (*slot) {
         Py_ssize_t n;
         const char *q = PyUnicode_AsUTF8AndSize(*slot, &n);
@@ -637,8 +640,16 @@ PyObject *adspy_record_to_py_named(const ads_record *rec, adspy_names *names)
     size_t n = ads_record_size(rec);
     for (size_t i = 0; i < n; i++) {
         ads_str name = ads_record_name(rec, i);
-        PyObject *k = name_str(names, name);
-        PyObject *v = k ? adspy_expr_to_py(ads_record_expr(rec, i)) : NULL;
+        PyObject *k = cached_str(names ? names->slot : NULL, name);
+        const ads_expr *e = ads_record_expr(rec, i);
+        const ads_value *lit = names ? ads_expr_literal_value(e) : NULL;
+        PyObject *v;
+        if (!k)
+            v = NULL;
+        else if (lit && lit->type == ADS_STRING && lit->u.s.len <= 32)
+            v = cached_str(names->value, lit->u.s);
+        else
+            v = adspy_expr_to_py(e);
         int rc = v ? adspy_record_put(r, k, v) : -1;
         Py_XDECREF(k);
         Py_XDECREF(v);
