@@ -49,7 +49,7 @@ static int check_copy(const char *tmp, ads_progress_fn progress, void *ctx, ads_
         return rc;
     check_ctx cc = {"", progress, ctx};
     ads_verify_result vr;
-    rc = ads_db_verify_ex(copy, check_problem, check_progress, &cc, &vr, err);
+    rc = ads_db_verify_ex(&vr, copy, check_problem, check_progress, &cc, err);
     ads_db_close(copy);
     if (!rc && vr.problems)
         rc = ads_error_set(err, ADS_ECORRUPT,

@@ -189,7 +189,7 @@ static int sync_delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double
     int rc = ads_scan_open(&sc, txn, t, NULL, 0, err);
     if (rc)
         return rc;
-    while ((rc = ads_scan_next(sc, &row, err)) == 1) {
+    while ((rc = ads_scan_next(&row, sc, err)) == 1) {
         if (sync_find(s, row->key, row->key_len, key_hash(row->key, row->key_len))->p)
             continue;
         bool done;
@@ -374,7 +374,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
                                "backfill: _Timestamp outside 1970 .. 2^36 s cannot date an id");
             goto cleanup;
         }
-        if ((rc = ads_txn_idgen_state(txn, &st, err)) ||
+        if ((rc = ads_txn_idgen_state(&st, txn, err)) ||
             (rc = ads_backfill_begin(&txn->backfill, &txn->idgen, (uint64_t)flo, (uint64_t)fhi,
                                      err)))
             goto cleanup;

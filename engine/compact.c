@@ -172,7 +172,7 @@ static off_t file_size(const char *path)
     return stat(path, &st) == 0 ? st.st_size : 0;
 }
 
-int ads_db_space_get(ads_db *db, ads_db_space *out, ads_error *err)
+int ads_db_space_get(ads_db_space *out, ads_db *db, ads_error *err)
 {
     if (!db || !out)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
@@ -285,7 +285,7 @@ int ads_db_compact(const char *dir, const ads_compact_options *opt, ads_compact_
         char first[512] = "";
         if ((rc = ads_db_open(&copy, tmp, ADS_DB_READONLY, err)))
             goto cleanup;
-        rc = ads_db_verify(copy, count_problem, first, &vr, err);
+        rc = ads_db_verify(&vr, copy, count_problem, first, err);
         ads_db_close(copy);
         if (rc)
             goto cleanup;

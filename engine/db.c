@@ -877,7 +877,7 @@ int ads_txn_meta_put(ads_txn *txn, const char *key, const void *value, size_t le
 
 /* ---- figures ---- */
 
-int ads_db_info_get(ads_db *db, ads_db_info *out, ads_error *err)
+int ads_db_info_get(ads_db_info *out, ads_db *db, ads_error *err)
 {
     MDB_envinfo info;
     MDB_stat st;

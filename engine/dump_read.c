@@ -382,8 +382,7 @@ void ads_dump_reader_free(ads_dump_reader *r)
     free(r);
 }
 
-int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *a,
-                         ads_error *err)
+int ads_dump_reader_next(const ads_record **out, ads_dump_reader *r, ads_arena *a, ads_error *err)
 {
     for (;;) {
         item it;

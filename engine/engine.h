@@ -230,7 +230,7 @@ typedef struct ads_type_counts {
     uint64_t history; /* rows that are not latest */
 } ads_type_counts;
 
-int ads_txn_type_counts(ads_txn *txn, const ads_type *t, ads_type_counts *out, ads_error *err);
+int ads_txn_type_counts(ads_type_counts *out, ads_txn *txn, const ads_type *t, ads_error *err);
 
 /*
  * Every type, built-in ones first, then declared ones in name order: fn is
@@ -416,7 +416,7 @@ int ads_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t, const ads_exp
  * code (ADS_ECORRUPT: a row failed its checksum; the message says which
  * type and where; ADS_ESTORAGE, ADS_ENOMEM).
  */
-int ads_scan_next(ads_scan *s, ads_row **row, ads_error *err);
+int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err);
 
 void ads_scan_close(ads_scan *s);
 
@@ -440,7 +440,7 @@ typedef struct ads_timeline ads_timeline;
 int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, double t1, double t2,
                       ads_error *err);
 /* 1 with *row (valid until the next call) and *record, 0 at the end, or an error. */
-int ads_timeline_next(ads_timeline *tl, ads_row **row, size_t *record, ads_error *err);
+int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err);
 /* Number of records the timeline follows. */
 size_t ads_timeline_records(const ads_timeline *tl);
 void ads_timeline_close(ads_timeline *tl);
@@ -461,21 +461,20 @@ void ads_timeline_close(ads_timeline *tl);
  * ADS_IDGEN_CLOCK_STEPPED_BACK if the clock was seen going backwards (else 0);
  * event may be NULL.
  */
-int ads_txn_new_ids(ads_txn *txn, ads_id_kind kind, ads_id *out, size_t n, int *event,
+int ads_txn_new_ids(ads_id *out, size_t n, int *event, ads_txn *txn, ads_id_kind kind,
                     ads_error *err);
 
 /* n new FLUIDs from the store's generator number `generator` (0..16383),
  * epoch ADS_FLUID_EPOCH_ADSTORE_MS; its last timestamp is kept in the store
  * so ids never repeat across runs. Errors: ADS_ERANGE (generator >= 16384). */
-int ads_txn_new_fluids(ads_txn *txn, uint32_t generator, uint64_t *out, size_t n,
-                       ads_error *err);
+int ads_txn_new_fluids(uint64_t *out, size_t n, ads_txn *txn, uint32_t generator, ads_error *err);
 
 /* n new k-ordered id fields from the store's k-ordered generator (node =
  * ads_db_kid_node). Errors as above. */
-int ads_txn_new_kids(ads_txn *txn, ads_kid_fields *out, size_t n, ads_error *err);
+int ads_txn_new_kids(ads_kid_fields *out, size_t n, ads_txn *txn, ads_error *err);
 
 /* Read the OUID generator state as committed (or as written by txn). */
-int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err);
+int ads_txn_idgen_state(ads_idgen_state *out, ads_txn *txn, ads_error *err);
 
 /*
  * The next value of a named sequence (shared/spec/identifiers.md section 3):
@@ -488,15 +487,15 @@ int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err);
  * with a bad Method or ValueType, integer asked of a non-increment sequence:
  * the message names the sequence), ADS_EREADONLY, ADS_ERANGE.
  */
-int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *out,
-                       ads_arena *a, ads_error *err);
+int ads_txn_next_value(ads_value *out, ads_txn *txn, const char *name, size_t len, ads_arena *a,
+                       ads_error *err);
 
 /*
  * The last value an increment sequence handed out (0 if none yet): for a
  * Sequence record's Name, or "type:NAME". *out is 0 for sequences that are
  * not counters (random, ordered). Errors: ADS_ESTORAGE, ADS_ECORRUPT.
  */
-int ads_txn_sequence_last(ads_txn *txn, const char *name, size_t len, uint64_t *out,
+int ads_txn_sequence_last(uint64_t *out, ads_txn *txn, const char *name, size_t len,
                           ads_error *err);
 
 /* ------------------------------------------------------------------------ */
@@ -661,8 +660,7 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
 typedef struct ads_dump_reader ads_dump_reader;
 int ads_dump_reader_new(ads_dump_reader **out, FILE *f, ads_error *err);
 /* 1 and *out (made in arena a), 0 at the end, or a negative code. */
-int ads_dump_reader_next(ads_dump_reader *r, const ads_record **out, ads_arena *a,
-                         ads_error *err);
+int ads_dump_reader_next(const ads_record **out, ads_dump_reader *r, ads_arena *a, ads_error *err);
 void ads_dump_reader_free(ads_dump_reader *r);
 
 /*
@@ -692,7 +690,7 @@ typedef struct ads_db_space {
 } ads_db_space;
 
 /* Fill *out. Errors: ADS_ESTORAGE, ADS_EINVAL. */
-int ads_db_space_get(ads_db *db, ads_db_space *out, ads_error *err);
+int ads_db_space_get(ads_db_space *out, ads_db *db, ads_error *err);
 
 typedef struct ads_compact_options {
     double wait; /* seconds to wait for other processes to close the store; 0: refuse at once */
@@ -804,10 +802,11 @@ typedef struct ads_verify_result {
  * may be NULL). Returns 0 and fills *out (problems 0 means the store is
  * sound), or an error that stopped the check (ADS_ESTORAGE, ADS_ENOMEM).
  */
-int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
-                  ads_verify_result *out, ads_error *err);
-int ads_db_verify_ex(ads_db *db, void (*report)(void *ctx, const char *problem),
-                     ads_progress_fn progress, void *ctx, ads_verify_result *out, ads_error *err);
+int ads_db_verify(ads_verify_result *out, ads_db *db,
+                  void (*report)(void *ctx, const char *problem), void *ctx, ads_error *err);
+int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
+                     void (*report)(void *ctx, const char *problem), ads_progress_fn progress,
+                     void *ctx, ads_error *err);
 
 /* Figures of one type, as ads_db_type_stats reports them. */
 typedef struct ads_type_stats {
@@ -835,7 +834,7 @@ typedef struct ads_db_info {
 } ads_db_info;
 
 /* Map and page figures of the store. ADS_ESTORAGE. */
-int ads_db_info_get(ads_db *db, ads_db_info *out, ads_error *err);
+int ads_db_info_get(ads_db_info *out, ads_db *db, ads_error *err);
 
 #ifdef __cplusplus
 }

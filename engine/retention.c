@@ -332,7 +332,7 @@ static int apply_fn(ads_txn *txn, void *ctx, ads_error *err)
     double cut = ads_db__now(txn) - t->retention;
     if ((rc = ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, err)))
         return rc;
-    while ((rc = ads_scan_next(s, &row, err)) == 1)
+    while ((rc = ads_scan_next(&row, s, err)) == 1)
         if ((rc = ads_txn_trim_history(txn, row, cut, &j->res, err)))
             break;
     ads_scan_close(s);

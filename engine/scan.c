@@ -423,7 +423,7 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
     return truthy(&val) ? 1 : 0;
 }
 
-int ads_scan_next(ads_scan *s, ads_row **row, ads_error *err)
+int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err)
 {
     MDB_val k, v;
     int rc;

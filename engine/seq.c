@@ -47,7 +47,7 @@ static int load_idgen(ads_txn *txn, ads_error *err)
     return 0;
 }
 
-int ads_txn_idgen_state(ads_txn *txn, ads_idgen_state *out, ads_error *err)
+int ads_txn_idgen_state(ads_idgen_state *out, ads_txn *txn, ads_error *err)
 {
     int rc = load_idgen(txn, err);
     if (!rc)
@@ -168,7 +168,7 @@ static int new_ordered(ads_txn *txn, ads_id *out, size_t n, int *event, ads_erro
     return 0;
 }
 
-int ads_txn_new_ids(ads_txn *txn, ads_id_kind kind, ads_id *out, size_t n, int *event,
+int ads_txn_new_ids(ads_id *out, size_t n, int *event, ads_txn *txn, ads_id_kind kind,
                     ads_error *err)
 {
     int rc;
@@ -196,8 +196,7 @@ int ads_txn_new_ids(ads_txn *txn, ads_id_kind kind, ads_id *out, size_t n, int *
 
 #define FLUID_STATE_BYTES 21
 
-int ads_txn_new_fluids(ads_txn *txn, uint32_t generator, uint64_t *out, size_t n,
-                       ads_error *err)
+int ads_txn_new_fluids(uint64_t *out, size_t n, ads_txn *txn, uint32_t generator, ads_error *err)
 {
     ads_fluid_state st;
     char key[32];
@@ -234,7 +233,7 @@ int ads_txn_new_fluids(ads_txn *txn, uint32_t generator, uint64_t *out, size_t n
 
 #define KID_STATE_BYTES 13
 
-int ads_txn_new_kids(ads_txn *txn, ads_kid_fields *out, size_t n, ads_error *err)
+int ads_txn_new_kids(ads_kid_fields *out, size_t n, ads_txn *txn, ads_error *err)
 {
     ads_kid_state st = {0, 0, false};
     seq_cache *c;
@@ -421,8 +420,8 @@ static int seq_string(ads_str *out, ads_row *row, const char *attr, const char *
     return 1;
 }
 
-int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *out,
-                       ads_arena *a, ads_error *err)
+int ads_txn_next_value(ads_value *out, ads_txn *txn, const char *name, size_t len, ads_arena *a,
+                       ads_error *err)
 {
     int rc;
     ads_id id;
@@ -513,8 +512,7 @@ int ads_txn_next_value(ads_txn *txn, const char *name, size_t len, ads_value *ou
     return 0;
 }
 
-int ads_txn_sequence_last(ads_txn *txn, const char *name, size_t len, uint64_t *out,
-                          ads_error *err)
+int ads_txn_sequence_last(uint64_t *out, ads_txn *txn, const char *name, size_t len, ads_error *err)
 {
     char key[512];
     *out = 0;

@@ -340,7 +340,7 @@ fail:
     return rc;
 }
 
-int ads_timeline_next(ads_timeline *tl, ads_row **row, size_t *record, ads_error *err)
+int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err)
 {
     if (!tl || !row)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");

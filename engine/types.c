@@ -658,7 +658,7 @@ int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool
     ads_type_counts counts = {0, 0, 0};
     if (rc == 1) {
         const ads_type probe = {.id = id};
-        if ((rc = ads_txn_type_counts(txn, &probe, &counts, err)))
+        if ((rc = ads_txn_type_counts(&counts, txn, &probe, err)))
             goto cleanup;
     }
     if (counts.records > 0) {
@@ -744,7 +744,7 @@ int ads_types__may_remove(ads_txn *txn, const unsigned char *data, size_t len, a
         else if ((rc = typeid_of(txn, folded, d.name.len, &id, err)) == 1) {
             const ads_type probe = {.id = id};
             ads_type_counts c;
-            rc = ads_txn_type_counts(txn, &probe, &c, err);
+            rc = ads_txn_type_counts(&c, txn, &probe, err);
             if (!rc && c.records > 0)
                 rc = ads_error_set(err, ADS_EEXIST,
                                    "type %s still holds %llu records: purge them before its Type "
@@ -799,7 +799,7 @@ static int read_counts(ads_txn *txn, uint32_t id, ads_type_counts *c, ads_error 
     return 0;
 }
 
-int ads_txn_type_counts(ads_txn *txn, const ads_type *t, ads_type_counts *out, ads_error *err)
+int ads_txn_type_counts(ads_type_counts *out, ads_txn *txn, const ads_type *t, ads_error *err)
 {
     int rc = read_counts(txn, t->id, out, err);
     if (rc)

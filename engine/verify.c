@@ -288,7 +288,7 @@ static int check_counts(vstate *vs, ads_error *err)
         tcount *c = &vs->counts[i];
         ads_type probe = {.id = c->id};
         ads_type_counts m;
-        int rc = ads_txn_type_counts(txn, &probe, &m, err);
+        int rc = ads_txn_type_counts(&m, txn, &probe, err);
         if (rc)
             return rc;
         const char *name = type_name(vs, c->id, tn, sizeof tn);
@@ -348,14 +348,15 @@ static uint64_t table_rows(ads_txn *txn)
     return a.ms_entries + b.ms_entries;
 }
 
-int ads_db_verify(ads_db *db, void (*report)(void *ctx, const char *problem), void *ctx,
-                  ads_verify_result *out, ads_error *err)
+int ads_db_verify(ads_verify_result *out, ads_db *db,
+                  void (*report)(void *ctx, const char *problem), void *ctx, ads_error *err)
 {
-    return ads_db_verify_ex(db, report, NULL, ctx, out, err);
+    return ads_db_verify_ex(out, db, report, NULL, ctx, err);
 }
 
-int ads_db_verify_ex(ads_db *db, void (*report)(void *ctx, const char *problem),
-                     ads_progress_fn progress, void *ctx, ads_verify_result *out, ads_error *err)
+int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
+                     void (*report)(void *ctx, const char *problem), ads_progress_fn progress,
+                     void *ctx, ads_error *err)
 {
     if (!db || !out)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
@@ -374,7 +375,7 @@ int ads_db_verify_ex(ads_db *db, void (*report)(void *ctx, const char *problem),
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     ads_error e;
-    if (ads_txn_idgen_state(vs.txn, &vs.idgen, &e) == 0)
+    if (ads_txn_idgen_state(&vs.idgen, vs.txn, &e) == 0)
         vs.have_idgen = true;
     else
         problem(&vs, "identifier state: %s", e.message);
@@ -429,7 +430,7 @@ static int stats_one(void *ctx, const ads_type *t, ads_error *err)
     stats_walk *w = ctx;
     ads_type_stats s;
     s.name = t->name;
-    int rc = ads_txn_type_counts(w->txn, t, &s.counts, err);
+    int rc = ads_txn_type_counts(&s.counts, w->txn, t, err);
     if (rc)
         return rc;
     s.latest_bytes = s.history_bytes = 0;

@@ -135,7 +135,7 @@ static int type_row(void *ctx, const ads_type *t, ads_error *err)
     rows_cursor *c = ((void **)ctx)[0];
     ads_txn *txn = ((void **)ctx)[1];
     ads_type_counts counts;
-    int rc = ads_txn_type_counts(txn, t, &counts, err);
+    int rc = ads_txn_type_counts(&counts, txn, t, err);
     if (rc)
         return rc;
     ads_record_builder *b;
@@ -212,7 +212,7 @@ static int seq_type_row(void *ctx, const ads_type *t, ads_error *err)
     char name[300];
     int n = snprintf(name, sizeof name, "type:%s", ads_type_name(t));
     uint64_t last = 0;
-    int rc = ads_txn_sequence_last(txn, name, (size_t)n, &last, err);
+    int rc = ads_txn_sequence_last(&last, txn, name, (size_t)n, err);
     if (rc)
         return rc;
     static const char *const methods[] = {"ordered", "random", "increment"};
@@ -243,7 +243,7 @@ static int sequences_open(void *ctx, ads_txn *txn, const ads_expr *where, void *
     int rc = ads_txn_type(&seq, txn, "Sequence", 8, err);
     if (!rc)
         rc = ads_scan_open(&s, txn, seq, NULL, 0, err);
-    while (!rc && (rc = ads_scan_next(s, &r, err)) == 1) {
+    while (!rc && (rc = ads_scan_next(&r, s, err)) == 1) {
         const ads_record *rec;
         ads_value name, method, vtype;
         if ((rc = ads_row_record(&rec, r, 0, c->a, err)))
@@ -261,7 +261,7 @@ static int sequences_open(void *ctx, ads_txn *txn, const ads_expr *where, void *
         if (vtype.type != ADS_STRING)
             vtype = ads_string("id", 2);
         uint64_t last = 0;
-        if ((rc = ads_txn_sequence_last(txn, name.u.s.p, name.u.s.len, &last, err)))
+        if ((rc = ads_txn_sequence_last(&last, txn, name.u.s.p, name.u.s.len, err)))
             break;
         ads_record_builder *b;
         if ((rc = ads_record_builder_new(&b, c->a, err)) ||

@@ -765,7 +765,7 @@ static int bind_one(qsel *s, rview *rv, size_t i, bool *keep, ads_error *err)
         if (rc)
             return rc;
         rv->bound = i + 1;
-        while ((rc = ads_scan_next(sc, &jr, err)) == 1) {
+        while ((rc = ads_scan_next(&jr, sc, err)) == 1) {
             const ads_record *rec;
             if ((rc = ads_q__budget(s->q, err)))
                 break;
@@ -819,7 +819,7 @@ static int join_all(qsel *s, rview *rv, size_t i, ads_error *err)
     ads_arena *outer_ra = s->ra;
     int more;
     rc = 0;
-    while ((more = ads_scan_next(sc, &jr, err)) == 1) {
+    while ((more = ads_scan_next(&jr, sc, err)) == 1) {
         const ads_record *rec;
         if ((rc = ads_q__budget(s->q, err)))
             break;
@@ -1191,7 +1191,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                 ads_scan *sc;
                 ads_row *r;
                 if (!(rc = ads_history_open(&sc, s.txn, &row, pushed, flags, err))) {
-                    while ((rc = ads_scan_next(sc, &r, err)) == 1)
+                    while ((rc = ads_scan_next(&r, sc, err)) == 1)
                         if ((rc = run_rows(&s, r, err)))
                             break;
                     ads_scan_close(sc);
@@ -1211,7 +1211,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
             ads_scan *sc;
             ads_row *r;
             if (!(rc = ads_scan_open(&sc, s.txn, s.type, pushed, flags, err))) {
-                while ((rc = ads_scan_next(sc, &r, err)) == 1)
+                while ((rc = ads_scan_next(&r, sc, err)) == 1)
                     if ((rc = run_rows(&s, r, err)))
                         break;
                 ads_scan_close(sc);

@@ -994,7 +994,7 @@ static int last_stored(double *out, ads_txn *txn, const ads_type *type, ads_erro
     int rc = ads_scan_open(&sc, txn, type, NULL, ADS_SCAN_DELETED, err);
     if (rc)
         return rc;
-    while ((rc = ads_scan_next(sc, &row, err)) == 1)
+    while ((rc = ads_scan_next(&row, sc, err)) == 1)
         if (row->ts > *out)
             *out = row->ts;
     ads_scan_close(sc);
@@ -1154,7 +1154,7 @@ static int aggregate(ads_query *q, const stmt *st, const temporal *tf, const ads
         size_t rec;
         bool started = false;
         x.instant_t = -INFINITY;
-        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1 &&
+        while ((rc = ads_timeline_next(&row, &rec, it, err)) == 1 &&
                !(rc = ads_q__budget(q, err))) {
             if (!started) {
                 if ((rc = intervals_setup(&x, row->ts)))
@@ -1349,7 +1349,7 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
             goto cleanup;
         ads_row *row;
         size_t rec;
-        while ((rc = ads_timeline_next(it, &row, &rec, err)) == 1 &&
+        while ((rc = ads_timeline_next(&row, &rec, it, err)) == 1 &&
                !(rc = ads_q__budget(q, err))) {
             ads_arena_reset(ra);
             if ((rc = raw_row(&r, row, err)))

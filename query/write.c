@@ -102,7 +102,7 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_arena_free(ra);
         return rc;
     }
-    while ((rc = ads_scan_next(sc, &row, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {
+    while ((rc = ads_scan_next(&row, sc, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {
         ads_arena_reset(ra);
         switch (st->kind) {
         case ADS_STMT_UPDATE:
@@ -223,7 +223,7 @@ static int history_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_arena_free(ra);
         return rc;
     }
-    while ((rc = ads_scan_next(sc, &row, err)) == 1 && !(rc = ads_q__budget(h->q, err))) {
+    while ((rc = ads_scan_next(&row, sc, err)) == 1 && !(rc = ads_q__budget(h->q, err))) {
         ads_arena_reset(ra);
         bool pick = true;
         ads_view view = ads_row_view(row, NULL);

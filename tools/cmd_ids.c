@@ -95,7 +95,7 @@ static int make_ids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err
     int event = 0;
     if (kind == ADS_ID_RANDOM)
         return ads_uuid_new_n(buf, k, err);
-    int rc = ads_txn_new_ids(txn, kind, buf, k, &event, err);
+    int rc = ads_txn_new_ids(buf, k, &event, txn, kind, err);
     if (event == ADS_IDGEN_CLOCK_STEPPED_BACK)
         fprintf(stderr, "adstore id new: the clock went backwards; a new clock sequence keeps "
                         "ids unique\n");
@@ -219,7 +219,7 @@ static int next_fn(ads_txn *txn, void *ctx, ads_error *err)
 {
     next_job *j = ctx;
     ads_arena_reset(j->a);
-    return ads_txn_next_value(txn, j->name, strlen(j->name), &j->v, j->a, err);
+    return ads_txn_next_value(&j->v, txn, j->name, strlen(j->name), j->a, err);
 }
 
 static int id_next(cli_ctx *c, cli_args *a)
@@ -292,7 +292,7 @@ typedef struct fluid_job {
 
 static int make_fluids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err)
 {
-    return ads_txn_new_fluids(txn, ((const fluid_job *)ctx)->generator, buf, k, err);
+    return ads_txn_new_fluids(buf, k, txn, ((const fluid_job *)ctx)->generator, err);
 }
 
 static int print_fluids(const void *buf, size_t k, void *ctx, ads_error *err)
@@ -502,7 +502,7 @@ static int kid_text(char *out, size_t cap, const ads_kid_fields *f, bool global,
 static int make_kids(ads_txn *txn, void *buf, size_t k, void *ctx, ads_error *err)
 {
     (void)ctx;
-    return ads_txn_new_kids(txn, buf, k, err);
+    return ads_txn_new_kids(buf, k, txn, err);
 }
 
 static int print_kids(const void *buf, size_t k, void *ctx, ads_error *err)

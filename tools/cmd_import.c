@@ -222,7 +222,7 @@ static int input_next(input *in, const ads_record **out, int *line, ads_arena *a
     case F_CLASSAD:
         return ads_classad_reader_next(out, line, in->c, a, err);
     default: {
-        int rc = ads_dump_reader_next(in->d, out, a, err);
+        int rc = ads_dump_reader_next(out, in->d, a, err);
         if (rc == 1)
             *line = ++in->dump_item;
         return rc;

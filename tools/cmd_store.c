@@ -60,7 +60,7 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
     ads_verify_result res;
     ads_error err;
     progress_init(&v.bar, "verify");
-    rc = ads_db_verify_ex(db, print_problem, progress_cb, &v, &res, &err);
+    rc = ads_db_verify_ex(&res, db, print_problem, progress_cb, &v, &err);
     progress_done(&v.bar);
     ads_db_close(db);
     if (rc)
@@ -122,7 +122,7 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
     ads_error err;
     sctx x = {{0}, false, 0, 0};
     progress_init(&x.bar, "stats");
-    if ((rc = ads_db_info_get(db, &info, &err)) ||
+    if ((rc = ads_db_info_get(&info, db, &err)) ||
         (rc = ads_db_type_stats(db, print_type, progress_cb, &x, &err))) {
         progress_done(&x.bar);
         ads_db_close(db);
@@ -138,7 +138,7 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
            info.page_size);
     printf("readers: %u of %u slots in use\n", info.readers, info.max_readers);
     ads_db_space sp;
-    if (ads_db_space_get(db, &sp, &err) == 0) {
+    if (ads_db_space_get(&sp, db, &err) == 0) {
         char fs[32], gs[32];
         human(fs, sizeof fs, (double)sp.file_bytes);
         human(gs, sizeof gs, (double)sp.gain_bytes);

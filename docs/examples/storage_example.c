@@ -71,7 +71,7 @@ int main(int argc, char **argv)
         check(ads_txn_type(&machine, txn, "machine", 7, &err), &err) ||
         check(ads_scan_open(&scan, txn, machine, where, 0, &err), &err))
         return 1;
-    while ((rc = ads_scan_next(scan, &row, &err)) == 1) {
+    while ((rc = ads_scan_next(&row, scan, &err)) == 1) {
         const ads_record *r;
         ads_buf text = ADS_BUF_INIT;
         if (check(ads_row_record(&r, row, 0, a, &err), &err))
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
         ads_row *old;
         if (check(ads_history_open(&history, txn, row, NULL, 0, &err), &err))
             return 1;
-        while (ads_scan_next(history, &old, &err) == 1) {
+        while (ads_scan_next(&old, history, &err) == 1) {
             ads_value mem;
             const ads_expr *x = NULL;
             ads_view view = ads_row_view(old, NULL);
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
                                "ValueType = \"integer\" ]"};
     ads_value v;
     if (check(store(db, seq, 1, &err), &err) || check(ads_txn_begin(&txn, db, 0, &err), &err) ||
-        check(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), &err) ||
+        check(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), &err) ||
         check(ads_txn_commit(txn, &err), &err))
         return 1;
     printf("ticket: %lld\n", (long long)v.u.i);

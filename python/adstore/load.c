@@ -109,7 +109,7 @@ static int reader_next(reader *rd, const ads_record **out, ads_arena *a, ads_err
     case F_CLASSAD: return ads_classad_reader_next(out, &line, rd->r, a, err);
     case F_JSON: return ads_json_reader_next(out, &line, rd->r, a, err);
     case F_XML: return ads_xml_reader_next(out, &line, rd->r, a, err);
-    case F_DUMP: return ads_dump_reader_next(rd->r, out, a, err);
+    case F_DUMP: return ads_dump_reader_next(out, rd->r, a, err);
     default: return ads_error_set(err, ADS_EINVAL, "no format");
     }
 }
@@ -341,7 +341,7 @@ PyObject *adspy_store_verify(adspy_Store *s, PyObject *unused)
     int rc;
     s->active++;
     Py_BEGIN_ALLOW_THREADS
-    rc = ads_db_verify(s->db, note_problem, &p, &res, &err);
+    rc = ads_db_verify(&res, s->db, note_problem, &p, &err);
     Py_END_ALLOW_THREADS
     s->active--;
     PyObject *out = NULL;

@@ -173,7 +173,7 @@ static int history_rows(ads_txn *txn, const lookup *l, PyObject *list, ads_arena
     if (rc < 0)
         return rc;
     ads_row *r;
-    while ((rc = ads_scan_next(scan, &r, err)) == 1) {
+    while ((rc = ads_scan_next(&r, scan, err)) == 1) {
         const ads_record *rec;
         ads_arena *ra = ads_arena_new();
         if (!ra) {
@@ -260,7 +260,7 @@ static PyObject *ids_in(ads_txn *txn, const char *kind, Py_ssize_t n)
     ads_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = ads_txn_new_ids(txn, k, ids, (size_t)n, NULL, &err);
+    rc = ads_txn_new_ids(ids, (size_t)n, NULL, txn, k, &err);
     Py_END_ALLOW_THREADS
     PyObject *list = rc < 0 ? adspy_raise(&err) : PyList_New(n);
     for (Py_ssize_t i = 0; list && i < n; i++) {
@@ -288,7 +288,7 @@ static PyObject *fluids_in(ads_txn *txn, unsigned long generator, Py_ssize_t n)
     ads_error err;
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = ads_txn_new_fluids(txn, (uint32_t)generator, v, (size_t)n, &err);
+    rc = ads_txn_new_fluids(v, (size_t)n, txn, (uint32_t)generator, &err);
     Py_END_ALLOW_THREADS
     PyObject *list = rc < 0 ? adspy_raise(&err) : PyList_New(n);
     for (Py_ssize_t i = 0; list && i < n; i++) {
@@ -315,7 +315,7 @@ static PyObject *next_value_in(ads_txn *txn, PyObject *name)
         ads_error err;
         int rc;
         Py_BEGIN_ALLOW_THREADS
-        rc = ads_txn_next_value(txn, s.p, s.len, &v, a, &err);
+        rc = ads_txn_next_value(&v, txn, s.p, s.len, a, &err);
         Py_END_ALLOW_THREADS
         out = rc < 0 ? adspy_raise(&err) : adspy_value_to_py(&v);
     }

@@ -640,7 +640,7 @@ static int scan_adstore(const char *path, uint64_t limit, uint64_t *count, doubl
         return bench_fail("scan", err.message);
     uint64_t n = 0;
     int rc;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1 && (limit == 0 || n < limit))
+    while ((rc = ads_scan_next(&r, s, &err)) == 1 && (limit == 0 || n < limit))
         n++;
     if (rc < 0)
         return bench_fail("scan", err.message);
@@ -860,7 +860,7 @@ static int group_adstore(const char *path, group *g, int *ng, double *secs)
         return bench_fail("group", err.message);
     int rc;
     uint32_t harch = ads_name_hash("Arch", 4), hmem = ads_name_hash("Memory", 6);
-    while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+    while ((rc = ads_scan_next(&r, s, &err)) == 1) {
         ads_view view = ads_row_view(r, NULL);
         ads_value arch, mem;
         const ads_expr *x = NULL, *y = NULL;
@@ -1027,7 +1027,7 @@ static int scan_memory(const char *path, uint64_t limit, long *anon, long *maxrs
             ads_scan_open(&s, txn, t, e, ADS_SCAN_DELETED, NULL))
             _exit(1);
         uint64_t n = 0;
-        while (n < limit && ads_scan_next(s, &r, NULL) == 1)
+        while (n < limit && ads_scan_next(&r, s, NULL) == 1)
             if ((++n & 16383) == 0) {
                 long k = anon_kb();
                 peak = k > peak ? k : peak;

@@ -821,7 +821,7 @@ static int adstore_kept(const char *dir, kept *k, bool compact)
         return bench_fail(dir, err.message);
     int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err);
     if (!rc && !(rc = ads_txn_type(&t, txn, "Machine", 7, &err)))
-        rc = ads_txn_type_counts(txn, t, &c, &err);
+        rc = ads_txn_type_counts(&c, txn, t, &err);
     ads_txn_abort(txn);
     if (!rc)
         rc = ads_db_type_stats(db, payload_of, NULL, k, &err);

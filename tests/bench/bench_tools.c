@@ -202,7 +202,7 @@ static int count_adstore(const char *store, uint64_t *latest, uint64_t *history)
     const ads_type *t;
     ads_type_counts c;
     int rc = ads_txn_type(&t, txn, "Machine", 7, &err) ||
-             ads_txn_type_counts(txn, t, &c, &err);
+             ads_txn_type_counts(&c, txn, t, &err);
     ads_txn_abort(txn);
     ads_db_close(db);
     if (rc)

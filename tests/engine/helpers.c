@@ -230,7 +230,7 @@ char *ts_history(ads_db *db, const char *type, const char *key)
         if (ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, &err))
             fail_msg("history: %s", err.message);
         int rc;
-        while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+        while ((rc = ads_scan_next(&r, s, &err)) == 1) {
             if (b.len)
                 ads_buf_addc(&b, '\n');
             row_text(&b, r, a);
@@ -259,7 +259,7 @@ size_t ts_count(ads_db *db, const char *type, bool deleted)
         fail_msg("type: %s", err.message);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, deleted ? ADS_SCAN_DELETED : 0, &err), 0);
     int rc;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
         n++;
     if (rc < 0)
         fail_msg("scan: %s", err.message);
@@ -278,7 +278,7 @@ uint64_t ts_verify(ads_db *db)
 {
     ads_verify_result res;
     ads_error err;
-    if (ads_db_verify(db, print_problem, NULL, &res, &err))
+    if (ads_db_verify(&res, db, print_problem, NULL, &err))
         fail_msg("verify: %s", err.message);
     return res.problems;
 }

@@ -170,7 +170,7 @@ static size_t check_event_ids(void)
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Event", 5, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
-    while (ads_scan_next(s, &r, NULL) == 1) {
+    while (ads_scan_next(&r, s, NULL) == 1) {
         ads_value k;
         assert_int_equal(ads_row_key_values(&k, r, a, NULL), 0);
         ads_id id = k.u.list.items[0].u.id;
@@ -230,7 +230,7 @@ static void backfill__ids_are_dated_in_the_past_and_never_repeat(void **state)
     ads_value v;
     ads_arena *a = ads_arena_new();
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_next_value(txn, "type:Event", 10, &v, a, NULL), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "type:Event", 10, a, NULL), 0);
     ads_ouid_fields f;
     ads_ouid_unpack(&f, v.u.id);
     assert_false(f.backfill);
@@ -555,38 +555,38 @@ static void sequences__named_typed_and_errors(void **state)
     ads_value v;
     ads_arena *a = ads_arena_new();
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), 0);
     assert_int_equal(v.type, ADS_INTEGER);
     assert_int_equal(v.u.i, 1);
-    assert_int_equal(ads_txn_next_value(txn, "TICKETS", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "TICKETS", 7, a, &err), 0);
     assert_int_equal(v.u.i, 2);
-    assert_int_equal(ads_txn_next_value(txn, "refs", 4, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "refs", 4, a, &err), 0);
     assert_int_equal(v.type, ADS_STRING);
     assert_true(v.u.s.len > 20 && v.u.s.p[0] != '#');
-    assert_int_equal(ads_txn_next_value(txn, "random", 6, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "random", 6, a, &err), 0);
     assert_string_equal(ads_id_kind_name(ads_id_kind_of(v.u.id)), "random");
-    assert_int_equal(ads_txn_next_value(txn, "ordered", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "ordered", 7, a, &err), 0);
     assert_string_equal(ads_id_kind_name(ads_id_kind_of(v.u.id)), "ordered");
-    assert_int_equal(ads_txn_next_value(txn, "type:Event", 10, &v, a, &err), 0);
-    assert_int_equal(ads_txn_next_value(txn, "nope", 4, &v, a, &err), ADS_ENOTFOUND);
+    assert_int_equal(ads_txn_next_value(&v, txn, "type:Event", 10, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "nope", 4, a, &err), ADS_ENOTFOUND);
     assert_string_equal(err.message, "no sequence named nope");
-    assert_int_equal(ads_txn_next_value(txn, "type:Machine", 12, &v, a, &err), ADS_ENOTFOUND);
+    assert_int_equal(ads_txn_next_value(&v, txn, "type:Machine", 12, a, &err), ADS_ENOTFOUND);
     assert_string_equal(err.message,
                         "no sequence named type:Machine: type Machine does not generate keys");
-    assert_int_equal(ads_txn_next_value(txn, "bad", 3, &v, a, &err), ADS_EINVAL);
+    assert_int_equal(ads_txn_next_value(&v, txn, "bad", 3, a, &err), ADS_EINVAL);
     assert_string_equal(err.message, "sequence bad: ValueType integer needs Method increment");
-    assert_int_equal(ads_txn_next_value(txn, "odd", 3, &v, a, &err), ADS_EINVAL);
+    assert_int_equal(ads_txn_next_value(&v, txn, "odd", 3, a, &err), ADS_EINVAL);
     assert_string_equal(err.message,
                         "sequence odd: Method \"diagonal\" is not ordered, random or increment");
     ads_txn_abort(txn);
     /* values handed out by the aborted transaction are not handed out again */
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), 0);
     assert_int_equal(v.u.i, 3);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     /* a read transaction cannot take values */
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), ADS_EREADONLY);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), ADS_EREADONLY);
     ads_txn_abort(txn);
     ads_arena_free(a);
 }
@@ -600,7 +600,7 @@ static void abort__leaves_nothing_and_ids_never_repeat(void **state)
     ads_error err;
     /* ordered ids in an aborted transaction, then in a committed one, same second */
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, seen, 100, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(seen, 100, NULL, txn, ADS_ID_ORDERED, &err), 0);
     assert_int_equal(ads_txn_store(txn, rec(a, "[ AdType = \"Machine\"; Name = \"gone\" ]"), NULL,
                                    &err),
                      0);
@@ -610,7 +610,7 @@ static void abort__leaves_nothing_and_ids_never_repeat(void **state)
     assert_int_equal(ts_count(db, "Event", true), 0);
     assert_int_equal(ts_count(db, "Attribute", true), 0);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, seen + 100, 100, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(seen + 100, 100, NULL, txn, ADS_ID_ORDERED, &err), 0);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     for (int i = 0; i < 100; i++)
         for (int j = 100; j < 200; j++)

@@ -63,7 +63,7 @@ static uint64_t count(ads_db *d, const char *type, bool history)
     ads_type_counts tc;
     assert_int_equal(ads_txn_begin(&txn, d, ADS_TXN_READONLY, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
-    assert_int_equal(ads_txn_type_counts(txn, t, &tc, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(&tc, txn, t, NULL), 0);
     ads_txn_abort(txn);
     return history ? tc.history : tc.records;
 }
@@ -191,11 +191,11 @@ static void space__free_pages_and_what_compact_would_give_back(void **state)
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
-    while (ads_scan_next(s, &row, NULL) == 1)
+    while (ads_scan_next(&row, s, NULL) == 1)
         assert_int_equal(ads_txn_trim_history(txn, row, T0 + 1e6, NULL, NULL), 0);
     ads_scan_close(s);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
-    assert_int_equal(ads_db_space_get(db, &sp, &err), 0);
+    assert_int_equal(ads_db_space_get(&sp, db, &err), 0);
     assert_true(sp.free_pages > 0 && sp.free_pages < sp.used_pages);
     assert_true(sp.gain_bytes > 0 && sp.gain_bytes < sp.file_bytes);
     uint64_t gain = sp.gain_bytes, file = sp.file_bytes;
@@ -207,7 +207,7 @@ static void space__free_pages_and_what_compact_would_give_back(void **state)
      * are laid out afresh) */
     assert_true(res.bytes_after <= file - gain + 4 * sp.page_size);
     db = ts_reopen(&ts);
-    assert_int_equal(ads_db_space_get(db, &sp, &err), 0);
+    assert_int_equal(ads_db_space_get(&sp, db, &err), 0);
     assert_int_equal(sp.free_pages, 0);
     assert_int_equal(sp.gain_bytes, 0);
 }

@@ -72,7 +72,7 @@ static void new_ids(ads_db *db, ads_id_kind kind, ads_id *out, size_t n, bool co
     ads_txn *txn;
     ads_error err;
     assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
-    if (ads_txn_new_ids(txn, kind, out, n, NULL, &err))
+    if (ads_txn_new_ids(out, n, NULL, txn, kind, &err))
         fail_msg("new_ids: %s", err.message);
     if (commit)
         assert_int_equal(ads_txn_commit(txn, &err), 0);
@@ -118,8 +118,8 @@ static void db__read_only_handle_refuses_writes(void **state)
     assert_int_equal(ads_txn_begin(&txn, db, 0, &err), ADS_EREADONLY);
     assert_string_equal(err.message, "the store is open read-only");
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, &err), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, &id, 1, NULL, &err), ADS_EREADONLY);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_RANDOM, &id, 1, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(&id, 1, NULL, txn, ADS_ID_ORDERED, &err), ADS_EREADONLY);
+    assert_int_equal(ads_txn_new_ids(&id, 1, NULL, txn, ADS_ID_RANDOM, &err), 0);
     ads_txn_abort(txn);
     ads_db_close(db);
 }
@@ -164,7 +164,7 @@ static void db__damaged_state_is_reported_not_used(void **state)
     ads_error err;
     ads_id id;
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, &id, 1, NULL, &err), ADS_ECORRUPT);
+    assert_int_equal(ads_txn_new_ids(&id, 1, NULL, txn, ADS_ID_ORDERED, &err), ADS_ECORRUPT);
     assert_string_equal(err.message, "store metadata 'idgen' has 10 bytes, expected 75");
     ads_txn_abort(txn);
     ads_db_close(db);
@@ -207,11 +207,11 @@ static void db__clock_step_back_is_reported_and_persisted(void **state)
     new_ids(db, ADS_ID_ORDERED, &id, 1, true);
     fc.ns -= INT64_C(3600000000000);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_ORDERED, &id, 1, &event, NULL), 0);
+    assert_int_equal(ads_txn_new_ids(&id, 1, &event, txn, ADS_ID_ORDERED, NULL), 0);
     assert_int_equal(event, ADS_IDGEN_CLOCK_STEPPED_BACK);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_idgen_state(txn, &st, NULL), 0);
+    assert_int_equal(ads_txn_idgen_state(&st, txn, NULL), 0);
     assert_int_equal(st.current.k, 1);
     assert_int_equal(st.steps_back, 1);
     ads_txn_abort(txn);
@@ -246,15 +246,15 @@ static void db__fluids_never_go_back_across_reopen(void **state)
     ads_db *db = open_rw();
     ads_db_set_clock(db, &c);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_fluids(txn, 7, a, 3000, NULL), 0);
+    assert_int_equal(ads_txn_new_fluids(a, 3000, txn, 7, NULL), 0);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     ads_db_close(db);
     fc.ns -= INT64_C(60000000000); /* the clock steps back a minute */
     db = open_rw();
     ads_db_set_clock(db, &c);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_fluids(txn, 7, b, 10, NULL), 0);
-    assert_int_equal(ads_txn_new_fluids(txn, 16384, b, 1, &err), ADS_ERANGE);
+    assert_int_equal(ads_txn_new_fluids(b, 10, txn, 7, NULL), 0);
+    assert_int_equal(ads_txn_new_fluids(b, 1, txn, 16384, &err), ADS_ERANGE);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     for (int i = 1; i < 3000; i++)
         assert_true(a[i - 1] < a[i]);
@@ -269,14 +269,14 @@ static void db__kids_continue_across_reopen(void **state)
     ads_txn *txn;
     ads_db *db = open_rw();
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_kids(txn, a, 20000, NULL), 0);
+    assert_int_equal(ads_txn_new_kids(a, 20000, txn, NULL), 0);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     uint32_t node = ads_db_kid_node(db);
     ads_db_close(db);
     db = open_rw();
     assert_int_equal(ads_db_kid_node(db), node);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_kids(txn, &b, 1, NULL), 0);
+    assert_int_equal(ads_txn_new_kids(&b, 1, txn, NULL), 0);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     uint8_t x[8], y[8];
     for (int i = 1; i < 20000; i++) {
@@ -310,8 +310,8 @@ static void db__two_writer_processes_never_share_an_id(void **state)
                 ads_id ids[2 * PER];
                 ads_txn *txn;
                 if (ads_txn_begin(&txn, db, 0, NULL) ||
-                    ads_txn_new_ids(txn, ADS_ID_ORDERED, ids, PER, NULL, NULL) ||
-                    ads_txn_new_ids(txn, ADS_ID_INCREMENT, ids + PER, PER, NULL, NULL) ||
+                    ads_txn_new_ids(ids, PER, NULL, txn, ADS_ID_ORDERED, NULL) ||
+                    ads_txn_new_ids(ids + PER, PER, NULL, txn, ADS_ID_INCREMENT, NULL) ||
                     ads_txn_commit(txn, NULL))
                     _exit(3);
                 if (write(fds[1], ids, sizeof ids) != (ssize_t)sizeof ids)
@@ -523,7 +523,7 @@ static void db__lost_identifier_state_is_reported(void **state)
     /* a transaction broken by a failed store, after handing out an id */
     ads_id id;
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_INCREMENT, &id, 1, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(&id, 1, NULL, txn, ADS_ID_INCREMENT, &err), 0);
     assert_int_equal(ads_record_parse(&r, a, row, strlen(row), NULL), 0);
     assert_int_equal(ads_txn_store(txn, r, NULL, &err), ADS_EINVAL);
     int rc = ads_txn_commit(txn, &err);
@@ -531,7 +531,7 @@ static void db__lost_identifier_state_is_reported(void **state)
     snprintf(msg, sizeof msg, "%s", err.message);
     /* a transaction whose own commit fails, after handing out an id */
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
-    assert_int_equal(ads_txn_new_ids(txn, ADS_ID_INCREMENT, &id, 1, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(&id, 1, NULL, txn, ADS_ID_INCREMENT, &err), 0);
     int rc2 = ads_txn_commit(txn, &err);
     ads_db_close(db);
     umount(mnt);

@@ -120,8 +120,8 @@ static void fill(tstore *t, ads_db *db, int scale)
     ads_arena *a = ads_arena_new();
     ads_value v;
     assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), 0);
     assert_int_equal(ads_txn_meta_put(txn, "note", "hello", 5, &err), 0);
     assert_int_equal(ads_txn_commit(txn, &err), 0);
     ads_arena_free(a);
@@ -289,17 +289,17 @@ static void round_trip__generators_and_sequences_go_on_where_they_were(void **st
     ads_arena *a = ads_arena_new();
     ads_value v;
     assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
-    assert_int_equal(ads_txn_next_value(txn, "tickets", 7, &v, a, &err), 0);
+    assert_int_equal(ads_txn_next_value(&v, txn, "tickets", 7, a, &err), 0);
     assert_int_equal(v.type, ADS_IDENT);
     assert_int_equal(v.u.id.lo, 3); /* two were handed out before the dump */
     ads_str note;
     assert_int_equal(ads_txn_meta_get(txn, "note", &note, &err), 1);
     assert_int_equal(note.len, 5);
     ads_idgen_state s1, s2;
-    assert_int_equal(ads_txn_idgen_state(txn, &s2, &err), 0);
+    assert_int_equal(ads_txn_idgen_state(&s2, txn, &err), 0);
     ads_txn_abort(txn);
     assert_int_equal(ads_txn_begin(&txn, sdb, ADS_TXN_READONLY, &err), 0);
-    assert_int_equal(ads_txn_idgen_state(txn, &s1, &err), 0);
+    assert_int_equal(ads_txn_idgen_state(&s1, txn, &err), 0);
     ads_txn_abort(txn);
     /* the serialised forms: the structs have padding */
     unsigned char e1[ADS_IDGEN_STATE_BYTES], e2[ADS_IDGEN_STATE_BYTES];
@@ -325,10 +325,10 @@ static void restore__new_node_draws_a_new_node_and_generator(void **state)
     ads_txn *t1, *t2;
     ads_id x[50], y[50];
     assert_int_equal(ads_txn_begin(&t1, sdb, 0, &err), 0);
-    assert_int_equal(ads_txn_new_ids(t1, ADS_ID_ORDERED, x, 50, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(x, 50, NULL, t1, ADS_ID_ORDERED, &err), 0);
     ads_txn_abort(t1);
     assert_int_equal(ads_txn_begin(&t2, db, 0, &err), 0);
-    assert_int_equal(ads_txn_new_ids(t2, ADS_ID_ORDERED, y, 50, NULL, &err), 0);
+    assert_int_equal(ads_txn_new_ids(y, 50, NULL, t2, ADS_ID_ORDERED, &err), 0);
     ads_txn_abort(t2);
     for (int i = 0; i < 50; i++)
         for (int j = 0; j < 50; j++)
@@ -555,7 +555,7 @@ static void dump_reader__rows_come_back_as_records_oldest_first(void **state)
         const ads_record *rec;
         int rc, n = 0, m000 = 0;
         double last = 0;
-        while ((rc = ads_dump_reader_next(r, &rec, a, &err)) == 1) {
+        while ((rc = ads_dump_reader_next(&rec, r, a, &err)) == 1) {
             n++;
             assert_non_null(ads_record_lookup(rec, "_Timestamp", 10));
             assert_non_null(ads_record_lookup(rec, "_Deleted", 8));
@@ -589,7 +589,7 @@ static void dump_reader__rows_come_back_as_records_oldest_first(void **state)
     const ads_record *rec;
     int rc;
     assert_int_equal(ads_dump_reader_new(&r, f, &err), 0);
-    while ((rc = ads_dump_reader_next(r, &rec, a, &err)) == 1)
+    while ((rc = ads_dump_reader_next(&rec, r, a, &err)) == 1)
         ads_arena_reset(a);
     assert_int_equal(rc, ADS_ECORRUPT);
     ads_dump_reader_free(r);

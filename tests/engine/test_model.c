@@ -889,7 +889,7 @@ static bool check_scan(mt *c, ads_txn *txn, const ads_type *t, int type, unsigne
     size_t nexp = 0, at = 0, groups = 0;
     bool have_order = false;
     uint64_t last_ordered = 0;
-    while ((rc = ads_scan_next(s, &row, &err)) == 1) {
+    while ((rc = ads_scan_next(&row, s, &err)) == 1) {
         uint64_t kid;
         CHECK(row->type == t, "scan %s flags %u: a row of another type", type_names[type], flags);
         if (!row_record(c, row, type, &kid))
@@ -988,7 +988,7 @@ static bool check_records(mt *c, ads_txn *txn, const ads_type *t, int type)
             CHECK(rc == 0, "history %s %.200s: %d %s", type_names[type], ads_buf_cstr(&kt), rc,
                   err.message);
             size_t at = 0;
-            while ((rc = ads_scan_next(s, &hr, &err)) == 1) {
+            while ((rc = ads_scan_next(&hr, s, &err)) == 1) {
                 while (at < r->n && pass && r->rows[at].del)
                     at++;
                 CHECK(at < r->n, "history %s %.200s flags %u: more rows than the model's %zu",
@@ -1050,7 +1050,7 @@ static bool compare_all(mt *c, ads_txn *txn)
         int rc = ads_txn_type(&t, txn, name, strlen(name), &err);
         CHECK(rc == 0, "type %s: %d %s", name, rc, err.message);
         ads_type_counts tc;
-        rc = ads_txn_type_counts(txn, t, &tc, &err);
+        rc = ads_txn_type_counts(&tc, txn, t, &err);
         CHECK(rc == 0, "counts %s: %d %s", name, rc, err.message);
         uint64_t records = 0, deleted = 0, history = 0;
         for (size_t i = 0; i < c->m.n; i++) {
@@ -1272,7 +1272,7 @@ static bool next_evt(mt *c, ads_txn *txn, bool skip, ads_id *out)
     ads_idgen_state st;
     pclock pc = {c->ns};
     ads_clock clk = {pclock_now, pclock_sleep, &pc};
-    int rc = ads_txn_idgen_state(txn, &st, &err);
+    int rc = ads_txn_idgen_state(&st, txn, &err);
     CHECK(rc == 0, "idgen state: %d %s", rc, err.message);
     for (int tries = 0; tries < 100; tries++) {
         rc = ads_ouid_next(out, &st, &clk, &err);
@@ -1631,7 +1631,7 @@ static bool op_scan_rewrite(mt *c, ads_txn *txn)
     logf_(c, "  scan-rewrite %s flags %u (%zu records)\n", type_names[type], flags, want);
     rc = ads_scan_open(&s, txn, t, NULL, flags, &err);
     CHECK(rc == 0, "scan-rewrite: open: %d %s", rc, err.message);
-    while ((rc = ads_scan_next(s, &row, &err)) == 1) {
+    while ((rc = ads_scan_next(&row, s, &err)) == 1) {
         uint64_t kid;
         if (!row_kid(c, row, type, NULL, &kid))
             goto out;
@@ -1745,7 +1745,7 @@ static bool timeline_of(mt *c, ads_txn *txn, const ads_type *t, double t1, doubl
     out->n = 0;
     int rc = ads_timeline_open(&tl, txn, t, t1, t2, &err);
     CHECK(rc == 0, "timeline open: %d %s", rc, err.message);
-    while ((rc = ads_timeline_next(tl, &row, &rec, &err)) == 1) {
+    while ((rc = ads_timeline_next(&row, &rec, tl, &err)) == 1) {
         if (out->n == out->cap) {
             out->cap = out->cap ? 2 * out->cap : 64;
             out->e = realloc(out->e, out->cap * sizeof *out->e);
@@ -1856,7 +1856,7 @@ static bool op_trim(mt *c)
         CHECK(rc == 0, "type: %d %s", rc, err.message);
         rc = ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, &err);
         CHECK(rc == 0, "trim: scan: %d %s", rc, err.message);
-        while ((rc = ads_scan_next(s, &row, &err)) == 1)
+        while ((rc = ads_scan_next(&row, s, &err)) == 1)
             if ((rc = ads_txn_trim_history(txn, row, cut, &res, &err)))
                 break;
         CHECK(rc == 0, "trim: %d %s", rc, err.message);
@@ -1941,7 +1941,7 @@ static bool verify(mt *c)
     bool ok = false;
     ads_verify_result res;
     ads_error err;
-    int rc = ads_db_verify(c->db, report, c, &res, &err);
+    int rc = ads_db_verify(&res, c->db, report, c, &err);
     CHECK(rc == 0, "verify: %d %s", rc, err.message);
     CHECK(res.problems == 0, "verify found %llu problems (see the log)",
           (unsigned long long)res.problems);

@@ -288,7 +288,7 @@ static int bank_check(ads_db *db, const ads_expr *bal, uint64_t *state, const ch
     int count = 0;
     ads_row *row;
     uint64_t digest = 1469598103934665603u;
-    while ((rc = ads_scan_next(s, &row, err)) == 1) {
+    while ((rc = ads_scan_next(&row, s, err)) == 1) {
         if (balance_of(row, bal, a, &got)) {
             *why = "an account without an integer Balance";
             rc = ADS_ECORRUPT;
@@ -471,7 +471,7 @@ static int take_one(ads_db *db, const char *name, ads_value *out, ads_arena *a, 
     int rc = ads_txn_begin(&txn, db, 0, err);
     if (rc)
         return rc;
-    rc = ads_txn_next_value(txn, name, strlen(name), out, a, err);
+    rc = ads_txn_next_value(out, txn, name, strlen(name), a, err);
     if (rc) {
         ads_txn_abort(txn);
         return rc;
@@ -639,7 +639,7 @@ static int make_ids(ads_db *db, ads_id *out, size_t n, ads_error *err)
         if (rc)
             return rc;
         size_t k = n - i < 10 ? n - i : 10;
-        if ((rc = ads_txn_new_ids(txn, ADS_ID_ORDERED, out + i, k, NULL, err))) {
+        if ((rc = ads_txn_new_ids(out + i, k, NULL, txn, ADS_ID_ORDERED, err))) {
             ads_txn_abort(txn);
             return rc;
         }

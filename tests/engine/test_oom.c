@@ -305,7 +305,7 @@ static char *fingerprint(const char *dir)
     if (rc)
         fail_msg("open %s after the run: %s", dir, err.message);
     ads_verify_result vr;
-    if (ads_db_verify(db, NULL, NULL, &vr, &err))
+    if (ads_db_verify(&vr, db, NULL, NULL, &err))
         fail_msg("verify: %s", err.message);
     if (vr.problems)
         fail_msg("the store has %llu problems after the run", (unsigned long long)vr.problems);
@@ -769,7 +769,7 @@ static int op_scan(oom_ctx *c, ads_error *err)
     rc = ads_scan_open(&s, txn, t, prepared, 0, err);
     if (rc)
         goto cleanup;
-    while ((rc = ads_scan_next(s, &row, err)) == 1) {
+    while ((rc = ads_scan_next(&row, s, err)) == 1) {
         const ads_record *r;
         rc = ads_row_record(&r, row, ADS_ROW_TIMELINE, a, err);
         if (rc)
@@ -798,7 +798,7 @@ static int op_scan(oom_ctx *c, ads_error *err)
     rc = ads_history_open(&s, txn, &one, NULL, 0, err);
     if (rc)
         goto cleanup;
-    while ((rc = ads_scan_next(s, &row, err)) == 1) {
+    while ((rc = ads_scan_next(&row, s, err)) == 1) {
         ads_value v;
         ads_view view = ads_row_view(row, NULL);
         const ads_expr *mem;
@@ -923,7 +923,7 @@ static int op_dump_reader(oom_ctx *c, ads_error *err)
     rc = ads_dump_reader_new(&r, f, err);
     if (rc)
         goto cleanup;
-    while ((rc = ads_dump_reader_next(r, &rec, a, err)) == 1) {
+    while ((rc = ads_dump_reader_next(&rec, r, a, err)) == 1) {
         ads_record_unparse(&b, rec);
         rc = put_buf(c->out, &b, err);
         if (rc)

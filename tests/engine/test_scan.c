@@ -66,7 +66,7 @@ static char *scan_names(ads_txn *txn, const char *type, const char *where, unsig
         fail_msg("%s", err.message);
     assert_int_equal(ads_scan_open(&s, txn, t, where ? prepared(a, where) : NULL, flags, &err), 0);
     int rc;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+    while ((rc = ads_scan_next(&r, s, &err)) == 1) {
         ads_view view = ads_row_view(r, NULL);
         ads_value v;
         const ads_expr *e = prepared(a, "Name ?: ForName ?: ForType");
@@ -171,7 +171,7 @@ static void scan__write_transaction_rewrites_and_purges_as_it_goes(void **state)
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
     int seen = 0, rc;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+    while ((rc = ads_scan_next(&r, s, &err)) == 1) {
         const ads_record *rec;
         ads_value v;
         assert_int_equal(ads_row_record(&rec, r, 0, a, NULL), 0);
@@ -196,7 +196,7 @@ static void scan__write_transaction_rewrites_and_purges_as_it_goes(void **state)
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, prepared(a, "V % 2 == 0"), 0, NULL), 0);
     seen = 0;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1) {
+    while ((rc = ads_scan_next(&r, s, &err)) == 1) {
         assert_int_equal(ads_txn_purge(txn, r, NULL), 0);
         seen++;
     }
@@ -224,7 +224,7 @@ static char *timeline(double t1, double t2)
     if (ads_timeline_open(&tl, txn, t, T0 + t1, T0 + t2, &err))
         fail_msg("timeline: %s", err.message);
     int rc;
-    while ((rc = ads_timeline_next(tl, &r, &rec, &err)) == 1) {
+    while ((rc = ads_timeline_next(&r, &rec, tl, &err)) == 1) {
         ads_value keys;
         assert_int_equal(ads_row_key_values(&keys, r, a, NULL), 0);
         ads_buf_printf(&b, "%s%.*s@%g%s%s", b.len ? " " : "", (int)keys.u.list.items[0].u.s.len,

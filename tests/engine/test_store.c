@@ -241,7 +241,7 @@ static void autogen__ordered_random_and_keyed(void **state)
     for (int i = 0; i < 3; i++) {
         assert_int_equal(ads_txn_type(&t, txn, types[i], strlen(types[i]), NULL), 0);
         assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
-        assert_int_equal(ads_scan_next(s, &r, NULL), 1);
+        assert_int_equal(ads_scan_next(&r, s, NULL), 1);
         ads_value keys;
         assert_int_equal(ads_row_key_values(&keys, r, a, NULL), 0);
         assert_int_equal(keys.u.list.items[0].type, ADS_IDENT);
@@ -267,7 +267,7 @@ static ads_id next_ordered(void)
     ads_id id;
     ads_clock clk = {test_now, NULL, &ts};
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_idgen_state(txn, &st, NULL), 0);
+    assert_int_equal(ads_txn_idgen_state(&st, txn, NULL), 0);
     ads_txn_abort(txn);
     assert_true(ads_ouid_next(&id, &st, &clk, NULL) >= 0);
     return id;
@@ -278,7 +278,7 @@ static uint64_t seq_last(const char *name)
     ads_txn *txn;
     uint64_t v;
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_sequence_last(txn, name, strlen(name), &v, NULL), 0);
+    assert_int_equal(ads_txn_sequence_last(&v, txn, name, strlen(name), NULL), 0);
     ads_txn_abort(txn);
     return v;
 }
@@ -483,13 +483,13 @@ static void purge__removes_every_row(void **state)
     ads_value key = ads_string("p", 1);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
-    assert_int_equal(ads_txn_type_counts(txn, t, &c, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(&c, txn, t, NULL), 0);
     assert_int_equal(c.records, 2);
     assert_int_equal(c.history, 1);
     assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
     assert_int_equal(ads_txn_purge(txn, &row, NULL), 0);
     assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 0);
-    assert_int_equal(ads_txn_type_counts(txn, t, &c, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(&c, txn, t, NULL), 0);
     assert_int_equal(c.records, 1);
     assert_int_equal(c.history, 0);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
@@ -578,7 +578,7 @@ static uint64_t history_rows(const char *type)
     ads_type_counts tc;
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
-    assert_int_equal(ads_txn_type_counts(txn, t, &tc, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(&tc, txn, t, NULL), 0);
     ads_txn_abort(txn);
     return tc.history;
 }
@@ -790,7 +790,7 @@ static char *row_dates(const char *type, const char *name)
     assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
     if (ads_txn_get(txn, &row, t, &key, 1, a, NULL) == 1) {
         assert_int_equal(ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
-        while (ads_scan_next(s, &r, NULL) == 1)
+        while (ads_scan_next(&r, s, NULL) == 1)
             snprintf(out + strlen(out), 4096 - strlen(out), "%s+%g%s%s", *out ? " " : "",
                      r->ts - T0, r->deleted ? "d" : "", r->latest ? "*" : "");
         ads_scan_close(s);
@@ -857,7 +857,7 @@ static void retention__trim_at_a_cut_keeps_the_row_in_effect(void **state)
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
-    while (ads_scan_next(s, &row, NULL) == 1)
+    while (ads_scan_next(&row, s, NULL) == 1)
         assert_int_equal(ads_txn_trim_history(txn, row, T0 + 250, &res, NULL), 0);
     ads_scan_close(s);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
@@ -871,7 +871,7 @@ static void retention__trim_at_a_cut_keeps_the_row_in_effect(void **state)
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
-    while (ads_scan_next(s, &row, NULL) == 1)
+    while (ads_scan_next(&row, s, NULL) == 1)
         assert_int_equal(ads_txn_trim_history(txn, row, T0 + 1000, &res, NULL), 0);
     ads_scan_close(s);
     assert_int_equal(ads_txn_trim_history(txn, NULL, 0, NULL, NULL), ADS_EINVAL);
@@ -968,7 +968,7 @@ static void retention__writes_remove_records_deleted_before_the_cut(void **state
     ads_type_counts tc;
     assert_int_equal(ads_txn_begin(&rtxn, db, ADS_TXN_READONLY, NULL), 0);
     assert_int_equal(ads_txn_type(&t, rtxn, "Gone", 4, NULL), 0);
-    assert_int_equal(ads_txn_type_counts(rtxn, t, &tc, NULL), 0);
+    assert_int_equal(ads_txn_type_counts(&tc, rtxn, t, NULL), 0);
     ads_txn_abort(rtxn);
     assert_int_equal(tc.records, 18);
     assert_int_equal(tc.deleted, 1);
@@ -999,7 +999,7 @@ static char *window_text(ads_txn *txn, const char *type, double t1, double t2)
     bool *live = calloc(nrec + 1, sizeof *live);
     assert_true(per && live);
     int rc;
-    while ((rc = ads_timeline_next(tl, &row, &rec, NULL)) == 1) {
+    while ((rc = ads_timeline_next(&row, &rec, tl, NULL)) == 1) {
         assert_true(rec < nrec);
         live[rec] |= !row->deleted;
         if (!live[rec])
@@ -1114,13 +1114,13 @@ static void retention__the_retained_window_answers_as_a_store_keeping_every_row(
     assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
     assert_int_equal(ads_txn_type(&t, txn, "Cut", 3, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
-    while (ads_scan_next(s, &row, NULL) == 1)
+    while (ads_scan_next(&row, s, NULL) == 1)
         gone += row->deleted && row->ts < now - 3600;
     ads_scan_close(s);
     assert_int_equal(ads_txn_type(&t, txn, "Full", 4, NULL), 0);
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_DELETED, NULL), 0);
     size_t full_deleted_before = 0;
-    while (ads_scan_next(s, &row, NULL) == 1)
+    while (ads_scan_next(&row, s, NULL) == 1)
         full_deleted_before += row->deleted && row->ts < now - 3600;
     ads_scan_close(s);
     ads_txn_abort(txn);

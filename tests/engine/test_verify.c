@@ -120,7 +120,7 @@ static void corrupt__flipped_byte_is_reported_by_reads_and_verify(void **state)
     ads_row *r;
     int rows = 0, rc;
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
-    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
         rows++;
     assert_int_equal(rc, ADS_ECORRUPT);
     assert_int_equal(rows, 16);
@@ -130,7 +130,7 @@ static void corrupt__flipped_byte_is_reported_by_reads_and_verify(void **state)
     ads_txn_abort(txn);
     reports rep = {0};
     ads_verify_result res;
-    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m16\" }: latest row: row checksum "
                                      "mismatch (the row is corrupt)");
@@ -153,7 +153,7 @@ static void corrupt__flipped_history_row(void **state)
     reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history row: row checksum "
                                      "mismatch (the row is corrupt)");
@@ -182,7 +182,7 @@ static void verify__history_without_latest_and_counts(void **state)
     reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history rows without a latest "
                                      "row");
@@ -198,7 +198,7 @@ static void verify__a_sound_store_has_no_problems(void **state)
     reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(db, collect, &rep, &res, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
     assert_int_equal(res.problems, 0);
     /* 20 Machines, 1 Type record, 3 Attribute records; one history row */
     assert_int_equal(res.records, 24);
@@ -248,14 +248,14 @@ static void flipped_key(size_t off, unsigned char mask, const char *scan_msg,
     /* a scan of every record */
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, &err), 0);
     int rc, n = 0;
-    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
         n++;
     ads_scan_close(s);
     assert_int_equal(rc, ADS_ECORRUPT);
     assert_string_equal(err.message, scan_msg);
     /* with history */
     assert_int_equal(ads_scan_open(&s, txn, t, NULL, ADS_SCAN_HISTORY, &err), 0);
-    while ((rc = ads_scan_next(s, &r, &err)) == 1)
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
         n++;
     ads_scan_close(s);
     assert_int_equal(rc, ADS_ECORRUPT);
@@ -268,7 +268,7 @@ static void flipped_key(size_t off, unsigned char mask, const char *scan_msg,
     rc = ads_timeline_open(&tl, txn, t, T0 - 1, T0 + 100, &err);
     if (rc == 0) {
         size_t rec;
-        while ((rc = ads_timeline_next(tl, &r, &rec, &err)) == 1)
+        while ((rc = ads_timeline_next(&r, &rec, tl, &err)) == 1)
             ;
         ads_timeline_close(tl);
     }
@@ -276,7 +276,7 @@ static void flipped_key(size_t off, unsigned char mask, const char *scan_msg,
     ads_txn_abort(txn);
     /* verify reports it */
     ads_verify_result res;
-    assert_int_equal(ads_db_verify(bdb, NULL, NULL, &res, &err), 0);
+    assert_int_equal(ads_db_verify(&res, bdb, NULL, NULL, &err), 0);
     assert_true(res.problems > 0);
     ads_arena_free(a);
     ts_close(&big);

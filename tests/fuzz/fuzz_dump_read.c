@@ -229,7 +229,7 @@ static void check_reader(const uint8_t *d, size_t n)
     fuzz_check(n > 0);
     for (int i = 0; i < 100000; i++) {
         const ads_record *rec = NULL;
-        rc = ads_dump_reader_next(r, &rec, a, &err);
+        rc = ads_dump_reader_next(&rec, r, a, &err);
         if (rc < 0) {
             fuzz_check(rc == ADS_ECORRUPT || rc == ADS_EVERSION || rc == ADS_ENOMEM);
             fuzz_check(err.code == rc && err.message[0] != '\0');
@@ -237,7 +237,7 @@ static void check_reader(const uint8_t *d, size_t n)
         }
         if (rc == 0) {
             /* the end stays the end */
-            fuzz_check(ads_dump_reader_next(r, &rec, a, &err) == 0);
+            fuzz_check(ads_dump_reader_next(&rec, r, a, &err) == 0);
             break;
         }
         fuzz_check(rc == 1 && rec != NULL);

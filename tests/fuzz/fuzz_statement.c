@@ -211,7 +211,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(rows);
     int problems = 0;
     ads_verify_result vr;
-    fuzz_check(ads_db_verify(db, count_problem, &problems, &vr, &err) == 0 && problems == 0 &&
+    fuzz_check(ads_db_verify(&vr, db, count_problem, &problems, &err) == 0 && problems == 0 &&
                vr.problems == 0);
     ads_query_free(q);
     ads_db_close(db);

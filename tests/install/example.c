@@ -24,7 +24,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ads_txn_begin(&txn, db, 0, &err) ||
-        ads_txn_new_ids(txn, ADS_ID_ORDERED, ids, 3, NULL, &err) ||
+        ads_txn_new_ids(ids, 3, NULL, txn, ADS_ID_ORDERED, &err) ||
         ads_txn_commit(txn, &err)) {
         fprintf(stderr, "example: %s\n", err.message);
         ads_db_close(db);
