@@ -79,6 +79,23 @@ enum {
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err);
 
 /*
+ * A memo of the attribute order of the last row encoded through it, for
+ * encoding many records with the same names (a bulk load): a record whose
+ * names are exactly those of the last one (the same bytes in the same
+ * order) reuses their sorted order and the check that no two are equal
+ * ignoring case. Belongs to its creator; one thread at a time.
+ * ads_msgpack_order_new: ADS_EINVAL, ADS_ENOMEM.
+ */
+typedef struct ads_msgpack_order ads_msgpack_order;
+int ads_msgpack_order_new(ads_msgpack_order **out, ads_error *err);
+void ads_msgpack_order_free(ads_msgpack_order *o);
+
+/* ads_msgpack_encode_record through memo (NULL: none); the bytes are the
+ * same either way. Errors as ads_msgpack_encode_record. */
+int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                           ads_error *err);
+
+/*
  * Append the encoding of one value to out, as it appears inside a row (no
  * header, no version: a value is always read in the context of a row or of
  * a format that is itself versioned). Records inside values are plain maps

@@ -6,6 +6,18 @@
  * transaction, so progress records and records commit together. Nothing of
  * a failing batch is committed.
  *
+ * Order: a batch is stored in the order of its records' keys (a stable
+ * sort: two records with one key keep their order). LMDB copies every page
+ * a transaction changes to a new place, so records arriving in another
+ * order (slot ads as a collector reports them) would rewrite pages all
+ * over the tree in every batch, split them half full and leave the leaves
+ * scattered over the file; in key order a batch's rows land in runs of
+ * neighbouring pages, filled as an ordered load fills them. A batch is
+ * stored as it came when its order cannot matter or could be seen: a
+ * record whose key is generated or cannot be made (the write reports why),
+ * or a type with hooks. A failing sorted batch is run again in input order,
+ * so the record reported is the first bad one as the input has them.
+ *
  * Backfill: every record must carry _Timestamp (in a form store.c's
  * ads_store__timestamp reads: an AbsTime, epoch seconds or ISO text). The
  * batch's time range is the range of its records' seconds; it opens one
@@ -235,6 +247,8 @@ struct ads_bulk {
     size_t *offs; /* n + 1 offsets into rows */
     double *ts;   /* backfill: each record's _Timestamp */
     uint64_t *nums; /* each queued record's number in the load */
+    size_t *order;  /* the order a batch is stored in (batch_order) */
+    ads_msgpack_order *names; /* the attribute order of the last record encoded */
     size_t n, cap;
     uint64_t committed, added;
     uint64_t unchanged; /* committed records that appended no row */
@@ -257,7 +271,8 @@ int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_
         b->opt.batch = BATCH_DEFAULT;
     b->failed = UINT64_MAX;
     b->offs = malloc(sizeof *b->offs);
-    if (!b->offs) {
+    if (!b->offs || ads_msgpack_order_new(&b->names, NULL)) {
+        free(b->offs);
         free(b);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
@@ -346,7 +361,141 @@ typedef struct batch_run {
     ads_bulk *b;
     size_t failed_at; /* index in the batch, or SIZE_MAX */
     uint64_t unchanged; /* records of the batch equal to the row in effect */
+    bool in_order;      /* store the batch as it came (see "Order" above) */
+    bool sorted;        /* this run stored it in key order */
 } batch_run;
+
+/* The type a queued row names, looked up only when it differs from the
+ * previous row's. */
+typedef struct type_memo {
+    const ads_type *t;
+    char last[256];
+    size_t last_len;
+} type_memo;
+
+static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, const unsigned char *data,
+                    size_t len, ads_arena *a, ads_error *err)
+{
+    ads_str name = {"", 0};
+    int rc = row_adtype(&name, data, len, a, err);
+    if (rc)
+        return rc;
+    if (!m->t || name.len != m->last_len || strncasecmp(name.p, m->last, name.len) != 0) {
+        if ((rc = ads_types__by_name(&m->t, txn, name.p, name.len, err)))
+            return rc;
+        m->last_len = name.len < sizeof m->last ? name.len : 0;
+        memcpy(m->last, name.p, m->last_len);
+    }
+    *out = m->t;
+    return 0;
+}
+
+/* The record key of a queued row of type t, appended to key: 1, or 0 when
+ * the row's key is not all given as values (it would be generated, or the
+ * write refuses it and says why), or ADS_ENOMEM. */
+static int row_key(ads_buf *key, const ads_type *t, const unsigned char *data, size_t len,
+                   ads_arena *a, ads_error *err)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    ads_key__typeid(key, t->id);
+    for (size_t i = 0; i < t->nkeys && !rc; i++) {
+        ads_value v;
+        const ads_expr *e = NULL;
+        rc = ads_msgpack_view_lookup(&v, &e, &mv, t->keys[i].p, t->keys[i].len, err);
+        if (rc == 1 && !e)
+            rc = ads_key__value(key, &v, NULL, err);
+        else if (rc >= 0)
+            rc = 1; /* absent or an expression: generated, or refused by the write */
+    }
+    if (!rc && key->failed)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (rc)
+        return rc == ADS_ENOMEM ? rc : 0;
+    return key->len > ADS_KEY_MAX_LEN ? 0 : 1;
+}
+
+typedef struct sort_ent {
+    const unsigned char *key;
+    size_t len;
+    size_t i; /* the row's place in the batch */
+} sort_ent;
+
+static int sort_ent_cmp(const void *x, const void *y)
+{
+    const sort_ent *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->key, b->key, n);
+    if (c)
+        return c;
+    if (a->len != b->len)
+        return a->len < b->len ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * The order to store the batch in: order[k] is the k-th row to store. Key
+ * order when every row's key is given and no type has hooks; else as the
+ * rows came. *sorted says which.
+ */
+static int batch_order(size_t *order, bool *sorted, ads_txn *txn, ads_bulk *b, ads_arena *a,
+                       ads_error *err)
+{
+    for (size_t i = 0; i < b->n; i++)
+        order[i] = i;
+    *sorted = false;
+    if (b->n < 2)
+        return 0;
+    type_memo m = {NULL, "", 0};
+    ads_buf keys = ADS_BUF_INIT;
+    size_t *ends = malloc(b->n * sizeof *ends);
+    sort_ent *ents = malloc(b->n * sizeof *ents);
+    int rc = 0;
+    bool ascending = true;
+    if (!ends || !ents) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
+        size_t len = b->offs[i + 1] - b->offs[i];
+        const ads_type *t;
+        ads_arena_reset(a);
+        /* a row the write refuses is refused there, in input order */
+        if ((rc = row_type(&t, &m, txn, data, len, a, err)) || t->has_hooks) {
+            rc = rc == ADS_ENOMEM ? rc : 0;
+            goto cleanup;
+        }
+        size_t from = keys.len;
+        if ((rc = row_key(&keys, t, data, len, a, err)) <= 0)
+            goto cleanup;
+        rc = 0;
+        ends[i] = keys.len;
+        if (i > 0 && ascending) {
+            sort_ent prev = {(const unsigned char *)keys.p + (i > 1 ? ends[i - 2] : 0), 0, i - 1};
+            sort_ent cur = {(const unsigned char *)keys.p + from, keys.len - from, i};
+            prev.len = (size_t)(cur.key - prev.key);
+            ascending = sort_ent_cmp(&prev, &cur) < 0;
+        }
+    }
+    if (ascending) /* already in order (a load in key order) */
+        goto cleanup;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t from = i ? ends[i - 1] : 0;
+        ents[i].key = (const unsigned char *)keys.p + from;
+        ents[i].len = ends[i] - from;
+        ents[i].i = i;
+    }
+    qsort(ents, b->n, sizeof *ents, sort_ent_cmp);
+    for (size_t i = 0; i < b->n; i++)
+        order[i] = ents[i].i;
+    *sorted = true;
+cleanup:
+    free(ends);
+    free(ents);
+    ads_buf_free(&keys);
+    return rc;
+}
 
 static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
 {
@@ -380,25 +529,19 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             goto cleanup;
         txn->idgen_dirty = true;
     }
-    const ads_type *t = NULL;
-    char last[256];
-    size_t last_len = 0;
-    for (size_t i = 0; i < b->n; i++) {
+    run->sorted = false;
+    if (!run->in_order && (rc = batch_order(b->order, &run->sorted, txn, b, a, err)))
+        goto cleanup;
+    type_memo m = {NULL, "", 0};
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = run->sorted ? b->order[k] : k;
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
         size_t len = b->offs[i + 1] - b->offs[i];
-        ads_str name = {"", 0};
+        const ads_type *t;
         ads_arena_reset(a);
-        if ((rc = row_adtype(&name, data, len, a, err))) {
+        if ((rc = row_type(&t, &m, txn, data, len, a, err))) {
             run->failed_at = i;
             goto cleanup;
-        }
-        if (!t || name.len != last_len || strncasecmp(name.p, last, name.len) != 0) {
-            if ((rc = ads_types__by_name(&t, txn, name.p, name.len, err))) {
-                run->failed_at = i;
-                goto cleanup;
-            }
-            last_len = name.len < sizeof last ? name.len : 0;
-            memcpy(last, name.p, last_len);
         }
         ads_buf enc = ADS_BUF_INIT;
         if (t->has_hooks && t->hooks.prestore) {
@@ -453,8 +596,17 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
     if (b->n == 0)
         return 0;
-    batch_run run = {b, SIZE_MAX, 0};
+    batch_run run = {b, SIZE_MAX, 0, false, false};
     int rc = ads_db_write(b->db, batch_fn, &run, err);
+    bool refused = rc == ADS_EINVAL || rc == ADS_ESYNTAX || rc == ADS_ERANGE ||
+                   rc == ADS_ELIMIT || rc == ADS_ENOTFOUND || rc == ADS_EEXIST;
+    if (refused && run.sorted && run.failed_at != SIZE_MAX) {
+        /* a record was refused: again as the input came, to report its
+         * first bad record (a failure of memory or storage is not run
+         * again: the batch would be stored in another order) */
+        run.in_order = true;
+        rc = ads_db_write(b->db, batch_fn, &run, err);
+    }
     if (rc) {
         if (run.failed_at != SIZE_MAX) {
             b->failed = b->nums[run.failed_at];
@@ -504,6 +656,10 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
         if (!nums)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         b->nums = nums;
+        size_t *order = realloc(b->order, cap * sizeof *order);
+        if (!order)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->order = order;
         if (b->opt.backfill) {
             double *t = realloc(b->ts, cap * sizeof *t);
             if (!t)
@@ -512,7 +668,7 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
         }
         b->cap = cap;
     }
-    int rc = ads_msgpack_encode_record(&b->rows, rec, err);
+    int rc = ads_msgpack_encode_row(&b->rows, rec, b->names, err);
     if (rc) {
         b->failed = number;
         return rc;
@@ -538,6 +694,8 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->offs);
     free(b->ts);
     free(b->nums);
+    free(b->order);
+    ads_msgpack_order_free(b->names);
     free(b);
     return rc;
 }

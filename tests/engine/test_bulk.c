@@ -723,6 +723,154 @@ static void sync__deletes_what_no_load_stored(void **state)
     ads_arena_free(a);
 }
 
+/* ---- the order a batch is stored in ---- */
+
+/* Load records "slot<s>@node<n>" (s 1..8, n 0..nodes-1) into store d, in
+ * key order or as a collector reports them (node by node), batch records a
+ * transaction. Each record's values depend only on its key. */
+static void load_slots(ads_db *d, int nodes, bool key_order, size_t batch)
+{
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = batch};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, d, &opt, &err), 0);
+    for (int i = 0; i < 8 * nodes; i++) {
+        int slot = key_order ? i / nodes + 1 : i % 8 + 1;
+        int node = key_order ? i % nodes : i / 8;
+        if (ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"Slot%d@node%04d.example.org\"; "
+                                   "Cpus = %d; Memory = %d; State = \"%s\" ]",
+                                slot, node, slot, node * 100, node % 3 ? "Claimed" : "Idle"),
+                         &err))
+            fail_msg("add: %s", err.message);
+        ads_arena_reset(a);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_arena_free(a);
+}
+
+/* Every latest Machine row of d, back to back: key, _Timestamp, the row's
+ * MessagePack bytes and, with systs, __SystemTimestamp. */
+static ads_buf machine_rows(ads_db *d, bool systs)
+{
+    ads_buf out = ADS_BUF_INIT;
+    ads_txn *txn;
+    ads_scan *s;
+    ads_row *r;
+    const ads_type *t;
+    assert_int_equal(ads_txn_begin(&txn, d, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_scan_open(&s, txn, t, NULL, 0, NULL), 0);
+    while (ads_scan_next(&r, s, NULL) == 1) {
+        ads_buf_add(&out, &r->key_len, sizeof r->key_len);
+        ads_buf_add(&out, r->key, r->key_len);
+        ads_buf_add(&out, &r->ts, sizeof r->ts);
+        if (systs)
+            ads_buf_add(&out, &r->systime_us, sizeof r->systime_us);
+        ads_buf_add(&out, &r->len, sizeof r->len);
+        ads_buf_add(&out, r->data, r->len);
+    }
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    assert_false(out.failed);
+    return out;
+}
+
+static void bulk__a_load_out_of_key_order_stores_the_rows_of_an_ordered_one(void **state)
+{
+    (void)state;
+    /* one batch: the same rows, __SystemTimestamp included (a batch is
+     * stored in key order); batches of 64: the same records and rows (the
+     * order of writes across batches shows only in __SystemTimestamp) */
+    static const struct {
+        int nodes;
+        size_t batch;
+        bool systs;
+    } runs[] = {{50, 1000, true}, {100, 64, false}};
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        tstore st[2];
+        ads_buf rows[2];
+        for (int k = 0; k < 2; k++) {
+            ads_db *d = ts_open(&st[k], T0);
+            ts_declare(d, "Machine", "Name", NULL);
+            load_slots(d, runs[i].nodes, k == 0, runs[i].batch);
+            assert_int_equal(ts_count(d, "Machine", false), 8 * (size_t)runs[i].nodes);
+            assert_int_equal(ts_verify(d), 0);
+            rows[k] = machine_rows(d, runs[i].systs);
+        }
+        assert_int_equal(rows[0].len, rows[1].len);
+        assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
+        for (int k = 0; k < 2; k++) {
+            ads_buf_free(&rows[k]);
+            ts_close(&st[k]);
+        }
+    }
+}
+
+static void bulk__records_with_one_key_keep_their_order_in_a_batch(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = 100};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    static const char *const input[] = {
+        "[ AdType = \"Machine\"; Name = \"z\"; X = 1 ]", "[ AdType = \"Machine\"; Name = \"b\"; X = 1 ]",
+        "[ AdType = \"Machine\"; Name = \"Z\"; X = 2; Y = 1 ]",
+        "[ AdType = \"Machine\"; Name = \"a\"; X = 1 ]", "[ AdType = \"Machine\"; Name = \"z\"; X = 3 ]",
+        "[ AdType = \"Machine\"; Name = \"b\"; X = undefined ]"};
+    for (size_t i = 0; i < sizeof input / sizeof input[0]; i++)
+        assert_int_equal(ads_bulk_add(b, rec(a, "%s", input[i]), &err), 0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    /* the last of each key's records is latest, laid over the ones before */
+    char *v = ts_latest(db, "Machine", "{ \"z\" }");
+    if (!strstr(v, "X = 3") || !strstr(v, "Y = 1") || !strstr(v, "Name = \"z\""))
+        fail_msg("%s", v);
+    free(v);
+    v = ts_latest(db, "Machine", "{ \"b\" }");
+    if (strstr(v, "X =") || !strstr(v, "Name = \"b\""))
+        fail_msg("%s", v);
+    free(v);
+    v = ts_history(db, "Machine", "{ \"z\" }");
+    const char *one = strstr(v, "X = 1"), *two = strstr(v, "X = 2"), *three = strstr(v, "X = 3");
+    if (!one || !two || !three || !(one < two && two < three))
+        fail_msg("%s", v);
+    free(v);
+    ads_arena_free(a);
+}
+
+static void bulk__a_failing_batch_reports_its_first_bad_record_in_input_order(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = 10};
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    int rc = 0;
+    for (int i = 0; i < 10 && !rc; i++) {
+        /* bad dates at records 4 (key "y3") and 8 (key "a7", first in key order) */
+        char name[8];
+        snprintf(name, sizeof name, "%c%d", i == 7 ? 'a' : 'y' - (i == 3 ? 0 : 1), i);
+        rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"%s\"; _Timestamp = %s ]",
+                                 name, i == 3 || i == 7 ? "\"soon\"" : "1700000000"),
+                          &err);
+    }
+    assert_int_equal(rc, ADS_EINVAL);
+    assert_string_equal(err.message,
+                        "record 4: type Machine: _Timestamp must be an AbsTime, seconds since "
+                        "1970 or ISO 8601 text; \"soon\" is not a time");
+    assert_int_equal(ads_bulk_failed(b), 3);
+    assert_int_equal(ads_bulk_drop_failed(b, &err), 0);
+    assert_int_equal(ads_bulk_flush(b, &err), ADS_EINVAL);
+    assert_int_equal(ads_bulk_failed(b), 7);
+    assert_int_equal(ads_bulk_drop_failed(b, &err), 0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 8);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -740,6 +888,9 @@ int main(void)
         T(hooks__cannot_change_while_a_transaction_is_open),
         T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
         T(bulk__an_attribute_name_over_the_limit_fails_its_record),
+        T(bulk__a_load_out_of_key_order_stores_the_rows_of_an_ordered_one),
+        T(bulk__records_with_one_key_keep_their_order_in_a_batch),
+        T(bulk__a_failing_batch_reports_its_first_bad_record_in_input_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,653 @@
+/*
+ * classad/msgpack_write.c: the writer of ClassAd values and rows as
+ * canonical MessagePack (classad/msgpack.h; the format is docs/formats.md,
+ * "MessagePack values and rows"). classad/msgpack.c reads what this writes.
+ *
+ * Bytes go straight into the caller's ads_buf: each item's header is built
+ * in a few bytes on the stack and appended with its payload, so a record
+ * costs a handful of inline appends and no call through a write callback.
+ * The forms are the canonical ones the reader insists on: the smallest
+ * integer form, fixstr / str8 / str16 / str32 by length, fixarray and
+ * fixmap below 16 entries, fixext for payloads of 1, 2, 4, 8 and 16 bytes,
+ * float64 for every real with NaN as the one quiet NaN.
+ *
+ * A row sorts its attributes by case-folded name and checks that no two
+ * names are equal ignoring case. A bulk load encodes many records with the
+ * same names in the same order; given an ads_msgpack_order memo, the writer
+ * remembers the last top-level record's names (exact bytes, in the record's
+ * own order) and the sorted order it found for them, and a record with the
+ * same name list reuses that order without folding, sorting or checking
+ * again.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classad/classad_int.h"
+#include "classad/msgpack.h"
+
+#define CANONICAL_NAN 0x7ff8000000000000ull
+
+typedef struct wr {
+    ads_buf *out;
+    ads_error *err;
+} wr;
+
+/* ---- items ---- */
+
+static void put_be(unsigned char *p, uint64_t v, unsigned width)
+{
+    for (unsigned i = 0; i < width; i++)
+        p[i] = (unsigned char)(v >> (8 * (width - 1 - i)));
+}
+
+/* A header: tag, then v big-endian in width bytes (0: the tag alone). */
+static inline void put_head(wr *w, unsigned char tag, uint64_t v, unsigned width)
+{
+    unsigned char h[9];
+    h[0] = tag;
+    put_be(h + 1, v, width);
+    ads_buf_add(w->out, h, 1 + width);
+}
+
+static inline void put_byte(wr *w, unsigned char c)
+{
+    ads_buf_addc(w->out, (char)c);
+}
+
+static void put_int(wr *w, int64_t i)
+{
+    if (i >= 0) {
+        uint64_t u = (uint64_t)i;
+        if (u < 0x80)
+            put_byte(w, (unsigned char)u);
+        else if (u <= 0xff)
+            put_head(w, 0xcc, u, 1);
+        else if (u <= 0xffff)
+            put_head(w, 0xcd, u, 2);
+        else if (u <= 0xffffffffu)
+            put_head(w, 0xce, u, 4);
+        else
+            put_head(w, 0xcf, u, 8);
+    } else if (i >= -32) {
+        put_byte(w, (unsigned char)(0xe0 | (i + 32)));
+    } else if (i >= INT8_MIN) {
+        put_head(w, 0xd0, (uint64_t)i, 1);
+    } else if (i >= INT16_MIN) {
+        put_head(w, 0xd1, (uint64_t)i, 2);
+    } else if (i >= INT32_MIN) {
+        put_head(w, 0xd2, (uint64_t)i, 4);
+    } else {
+        put_head(w, 0xd3, (uint64_t)i, 8);
+    }
+}
+
+static uint64_t bits_of(double d)
+{
+    uint64_t bits;
+    if (isnan(d))
+        return CANONICAL_NAN;
+    memcpy(&bits, &d, sizeof bits);
+    return bits;
+}
+
+static void put_double(wr *w, double d)
+{
+    put_head(w, 0xcb, bits_of(d), 8);
+}
+
+/* A header of one of the three sized families (str, array, map): the fix
+ * form below fix_max, then the 8-bit (str only), 16-bit and 32-bit forms. */
+static void put_str_head(wr *w, size_t n)
+{
+    if (n < 32)
+        put_byte(w, (unsigned char)(0xa0 | n));
+    else if (n <= 0xff)
+        put_head(w, 0xd9, n, 1);
+    else if (n <= 0xffff)
+        put_head(w, 0xda, n, 2);
+    else
+        put_head(w, 0xdb, n, 4);
+}
+
+static void put_str(wr *w, const char *p, size_t n)
+{
+    put_str_head(w, n);
+    ads_buf_add(w->out, p, n);
+}
+
+static void put_count(wr *w, size_t n, unsigned char fix, unsigned char t16)
+{
+    if (n < 16)
+        put_byte(w, (unsigned char)(fix | n));
+    else if (n <= 0xffff)
+        put_head(w, t16, n, 2);
+    else
+        put_head(w, (unsigned char)(t16 + 1), n, 4);
+}
+
+/* An extension header for a payload of len bytes (the payload follows). */
+static int put_ext_head(wr *w, size_t len, int type)
+{
+    if (len > UINT32_MAX)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: extension of %zu bytes is too large",
+                             len);
+    unsigned char fix = len == 1 ? 0xd4 : len == 2 ? 0xd5 : len == 4 ? 0xd6 : len == 8 ? 0xd7
+                      : len == 16 ? 0xd8 : 0;
+    if (fix)
+        put_head(w, fix, (uint64_t)(uint8_t)type, 1);
+    else if (len <= 0xff)
+        put_head(w, 0xc7, len << 8 | (uint8_t)type, 2);
+    else if (len <= 0xffff)
+        put_head(w, 0xc8, len << 8 | (uint8_t)type, 3);
+    else
+        put_head(w, 0xc9, len << 8 | (uint8_t)type, 5);
+    return 0;
+}
+
+/* ---- attribute order ---- */
+
+static inline unsigned char fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+/* Order of attribute names: case-folded bytes, shorter first on a tie. */
+static int cmp_fold(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = fold(a[i]), y = fold(b[i]);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return alen < blen ? -1 : alen > blen;
+}
+
+typedef struct attr_ref {
+    uint64_t prefix; /* the folded first 8 bytes, big-endian: orders most names alone */
+    ads_str name;
+    uint32_t i;      /* the attribute's place in the record */
+} attr_ref;
+
+static uint64_t fold_prefix(const char *p, size_t len)
+{
+    /* the first 8 bytes (zero padded), ASCII upper case folded eight at a
+     * time, as a big-endian number: compares as the folded bytes do */
+    uint64_t x = 0;
+    memcpy(&x, p, len < 8 ? len : 8);
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones * 0x80;
+    uint64_t low7 = x & ~high;
+    uint64_t ge_a = low7 + ones * (0x80 - 'A');     /* high bit: byte >= 'A' */
+    uint64_t gt_z = low7 + ones * (0x80 - 'Z' - 1); /* high bit: byte > 'Z' */
+    uint64_t upper = ge_a & ~gt_z & ~x & high;
+    x |= upper >> 2;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+static int attr_ref_cmp(const void *a, const void *b)
+{
+    const attr_ref *x = a, *y = b;
+    if (x->prefix != y->prefix)
+        return x->prefix < y->prefix ? -1 : 1;
+    int c = cmp_fold((const unsigned char *)x->name.p, x->name.len,
+                     (const unsigned char *)y->name.p, y->name.len);
+    if (c)
+        return c;
+    size_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
+    c = n ? memcmp(x->name.p, y->name.p, n) : 0;
+    return c ? c : (x->name.len > y->name.len) - (x->name.len < y->name.len);
+}
+
+/* Sort refs (n of them): an insertion sort for small records, which are
+ * often nearly in order already, qsort for the rest. */
+static void sort_refs(attr_ref *refs, size_t n)
+{
+    if (n > 32) {
+        qsort(refs, n, sizeof *refs, attr_ref_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        attr_ref t = refs[i];
+        size_t j = i;
+        while (j > 0 && (refs[j - 1].prefix > t.prefix ||
+                         (refs[j - 1].prefix == t.prefix && attr_ref_cmp(&refs[j - 1], &t) > 0))) {
+            refs[j] = refs[j - 1];
+            j--;
+        }
+        refs[j] = t;
+    }
+}
+
+/* Check sorted refs: no empty name, no two equal ignoring case. */
+static int check_refs(wr *w, const attr_ref *refs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (refs[i].name.len == 0)
+            return ads_error_set(w->err, ADS_EINVAL,
+                                 "msgpack: a record has an empty attribute name");
+        if (i > 0 && refs[i - 1].prefix == refs[i].prefix &&
+            cmp_fold((const unsigned char *)refs[i - 1].name.p, refs[i - 1].name.len,
+                     (const unsigned char *)refs[i].name.p, refs[i].name.len) == 0)
+            return ads_error_set(w->err, ADS_EINVAL,
+                                 "msgpack: a record has two attributes named '%.*s' (ignoring case)",
+                                 (int)(refs[i].name.len > 60 ? 60 : refs[i].name.len),
+                                 refs[i].name.p);
+        if (refs[i].name.len > UINT32_MAX)
+            return ads_error_set(w->err, ADS_ELIMIT, "msgpack: attribute name too long");
+    }
+    return 0;
+}
+
+/* The memo of the last row's names and their sorted order. */
+struct ads_msgpack_order {
+    size_t n;         /* attributes of the remembered record; 0: nothing remembered */
+    ads_buf names;    /* their names in the record's order, back to back */
+    size_t *ends;     /* ends[i]: where name i ends in names */
+    uint32_t *sorted; /* sorted[k]: the record index of the k-th name in row order */
+    uint64_t *offsets; /* scratch for the row index */
+    size_t cap;
+};
+
+int ads_msgpack_order_new(ads_msgpack_order **out, ads_error *err)
+{
+    if (!out)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
+    if (!(*out = calloc(1, sizeof **out)))
+        return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
+    return 0;
+}
+
+void ads_msgpack_order_free(ads_msgpack_order *o)
+{
+    if (!o)
+        return;
+    ads_buf_free(&o->names);
+    free(o->ends);
+    free(o->sorted);
+    free(o->offsets);
+    free(o);
+}
+
+/* Does the memo hold exactly r's names, in r's order? */
+static bool memo_matches(const ads_msgpack_order *o, const ads_record *r)
+{
+    if (o->n != r->n || o->n == 0)
+        return false;
+    size_t at = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t len = o->ends[i] - at;
+        if (r->names[i].len != len || memcmp(r->names[i].p, o->names.p + at, len) != 0)
+            return false;
+        at = o->ends[i];
+    }
+    return true;
+}
+
+/* Room in the memo for n attributes; false when out of memory. */
+static bool memo_reserve(ads_msgpack_order *o, size_t n)
+{
+    if (n <= o->cap)
+        return true;
+    o->n = 0;
+    size_t cap = n < 64 ? 64 : n;
+    size_t *ends = realloc(o->ends, cap * sizeof *ends);
+    if (ends)
+        o->ends = ends;
+    uint32_t *sorted = ends ? realloc(o->sorted, cap * sizeof *sorted) : NULL;
+    if (sorted)
+        o->sorted = sorted;
+    uint64_t *offsets = sorted ? realloc(o->offsets, cap * sizeof *offsets) : NULL;
+    if (!offsets)
+        return false;
+    o->offsets = offsets;
+    o->cap = cap;
+    return true;
+}
+
+/* Remember r's names and their sorted order (best effort: a memo that
+ * cannot grow is left empty). */
+static void memo_keep(ads_msgpack_order *o, const ads_record *r, const attr_ref *refs)
+{
+    o->n = 0;
+    if (!memo_reserve(o, r->n))
+        return;
+    ads_buf_clear(&o->names);
+    for (size_t i = 0; i < r->n; i++) {
+        ads_buf_add(&o->names, r->names[i].p, r->names[i].len);
+        o->ends[i] = o->names.len;
+        o->sorted[i] = refs[i].i;
+    }
+    if (!o->names.failed)
+        o->n = r->n;
+}
+
+/* ---- values, lists, records ---- */
+
+static int w_expr(wr *w, const ads_expr *x, int depth);
+static int w_value(wr *w, const ads_value *v, int depth);
+
+/* A container at nesting level depth + 1 (the row's map is level 1). */
+static int deeper(wr *w, int depth)
+{
+    if (depth + 1 > ADS_MAX_DEPTH)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: value nested deeper than %d levels",
+                             ADS_MAX_DEPTH);
+    return 0;
+}
+
+/*
+ * The map of record r at nesting level depth + 1, attributes sorted. If
+ * offsets is given, offsets[k] is set to the position of the k-th key
+ * relative to body (an offset into w->out). memo (top-level rows only, may
+ * be NULL) supplies or remembers the sorted order.
+ */
+static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_t body,
+                 ads_msgpack_order *memo)
+{
+    int rc = deeper(w, depth);
+    if (rc)
+        return rc;
+    size_t n = r->n;
+    if (n > UINT32_MAX)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large",
+                             n);
+    attr_ref small[32];
+    attr_ref *refs = small;
+    const uint32_t *order = NULL;
+    if (memo && memo_matches(memo, r)) {
+        order = memo->sorted;
+    } else {
+        if (n > sizeof small / sizeof small[0] && !(refs = malloc(n * sizeof *refs)))
+            return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+        for (size_t i = 0; i < n; i++) {
+            refs[i].name = r->names[i];
+            refs[i].i = (uint32_t)i;
+            refs[i].prefix = fold_prefix(r->names[i].p, r->names[i].len);
+        }
+        sort_refs(refs, n);
+        if ((rc = check_refs(w, refs, n)))
+            goto cleanup;
+        if (memo)
+            memo_keep(memo, r, refs);
+    }
+    put_count(w, n, 0x80, 0xde);
+    for (size_t k = 0; k < n && !rc; k++) {
+        size_t i = order ? order[k] : refs[k].i;
+        if (offsets)
+            offsets[k] = w->out->len - body;
+        put_str(w, r->names[i].p, r->names[i].len);
+        rc = w_expr(w, r->exprs[i], depth + 1);
+    }
+cleanup:
+    if (refs != small)
+        free(refs);
+    return rc;
+}
+
+static int w_text_expr(wr *w, const ads_expr *x)
+{
+    ads_buf text = ADS_BUF_INIT;
+    ads_expr_unparse(&text, x);
+    int rc = 0;
+    if (text.failed)
+        rc = ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+    else if (!(rc = put_ext_head(w, text.len, ADS_MSGPACK_EXT_EXPR)))
+        ads_buf_add(w->out, text.p, text.len);
+    ads_buf_free(&text);
+    return rc;
+}
+
+static int w_expr(wr *w, const ads_expr *x, int depth)
+{
+    int rc;
+    switch ((node_kind)x->kind) {
+    case N_LITERAL:
+        return w_value(w, &x->u.lit, depth);
+    case N_LIST:
+        if ((rc = deeper(w, depth)))
+            return rc;
+        if (x->u.list.n > UINT32_MAX)
+            return ads_error_set(w->err, ADS_ELIMIT, "msgpack: list too long");
+        put_count(w, x->u.list.n, 0x90, 0xdc);
+        for (size_t i = 0; i < x->u.list.n; i++)
+            if ((rc = w_expr(w, x->u.list.items[i], depth + 1)))
+                return rc;
+        return 0;
+    case N_RECORD:
+        return w_map(w, x->u.rec, depth, NULL, 0, NULL);
+    case N_UNARY: {
+        /* `- 3` (a minus, then a number) unparses as "-3", which reads back
+         * as the literal -3: store that value, so that no expression text
+         * is ever a plain value (readers refuse those as non-canonical) */
+        const ads_expr *a = x->u.ops.a;
+        if (x->op == OP_NEG && a->kind == N_LITERAL) {
+            const ads_value *lit = &a->u.lit;
+            if (lit->type == ADS_INTEGER && lit->u.i >= 0) {
+                ads_value neg = ads_int(-lit->u.i);
+                return w_value(w, &neg, depth);
+            }
+            if (lit->type == ADS_REAL && isfinite(lit->u.r) && !signbit(lit->u.r)) {
+                ads_value neg = ads_real(-lit->u.r);
+                return w_value(w, &neg, depth);
+            }
+        }
+        return w_text_expr(w, x);
+    }
+    default:
+        return w_text_expr(w, x);
+    }
+}
+
+static int w_blob(wr *w, const ads_blob *b, int depth)
+{
+    if (b->bytes.len > ADS_MSGPACK_BLOB_MAX)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: blob of %zu bytes is over the %zu limit",
+                             b->bytes.len, ADS_MSGPACK_BLOB_MAX);
+    ads_buf meta = ADS_BUF_INIT;
+    int rc = 0;
+    if (b->meta) {
+        wr sub = {&meta, w->err};
+        rc = w_map(&sub, b->meta, depth, NULL, 0, NULL);
+        if (!rc && meta.failed)
+            rc = ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+    }
+    if (!rc)
+        rc = put_ext_head(w, 1 + meta.len + b->bytes.len, ADS_MSGPACK_EXT_BLOB);
+    if (!rc) {
+        put_byte(w, b->meta ? 1 : 0);
+        ads_buf_add(w->out, meta.p, meta.len);
+        ads_buf_add(w->out, b->bytes.p, b->bytes.len);
+    }
+    ads_buf_free(&meta);
+    return rc;
+}
+
+/* An extension with a fixed payload of len bytes. */
+static int w_fixed_ext(wr *w, const unsigned char *pay, size_t len, int type)
+{
+    int rc = put_ext_head(w, len, type);
+    if (!rc)
+        ads_buf_add(w->out, pay, len);
+    return rc;
+}
+
+static int w_value(wr *w, const ads_value *v, int depth)
+{
+    unsigned char pay[16];
+    int rc;
+    switch (v->type) {
+    case ADS_UNDEFINED:
+        put_byte(w, 0xc0);
+        return 0;
+    case ADS_ERROR:
+        return put_ext_head(w, 0, ADS_MSGPACK_EXT_ERROR);
+    case ADS_BOOLEAN:
+        put_byte(w, v->u.b ? 0xc3 : 0xc2);
+        return 0;
+    case ADS_INTEGER:
+        put_int(w, v->u.i);
+        return 0;
+    case ADS_REAL:
+        put_double(w, v->u.r);
+        return 0;
+    case ADS_STRING:
+        if (v->u.s.len > UINT32_MAX)
+            return ads_error_set(w->err, ADS_ELIMIT, "msgpack: string of %zu bytes is too long",
+                                 v->u.s.len);
+        put_str(w, v->u.s.p, v->u.s.len);
+        return 0;
+    case ADS_LIST:
+        if ((rc = deeper(w, depth)))
+            return rc;
+        if (v->u.list.n > UINT32_MAX)
+            return ads_error_set(w->err, ADS_ELIMIT, "msgpack: list too long");
+        put_count(w, v->u.list.n, 0x90, 0xdc);
+        for (size_t i = 0; i < v->u.list.n; i++)
+            if ((rc = w_value(w, &v->u.list.items[i], depth + 1)))
+                return rc;
+        return 0;
+    case ADS_RECORD:
+        return w_map(w, v->u.rec, depth, NULL, 0, NULL);
+    case ADS_ABSTIME:
+        put_be(pay, bits_of(v->u.abs.secs), 8);
+        put_be(pay + 8, (uint32_t)v->u.abs.offset, 4);
+        return w_fixed_ext(w, pay, 12, ADS_MSGPACK_EXT_ABSTIME);
+    case ADS_RELTIME:
+        put_be(pay, bits_of(v->u.rel), 8);
+        return w_fixed_ext(w, pay, 8, ADS_MSGPACK_EXT_RELTIME);
+    case ADS_IDENT:
+        put_be(pay, v->u.id.hi, 8);
+        put_be(pay + 8, v->u.id.lo, 8);
+        return w_fixed_ext(w, pay, 16, ADS_MSGPACK_EXT_IDENT);
+    case ADS_BLOB:
+        return w_blob(w, v->u.blob, depth);
+    }
+    return ads_error_set(w->err, ADS_EINVAL, "msgpack: value of unknown type %d", (int)v->type);
+}
+
+/* ---- entry points ---- */
+
+/* Start writing into out; 0, or ADS_EINVAL / ADS_ENOMEM. */
+static int w_start(wr *w, ads_buf *out, const void *arg, ads_error *err)
+{
+    if (!out || !arg)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
+    if (out->failed)
+        return ads_error_set(err, ADS_ENOMEM, "msgpack: the output buffer has failed");
+    w->out = out;
+    w->err = err;
+    return 0;
+}
+
+/* Finish writing what started at out->len == start: on error put out back
+ * as it was. */
+static int w_finish(wr *w, size_t start, int rc)
+{
+    if (!rc && w->out->failed)
+        rc = ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+    if (rc) {
+        w->out->failed = false;
+        w->out->len = start;
+        if (w->out->p && start < w->out->cap)
+            w->out->p[start] = '\0';
+    }
+    return rc;
+}
+
+int ads_msgpack_encode_value(ads_buf *out, const ads_value *v, ads_error *err)
+{
+    wr w;
+    int rc = w_start(&w, out, v, err);
+    if (rc)
+        return rc;
+    size_t start = out->len;
+    return w_finish(&w, start, w_value(&w, v, 0));
+}
+
+int ads_msgpack_encode_expr(ads_buf *out, const ads_expr *x, ads_error *err)
+{
+    wr w;
+    int rc = w_start(&w, out, x, err);
+    if (rc)
+        return rc;
+    size_t start = out->len;
+    return w_finish(&w, start, w_expr(&w, x, 0));
+}
+
+/*
+ * Put the row header in front of the attribute map written at start: grow
+ * out by the header's length, move the map up and write the header (array
+ * of two, the row extension with version, index width and key offsets).
+ */
+static int w_row_head(wr *w, size_t start, const uint64_t *offsets, size_t n)
+{
+    uint64_t last = n ? offsets[n - 1] : 0;
+    if (last > UINT32_MAX)
+        return ads_error_set(w->err, ADS_ELIMIT,
+                             "msgpack: row of %zu bytes is too large for the index",
+                             w->out->len - start);
+    unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    if (n > (UINT32_MAX - 2) / width)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large",
+                             n);
+    size_t plen = 2 + n * width;
+    size_t body = w->out->len - start;
+    size_t at = w->out->len;
+    /* the header, written at the end first (its length is what counts) */
+    put_byte(w, 0x92);
+    (void)put_ext_head(w, plen, ADS_MSGPACK_EXT_ROW); /* (plen fits: checked above) */
+    size_t hfixed = w->out->len - at;
+    size_t hlen = hfixed + plen;
+    unsigned char vw[2] = {ADS_MSGPACK_VERSION, (unsigned char)width};
+    ads_buf_add(w->out, vw, 2);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char o[8];
+        put_be(o, offsets[i], width);
+        ads_buf_add(w->out, o, width);
+    }
+    if (w->out->failed)
+        return 0; /* w_finish reports it */
+    unsigned char *p = (unsigned char *)w->out->p;
+    unsigned char small[64];
+    unsigned char *head = hlen <= sizeof small ? small : malloc(hlen);
+    if (!head)
+        return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+    memcpy(head, p + at, hlen);
+    memmove(p + start + hlen, p + start, body);
+    memcpy(p + start, head, hlen);
+    if (head != small)
+        free(head);
+    return 0;
+}
+
+int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                           ads_error *err)
+{
+    wr w;
+    int rc = w_start(&w, out, r, err);
+    if (rc)
+        return rc;
+    size_t start = out->len, n = r->n;
+    uint64_t small[32];
+    uint64_t *offsets = small;
+    if (n > sizeof small / sizeof small[0]) {
+        if (memo && memo_reserve(memo, n))
+            offsets = memo->offsets;
+        else if (!(offsets = n > SIZE_MAX / sizeof *offsets ? NULL : malloc(n * sizeof *offsets)))
+            return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
+    }
+    if (!(rc = w_map(&w, r, 0, offsets, start, memo)) && !out->failed)
+        rc = w_row_head(&w, start, offsets, n);
+    if (offsets != small && (!memo || offsets != memo->offsets))
+        free(offsets);
+    return w_finish(&w, start, rc);
+}
+
+int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
+{
+    return ads_msgpack_encode_row(out, r, NULL, err);
+}
