@@ -248,6 +248,7 @@ struct ads_bulk {
     double *ts;   /* backfill: each record's _Timestamp */
     uint64_t *nums; /* each queued record's number in the load */
     size_t *order;  /* the order a batch is stored in (batch_order) */
+    const ads_type **types; /* each queued row's type, as batch_order found it */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
     size_t n, cap;
     uint64_t committed, added;
@@ -436,14 +437,16 @@ static int sort_ent_cmp(const void *x, const void *y)
 /*
  * The order to store the batch in: order[k] is the k-th row to store. Key
  * order when every row's key is given and no type has hooks; else as the
- * rows came. *sorted says which.
+ * rows came. *sorted says which. The types of the first *typed rows are
+ * left in b->types (valid in this transaction).
  */
-static int batch_order(size_t *order, bool *sorted, ads_txn *txn, ads_bulk *b, ads_arena *a,
-                       ads_error *err)
+static int batch_order(size_t *order, bool *sorted, size_t *typed, ads_txn *txn, ads_bulk *b,
+                       ads_arena *a, ads_error *err)
 {
     for (size_t i = 0; i < b->n; i++)
         order[i] = i;
     *sorted = false;
+    *typed = 0;
     if (b->n < 2)
         return 0;
     type_memo m = {NULL, "", 0};
@@ -466,6 +469,8 @@ static int batch_order(size_t *order, bool *sorted, ads_txn *txn, ads_bulk *b, a
             rc = rc == ADS_ENOMEM ? rc : 0;
             goto cleanup;
         }
+        b->types[i] = t;
+        *typed = i + 1;
         size_t from = keys.len;
         if ((rc = row_key(&keys, t, data, len, a, err)) <= 0)
             goto cleanup;
@@ -530,16 +535,18 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         txn->idgen_dirty = true;
     }
     run->sorted = false;
-    if (!run->in_order && (rc = batch_order(b->order, &run->sorted, txn, b, a, err)))
+    size_t typed = 0;
+    if (!run->in_order &&
+        (rc = batch_order(b->order, &run->sorted, &typed, txn, b, a, err)))
         goto cleanup;
     type_memo m = {NULL, "", 0};
     for (size_t k = 0; k < b->n; k++) {
         size_t i = run->sorted ? b->order[k] : k;
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
         size_t len = b->offs[i + 1] - b->offs[i];
-        const ads_type *t;
+        const ads_type *t = i < typed ? b->types[i] : NULL;
         ads_arena_reset(a);
-        if ((rc = row_type(&t, &m, txn, data, len, a, err))) {
+        if (!t && (rc = row_type(&t, &m, txn, data, len, a, err))) {
             run->failed_at = i;
             goto cleanup;
         }
@@ -660,6 +667,10 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
         if (!order)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         b->order = order;
+        const ads_type **types = realloc(b->types, cap * sizeof *types);
+        if (!types)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->types = types;
         if (b->opt.backfill) {
             double *t = realloc(b->ts, cap * sizeof *t);
             if (!t)
@@ -695,6 +706,7 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->ts);
     free(b->nums);
     free(b->order);
+    free(b->types);
     ads_msgpack_order_free(b->names);
     free(b);
     return rc;
