@@ -189,16 +189,6 @@ int ads_query_next_statement(const char *text, size_t len, size_t *pos, size_t *
             *end = p;
             *pos = p + 1;
             return 1;
-        } else if (depth == 0 && c == '\n') {
-            /* a blank line ends the statement */
-            size_t q = p + 1;
-            while (q < len && (text[q] == ' ' || text[q] == '\t' || text[q] == '\r'))
-                q++;
-            if (q < len && text[q] == '\n') {
-                *end = p;
-                *pos = q + 1;
-                return 1;
-            }
         }
         p++;
     }
@@ -1008,6 +998,169 @@ static int run_rows(qsel *s, ads_row *row, ads_error *err)
     return offer(s, &rv, err);
 }
 
+/* ---- SELECT without FROM over no attribute: one row ---- */
+
+static int refs_attr_fn(void *ctx, const ads_expr *e)
+{
+    ads_expr_kind k = ads_expr_kind_of(e);
+    if (k == ADS_X_ATTR || k == ADS_X_ROOTATTR) {
+        *(bool *)ctx = true;
+        return ADS_VISIT_STOP;
+    }
+    return ADS_VISIT_INTO;
+}
+
+static bool refs_attr(const ads_expr *e)
+{
+    bool found = false;
+    if (e)
+        ads_expr_visit(e, refs_attr_fn, &found, ADS_VISIT_ANY_ORDER, NULL);
+    return found;
+}
+
+/* `SELECT 1 + 1 AS two`: no FROM, no USING, no JOIN, no aggregate and no
+ * attribute named anywhere: one row, as SQL's SELECT without FROM (with a
+ * name, a statement without FROM reads every type's records). */
+static bool constant_select(const stmt *st)
+{
+    if (st->has_from || st->has_using || st->star || st->njoins || st->ngroup ||
+        refs_attr(st->where))
+        return false;
+    for (size_t i = 0; i < st->nitems; i++)
+        if (refs_attr(st->items[i].e) || ads_q__has_aggregate(st->items[i].e))
+            return false;
+    for (size_t i = 0; i < st->norder; i++)
+        if (refs_attr(st->order[i].e))
+            return false;
+    return true;
+}
+
+/* A datasource of one empty row. */
+typedef struct one_cursor {
+    bool given;
+} one_cursor;
+
+static int one_open(void *ctx, ads_txn *txn, const ads_expr *where, void **cursor,
+                    ads_error *err)
+{
+    (void)ctx, (void)txn, (void)where;
+    one_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    *cursor = c;
+    return 0;
+}
+
+static int one_next(void *cursor, const ads_record **row, ads_arena *a, ads_error *err)
+{
+    one_cursor *c = cursor;
+    if (c->given)
+        return 0;
+    ads_record_builder *b;
+    int rc = ads_record_builder_new(&b, a, err);
+    if (rc)
+        return rc;
+    *row = ads_record_builder_finish(b);
+    c->given = true;
+    return 1;
+}
+
+static void one_close(void *cursor)
+{
+    free(cursor);
+}
+
+static const ads_datasource one_row = {one_open, one_next, one_close, NULL};
+
+/* ---- the columns of SELECT * over a type ---- */
+
+typedef struct colset {
+    ads_str *v;
+    size_t n, cap;
+} colset;
+
+static int colset_add(colset *cs, ads_str name, ads_arena *a, ads_error *err)
+{
+    for (size_t i = 0; i < cs->n; i++)
+        if (cs->v[i].len == name.len && strncasecmp(cs->v[i].p, name.p, name.len) == 0)
+            return 0;
+    if (cs->n == cs->cap) {
+        size_t cap = cs->cap ? 2 * cs->cap : 32;
+        ads_str *m = ads_arena_alloc(a, cap * sizeof *m);
+        if (!m)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (cs->n)
+            memcpy(m, cs->v, cs->n * sizeof *m);
+        cs->v = m;
+        cs->cap = cap;
+    }
+    char *copy = ads_arena_strndup(a, name.p, name.len);
+    if (!copy)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    cs->v[cs->n++] = (ads_str){copy, name.len};
+    return 0;
+}
+
+/* Records keep their attributes sorted by case-folded name: so do the
+ * columns. */
+static int colcmp(const void *x, const void *y)
+{
+    const ads_str *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = strncasecmp(a->p, b->p, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Every attribute a row of type t can carry, from the type's Attribute
+ * records (the engine adds one for each name the type sees), without the
+ * hidden ones unless shown, then the timeline attributes when they are. */
+static int type_columns(colset *cs, ads_txn *txn, const ads_type *t, bool hidden, ads_arena *a,
+                        ads_error *err)
+{
+    static const char *const timeline[] = {"_Timestamp", "__SystemTimestamp", "__Latest",
+                                           "_Deleted"};
+    const ads_type *at;
+    ads_scan *sc;
+    ads_row *row;
+    const char *tname = ads_type_name(t);
+    int rc = ads_txn_type(&at, txn, "Attribute", 9, err);
+    if (rc || (rc = ads_scan_open(&sc, txn, at, NULL, 0, err)))
+        return rc;
+    while ((rc = ads_scan_next(&row, sc, err)) == 1) {
+        const ads_record *r;
+        if ((rc = ads_row_record(&r, row, 0, a, err)))
+            break;
+        const ads_value *ft = ads_expr_literal_value(ads_record_lookup(r, "ForType", 7));
+        const ads_value *fn = ads_expr_literal_value(ads_record_lookup(r, "ForName", 7));
+        if (!ft || !fn || ft->type != ADS_STRING || fn->type != ADS_STRING ||
+            ft->u.s.len != strlen(tname) || strncasecmp(ft->u.s.p, tname, ft->u.s.len) != 0)
+            continue;
+        if (!hidden && fn->u.s.len && fn->u.s.p[0] == '_')
+            continue;
+        if ((rc = colset_add(cs, fn->u.s, a, err)))
+            break;
+    }
+    ads_scan_close(sc);
+    if (rc < 0)
+        return rc;
+    if (cs->n)
+        qsort(cs->v, cs->n, sizeof *cs->v, colcmp);
+    for (size_t i = 0; hidden && i < sizeof timeline / sizeof timeline[0]; i++)
+        if ((rc = colset_add(cs, (ads_str){timeline[i], strlen(timeline[i])}, a, err)))
+            return rc;
+    return 0;
+}
+
+/* Tell a sink that wants them the columns of SELECT * FROM a type. */
+static int star_columns(qsel *s, const ads_sink *sink, ads_arena *a, ads_error *err)
+{
+    if (!sink || !sink->columns || !s->st->star || !s->type || s->group)
+        return 0;
+    colset cs = {NULL, 0, 0};
+    int rc = type_columns(&cs, s->txn, s->type, s->hidden, a, err);
+    return rc ? rc : sink->columns(sink->ctx, cs.v, cs.n, err);
+}
+
 int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err)
 {
@@ -1070,6 +1223,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
             ads_q__error_at(st, st->using_name, rc, err);
             goto cleanup;
         }
+    } else if (constant_select(st)) {
+        ds = &one_row;
     } else if (st->has_from) {
         if ((rc = ads_txn_type(&s.type, s.txn, st->type.p, st->type.len, err))) {
             ads_q__error_at(st, st->type, rc, err);
@@ -1172,6 +1327,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         if ((rc = sink->begin(sink->ctx, cols, st->star ? 0 : st->nitems, err)))
             goto cleanup;
     }
+    if ((rc = star_columns(&s, sink, a, err)))
+        goto cleanup;
 
     /* run */
     if (st->limit == 0) {

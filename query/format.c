@@ -31,7 +31,8 @@
 #include "classad/formats.h"
 #include "query/query_int.h"
 
-static const char *const names[] = {"text", "native", "json", "csv", "tabular", "xml"};
+static const char *const names[] = {"text", "native", "json",  "csv",
+                                    "tabular", "xml", "jsonl", "values"};
 
 int ads_format_parse(ads_format *out, const char *name, ads_error *err)
 {
@@ -40,8 +41,13 @@ int ads_format_parse(ads_format *out, const char *name, ads_error *err)
             *out = (ads_format)i;
             return 0;
         }
+    if (name && strcasecmp(name, "ndjson") == 0) {
+        *out = ADS_FORMAT_JSONL;
+        return 0;
+    }
     return ads_error_set(err, ADS_EINVAL,
-                         "unknown format '%s'; expected text, native, json, csv, tabular or xml",
+                         "unknown format '%s'; expected text, native, json, jsonl, csv, "
+                         "tabular, values or xml",
                          name ? name : "");
 }
 
@@ -53,28 +59,48 @@ const char *ads_format_name(ads_format f)
 struct ads_writer {
     ads_format f;
     FILE *to;
+    bool header;         /* csv and tabular: the header lines (ads_writer_set_header) */
     ads_buf b;
-    ads_arena *a;        /* columns and held rows */
+    ads_arena *ca;       /* the columns' names */
+    ads_arena *a;        /* the held rows */
     ads_str *cols;
     size_t ncols, capcols;
-    bool named;          /* columns came from the select list */
-    const ads_record **rows;
+    bool fixed;          /* columns known before the rows (select list, type's attributes) */
+    const ads_record **rows; /* held: at most ADS_WRITER_SAMPLE_ROWS */
     size_t nrows, caprows;
-    size_t count;
+    size_t peak;         /* most rows held at once */
+    bool released;       /* the held rows are written: rows now go straight out */
+    size_t *wd;          /* tabular: column widths and which columns are numbers, */
+    bool *numcol;        /* measured on the held rows */
+    uint64_t count;
     bool began, ended;
 };
 
 int ads_writer_new(ads_writer **out, ads_format f, FILE *to, ads_error *err)
 {
     ads_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->a = ads_arena_new())) {
+    if (!w || !(w->a = ads_arena_new()) || !(w->ca = ads_arena_new())) {
+        if (w)
+            ads_arena_free(w->a);
         free(w);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     w->f = f;
     w->to = to;
+    w->header = true;
     *out = w;
     return 0;
+}
+
+void ads_writer_set_header(ads_writer *w, bool header)
+{
+    if (w)
+        w->header = header;
+}
+
+size_t ads_writer_peak_rows(const ads_writer *w)
+{
+    return w ? w->peak : 0;
 }
 
 void ads_writer_free(ads_writer *w)
@@ -83,8 +109,11 @@ void ads_writer_free(ads_writer *w)
         return;
     ads_buf_free(&w->b);
     ads_arena_free(w->a);
+    ads_arena_free(w->ca);
     free(w->cols);
     free(w->rows);
+    free(w->wd);
+    free(w->numcol);
     free(w);
 }
 
@@ -102,11 +131,18 @@ static int flush(ads_writer *w, bool force, ads_error *err)
     return 0;
 }
 
-static int add_col(ads_writer *w, const char *p, size_t len, ads_error *err)
+static bool has_col(const ads_writer *w, const char *p, size_t len)
 {
     for (size_t i = 0; i < w->ncols; i++)
         if (w->cols[i].len == len && strncasecmp(w->cols[i].p, p, len) == 0)
-            return 0;
+            return true;
+    return false;
+}
+
+static int add_col(ads_writer *w, const char *p, size_t len, ads_error *err)
+{
+    if (has_col(w, p, len))
+        return 0;
     if (w->ncols == w->capcols) {
         size_t cap = w->capcols ? 2 * w->capcols : 16;
         ads_str *m = realloc(w->cols, cap * sizeof *m);
@@ -115,7 +151,7 @@ static int add_col(ads_writer *w, const char *p, size_t len, ads_error *err)
         w->cols = m;
         w->capcols = cap;
     }
-    char *copy = ads_arena_strndup(w->a, p, len);
+    char *copy = ads_arena_strndup(w->ca, p, len);
     if (!copy)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     w->cols[w->ncols].p = copy;
@@ -124,17 +160,39 @@ static int add_col(ads_writer *w, const char *p, size_t len, ads_error *err)
     return 0;
 }
 
-static int w_begin(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
+static int add_cols(ads_writer *w, const ads_str *cols, size_t ncols, ads_error *err)
 {
-    ads_writer *w = ctx;
-    w->began = true;
-    w->named = ncols > 0;
     for (size_t i = 0; i < ncols; i++) {
         int rc = add_col(w, cols[i].p, cols[i].len, err);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+/* A statement begins: whatever an earlier statement left is forgotten, so
+ * one writer serves statement after statement. */
+static int w_begin(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
+{
+    ads_writer *w = ctx;
+    ads_arena_reset(w->a);
+    ads_arena_reset(w->ca);
+    w->ncols = w->nrows = 0;
+    w->count = 0;
+    w->released = w->ended = false;
+    w->began = true;
+    w->fixed = ncols > 0;
+    return add_cols(w, cols, ncols, err);
+}
+
+/* SELECT * over a type: every attribute its rows can carry, before them. */
+static int w_columns(void *ctx, const ads_str *cols, size_t ncols, ads_error *err)
+{
+    ads_writer *w = ctx;
+    if (w->nrows || w->count)
+        return 0;
+    w->fixed = true;
+    return add_cols(w, cols, ncols, err);
 }
 
 /* ---- cell text for csv and tabular ---- */
@@ -169,26 +227,43 @@ static void cell(ads_buf *out, const ads_record *row, ads_str col, bool *number)
     }
 }
 
+/* A csv field: quoted when it holds a comma, quote, CR or LF or starts or
+ * ends with a space; bytes that are not UTF-8 become U+FFFD, so the file
+ * is valid UTF-8 whatever the strings held. */
 static void csv_field(ads_buf *b, const char *p, size_t n)
 {
+    ads_buf fixed = ADS_BUF_INIT;
+    if (!ads_q__utf8_valid(p, n)) {
+        ads_q__utf8_repair(&fixed, p, n);
+        if (fixed.failed) {
+            b->failed = true;
+            ads_buf_free(&fixed);
+            return;
+        }
+        p = fixed.p;
+        n = fixed.len;
+    }
     bool quote = n && (p[0] == ' ' || p[n - 1] == ' ');
     for (size_t i = 0; i < n && !quote; i++)
         quote = p[i] == ',' || p[i] == '"' || p[i] == '\r' || p[i] == '\n';
     if (!quote) {
         ads_buf_add(b, p, n);
-        return;
+    } else {
+        ads_buf_addc(b, '"');
+        for (size_t i = 0; i < n; i++) {
+            if (p[i] == '"')
+                ads_buf_addc(b, '"');
+            ads_buf_addc(b, p[i]);
+        }
+        ads_buf_addc(b, '"');
     }
-    ads_buf_addc(b, '"');
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] == '"')
-            ads_buf_addc(b, '"');
-        ads_buf_addc(b, p[i]);
-    }
-    ads_buf_addc(b, '"');
+    ads_buf_free(&fixed);
 }
 
 static void csv_header(ads_writer *w)
 {
+    if (!w->header)
+        return;
     for (size_t i = 0; i < w->ncols; i++) {
         if (i)
             ads_buf_addc(&w->b, ',');
@@ -214,15 +289,39 @@ static void csv_row(ads_writer *w, const ads_record *row)
     ads_buf_free(&t);
 }
 
-/* Display width: UTF-8 code points. */
-static size_t width(const char *p, size_t n)
+/* ---- values: condor_q -af's form ---- */
+
+/* A value as -af prints it: strings raw, undefined as `undefined`,
+ * everything else in ClassAd syntax. */
+static void af_value(ads_buf *b, const ads_expr *e)
 {
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((unsigned char)p[i] & 0xc0) != 0x80)
-            w++;
-    return w;
+    const ads_value *v = e ? ads_expr_literal_value(e) : NULL;
+    if (!e)
+        ads_buf_adds(b, "undefined");
+    else if (!v)
+        ads_expr_unparse(b, e);
+    else if (v->type == ADS_STRING)
+        ads_buf_add(b, v->u.s.p, v->u.s.len);
+    else
+        ads_value_unparse(b, v);
 }
+
+/* One line per row: the columns' values (or, with no columns, the row's
+ * attributes in order) separated by single spaces. */
+static void values_row(ads_writer *w, const ads_record *row)
+{
+    size_t n = w->ncols ? w->ncols : ads_record_size(row);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ads_buf_addc(&w->b, ' ');
+        const ads_expr *e = w->ncols ? ads_record_lookup(row, w->cols[i].p, w->cols[i].len)
+                                     : ads_record_expr(row, i);
+        af_value(&w->b, e);
+    }
+    ads_buf_addc(&w->b, '\n');
+}
+
+/* ---- tabular ---- */
 
 /* A cell on one line: \n, \r and \t spelled out (as in ClassAd strings). */
 static void one_line(ads_buf *t)
@@ -246,6 +345,18 @@ static void one_line(ads_buf *t)
     *t = o;
 }
 
+/* The tabular text of a cell (valid UTF-8, on one line). */
+static void tab_cell(ads_buf *t, const ads_record *row, ads_str col, bool *number)
+{
+    ads_buf raw = ADS_BUF_INIT;
+    cell(&raw, row, col, number);
+    ads_q__utf8_repair(t, raw.p ? raw.p : "", raw.len);
+    if (raw.failed)
+        t->failed = true;
+    ads_buf_free(&raw);
+    one_line(t);
+}
+
 static void pad(ads_buf *b, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -259,109 +370,178 @@ static void trim_line(ads_buf *b, size_t line_start)
     ads_buf_addc(b, '\n');
 }
 
-static int tabular(ads_writer *w, ads_error *err)
+/* One aligned line of cells: numbers right-aligned; a cell wider than its
+ * column (a row after the measured ones) is written whole. */
+static void tab_line(ads_writer *w, const ads_buf *cells)
 {
-    size_t nc = w->ncols;
-    if (nc == 0)
-        return 0;
-    size_t *wd = calloc(nc, sizeof *wd);
-    bool *numcol = calloc(nc, sizeof *numcol);
-    ads_buf *cells = calloc(w->nrows * nc + 1, sizeof *cells);
-    bool *isnum = calloc(w->nrows * nc + 1, sizeof *isnum);
-    if (!wd || !numcol || !cells || !isnum) {
-        free(wd), free(numcol), free(cells), free(isnum);
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    }
-    for (size_t c = 0; c < nc; c++) {
-        wd[c] = width(w->cols[c].p, w->cols[c].len);
-        numcol[c] = w->nrows > 0;
-    }
-    for (size_t r = 0; r < w->nrows; r++)
-        for (size_t c = 0; c < nc; c++) {
-            ads_buf *t = &cells[r * nc + c];
-            cell(t, w->rows[r], w->cols[c], &isnum[r * nc + c]);
-            one_line(t);
-            if (t->failed)
-                w->b.failed = true;
-            size_t x = width(t->p ? t->p : "", t->len);
-            wd[c] = x > wd[c] ? x : wd[c];
-            if (!isnum[r * nc + c] && t->len)
-                numcol[c] = false;
-        }
     size_t ls = w->b.len;
-    for (size_t c = 0; c < nc; c++) {
-        size_t x = width(w->cols[c].p, w->cols[c].len);
+    for (size_t c = 0; c < w->ncols; c++) {
+        const ads_buf *t = &cells[c];
+        size_t x = ads_q__display_width(t->p ? t->p : "", t->len);
+        size_t gap = x < w->wd[c] ? w->wd[c] - x : 0;
         if (c)
             ads_buf_adds(&w->b, "  ");
-        if (numcol[c])
-            pad(&w->b, wd[c] - x);
-        ads_buf_add(&w->b, w->cols[c].p, w->cols[c].len);
-        if (!numcol[c])
-            pad(&w->b, wd[c] - x);
+        if (w->numcol[c])
+            pad(&w->b, gap);
+        ads_buf_add(&w->b, t->p ? t->p : "", t->len);
+        if (!w->numcol[c])
+            pad(&w->b, gap);
     }
     trim_line(&w->b, ls);
-    ls = w->b.len;
-    for (size_t c = 0; c < nc; c++) {
-        if (c)
-            ads_buf_adds(&w->b, "  ");
-        for (size_t i = 0; i < wd[c]; i++)
-            ads_buf_addc(&w->b, '-');
+}
+
+static int tab_row(ads_writer *w, const ads_record *row, ads_error *err)
+{
+    ads_buf *cells = calloc(w->ncols ? w->ncols : 1, sizeof *cells);
+    if (!cells)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t c = 0; c < w->ncols; c++) {
+        bool num;
+        tab_cell(&cells[c], row, w->cols[c], &num);
+        if (cells[c].failed)
+            w->b.failed = true;
     }
-    trim_line(&w->b, ls);
-    for (size_t r = 0; r < w->nrows; r++) {
-        ls = w->b.len;
-        for (size_t c = 0; c < nc; c++) {
-            ads_buf *t = &cells[r * nc + c];
-            size_t x = width(t->p ? t->p : "", t->len);
-            if (c)
-                ads_buf_adds(&w->b, "  ");
-            if (numcol[c])
-                pad(&w->b, wd[c] - x);
-            ads_buf_add(&w->b, t->p ? t->p : "", t->len);
-            if (!numcol[c])
-                pad(&w->b, wd[c] - x);
+    tab_line(w, cells);
+    for (size_t c = 0; c < w->ncols; c++)
+        ads_buf_free(&cells[c]);
+    free(cells);
+    return 0;
+}
+
+/* Widths and number columns from the labels and the held rows. */
+static int tab_measure(ads_writer *w, ads_error *err)
+{
+    size_t nc = w->ncols ? w->ncols : 1;
+    free(w->wd);
+    free(w->numcol);
+    w->wd = calloc(nc, sizeof *w->wd);
+    w->numcol = calloc(nc, sizeof *w->numcol);
+    if (!w->wd || !w->numcol)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t c = 0; c < w->ncols; c++) {
+        w->wd[c] = w->header ? ads_q__display_width(w->cols[c].p, w->cols[c].len) : 0;
+        w->numcol[c] = w->nrows > 0;
+    }
+    ads_buf t = ADS_BUF_INIT;
+    for (size_t r = 0; r < w->nrows; r++)
+        for (size_t c = 0; c < w->ncols; c++) {
+            bool num;
+            ads_buf_clear(&t);
+            tab_cell(&t, w->rows[r], w->cols[c], &num);
+            size_t x = ads_q__display_width(t.p ? t.p : "", t.len);
+            w->wd[c] = x > w->wd[c] ? x : w->wd[c];
+            if (!num && t.len)
+                w->numcol[c] = false;
         }
-        trim_line(&w->b, ls);
+    bool failed = t.failed;
+    ads_buf_free(&t);
+    return failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
+}
+
+static void tab_header(ads_writer *w)
+{
+    if (!w->header)
+        return;
+    ads_buf *labels = calloc(w->ncols, sizeof *labels);
+    if (!labels) {
+        w->b.failed = true;
+        return;
     }
-    for (size_t i = 0; i < w->nrows * nc; i++)
-        ads_buf_free(&cells[i]);
-    free(wd), free(numcol), free(cells), free(isnum);
-    return flush(w, false, err);
+    for (size_t c = 0; c < w->ncols; c++)
+        ads_q__utf8_repair(&labels[c], w->cols[c].p, w->cols[c].len);
+    tab_line(w, labels);
+    size_t ls = w->b.len;
+    for (size_t c = 0; c < w->ncols; c++) {
+        if (c)
+            ads_buf_adds(&w->b, "  ");
+        for (size_t i = 0; i < w->wd[c]; i++)
+            ads_buf_addc(&w->b, '-');
+        if (labels[c].failed)
+            w->b.failed = true;
+        ads_buf_free(&labels[c]);
+    }
+    trim_line(&w->b, ls);
+    free(labels);
 }
 
 /* ---- the sink ---- */
 
 static bool holds_rows(const ads_writer *w)
 {
-    return w->f == ADS_FORMAT_TABULAR || (w->f == ADS_FORMAT_CSV && !w->named);
+    return !w->released &&
+           (w->f == ADS_FORMAT_TABULAR || (w->f == ADS_FORMAT_CSV && !w->fixed));
+}
+
+/* Write the header and the held rows; from now on rows go straight out. */
+static int release(ads_writer *w, ads_error *err)
+{
+    int rc = 0;
+    w->released = true;
+    if (w->f == ADS_FORMAT_TABULAR && w->ncols) {
+        if ((rc = tab_measure(w, err)))
+            return rc;
+        tab_header(w);
+        for (size_t i = 0; i < w->nrows && !rc; i++)
+            rc = tab_row(w, w->rows[i], err);
+    } else if (w->f == ADS_FORMAT_CSV && w->ncols) {
+        csv_header(w);
+        for (size_t i = 0; i < w->nrows; i++)
+            csv_row(w, w->rows[i]);
+    }
+    w->nrows = 0;
+    ads_arena_reset(w->a);
+    return rc ? rc : flush(w, false, err);
+}
+
+static int hold(ads_writer *w, const ads_record *row, ads_error *err)
+{
+    ads_value v = ads_recordv(row), c;
+    if (ads_q__copy(&c, &v, w->a))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (w->nrows == w->caprows) {
+        size_t cap = w->caprows ? 2 * w->caprows : 64;
+        const ads_record **m = realloc(w->rows, cap * sizeof *m);
+        if (!m)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        w->rows = m;
+        w->caprows = cap;
+    }
+    w->rows[w->nrows++] = c.u.rec;
+    w->peak = w->nrows > w->peak ? w->nrows : w->peak;
+    if (!w->fixed)
+        for (size_t i = 0; i < ads_record_size(row); i++) {
+            ads_str n = ads_record_name(row, i);
+            int rc = add_col(w, n.p, n.len, err);
+            if (rc)
+                return rc;
+        }
+    w->count++;
+    return w->nrows >= ADS_WRITER_SAMPLE_ROWS ? release(w, err) : 0;
+}
+
+/* csv and tabular after the held rows, when the columns came from them: a
+ * row with an attribute they lack cannot be shown. */
+static int check_cols(const ads_writer *w, const ads_record *row, ads_error *err)
+{
+    for (size_t i = 0; !w->fixed && i < ads_record_size(row); i++) {
+        ads_str n = ads_record_name(row, i);
+        if (!has_col(w, n.p, n.len))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "row %llu has attribute %.*s, which none of the first %u rows "
+                                 "had, so %s has no column for it: name the columns (SELECT "
+                                 "%.*s, ...) or use another format",
+                                 (unsigned long long)w->count + 1, (int)n.len, n.p,
+                                 ADS_WRITER_SAMPLE_ROWS, ads_format_name(w->f), (int)n.len, n.p);
+    }
+    return 0;
 }
 
 static int w_row(void *ctx, const ads_record *row, ads_error *err)
 {
     ads_writer *w = ctx;
     int rc;
-    if (holds_rows(w)) {
-        ads_value v = ads_recordv(row), c;
-        if (ads_q__copy(&c, &v, w->a))
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        if (w->nrows == w->caprows) {
-            size_t cap = w->caprows ? 2 * w->caprows : 64;
-            const ads_record **m = realloc(w->rows, cap * sizeof *m);
-            if (!m)
-                return ads_error_set(err, ADS_ENOMEM, "out of memory");
-            w->rows = m;
-            w->caprows = cap;
-        }
-        w->rows[w->nrows++] = c.u.rec;
-        if (!w->named)
-            for (size_t i = 0; i < ads_record_size(row); i++) {
-                ads_str n = ads_record_name(row, i);
-                if ((rc = add_col(w, n.p, n.len, err)))
-                    return rc;
-            }
-        w->count++;
-        return 0;
-    }
+    if (holds_rows(w))
+        return hold(w, row, err);
     /* a row that cannot be written leaves no part of itself behind */
     size_t mark = w->b.len;
     switch (w->f) {
@@ -378,16 +558,29 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
         ads_buf_addc(&w->b, '\n');
         break;
     case ADS_FORMAT_JSON:
-        ads_buf_adds(&w->b, w->count ? ",\n" : "[\n");
+    case ADS_FORMAT_JSONL:
+        if (w->f == ADS_FORMAT_JSON)
+            ads_buf_adds(&w->b, w->count ? ",\n" : "[\n");
         if ((rc = ads_json_write(&w->b, row, ADS_JSON_COMPACT, err))) {
             w->b.len = mark;
             return rc;
         }
+        if (w->f == ADS_FORMAT_JSONL)
+            ads_buf_addc(&w->b, '\n');
         break;
     case ADS_FORMAT_CSV:
+        if ((rc = check_cols(w, row, err)))
+            return rc;
         if (w->count == 0)
             csv_header(w);
         csv_row(w, row);
+        break;
+    case ADS_FORMAT_TABULAR:
+        if ((rc = check_cols(w, row, err)) || (rc = tab_row(w, row, err)))
+            return rc;
+        break;
+    case ADS_FORMAT_VALUES:
+        values_row(w, row);
         break;
     case ADS_FORMAT_XML:
         if (w->count == 0)
@@ -396,8 +589,6 @@ static int w_row(void *ctx, const ads_record *row, ads_error *err)
             w->b.len = mark;
             return rc;
         }
-        break;
-    default:
         break;
     }
     w->count++;
@@ -410,6 +601,7 @@ static int w_end(void *ctx, ads_error *err)
     if (w->ended)
         return 0;
     w->ended = true;
+    int rc;
     switch (w->f) {
     case ADS_FORMAT_JSON:
         ads_buf_adds(&w->b, w->count ? "\n]\n" : "[]\n");
@@ -420,21 +612,15 @@ static int w_end(void *ctx, ads_error *err)
         ads_xml_write_end(&w->b);
         break;
     case ADS_FORMAT_CSV:
-        if (holds_rows(w)) {
-            if (w->ncols)
-                csv_header(w);
-            for (size_t i = 0; i < w->nrows; i++)
-                csv_row(w, w->rows[i]);
-        } else if (w->count == 0 && w->ncols) {
+        if (!w->fixed && !w->released && (rc = release(w, err)))
+            return rc;
+        if (w->fixed && w->count == 0 && w->ncols)
             csv_header(w);
-        }
         break;
-    case ADS_FORMAT_TABULAR: {
-        int rc = tabular(w, err);
-        if (rc)
+    case ADS_FORMAT_TABULAR:
+        if (!w->released && (rc = release(w, err)))
             return rc;
         break;
-    }
     default:
         break;
     }
@@ -455,6 +641,6 @@ int ads_writer_abort(ads_writer *w, ads_error *err)
 
 ads_sink ads_writer_sink(ads_writer *w)
 {
-    ads_sink s = {w_begin, w_row, w_end, w};
+    ads_sink s = {w_begin, w_row, w_end, w, w_columns};
     return s;
 }

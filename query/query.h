@@ -86,6 +86,12 @@ typedef struct ads_sink {
     int (*row)(void *ctx, const ads_record *row, ads_error *err);
     int (*end)(void *ctx, ads_error *err);
     void *ctx;
+    /* Optional (may be NULL): for SELECT * FROM a type, called after begin
+     * and before the first row with every attribute the rows can carry (the
+     * type's Attribute records in name order; with `hidden`, then the four
+     * timeline attributes), so a sink that needs its columns first (csv)
+     * need not hold the rows to learn them. */
+    int (*columns)(void *ctx, const ads_str *cols, size_t ncols, ads_error *err);
 } ads_sink;
 
 typedef enum ads_stmt_kind {
@@ -132,9 +138,11 @@ int ads_query_parse(const char *text, size_t len, size_t start, size_t end, ads_
                     ads_error *err);
 
 /*
- * Statements in a script are separated by ';' or by a blank line, outside
- * strings, comments and brackets. Find the next one at or after *pos: returns
- * 1 with [*start, *end) its text (without the separator) and *pos after it,
+ * Statements in a script end with ';' outside strings, comments and
+ * brackets (a blank line ends nothing: the shell, `adstore execute -` and
+ * `--file` share this one grammar); the last one may end with the text.
+ * Find the next one at or after *pos: returns 1 with [*start, *end) its
+ * text (without the separator) and *pos after it,
  * or 0 when only white space and comments are left. Never fails: text that
  * does not parse is found by ads_query_exec_at.
  */
@@ -155,27 +163,38 @@ typedef enum ads_format {
     ADS_FORMAT_TEXT,    /* the informal long form: Name = value lines, a blank line after each row */
     ADS_FORMAT_NATIVE,  /* one [ ... ] per line */
     ADS_FORMAT_JSON,    /* an array of objects, one per line */
-    ADS_FORMAT_CSV,     /* RFC 4180, a header line, CRLF line ends */
+    ADS_FORMAT_CSV,     /* RFC 4180, a header line, CRLF line ends, valid UTF-8 */
     ADS_FORMAT_TABULAR, /* aligned columns for a terminal */
-    ADS_FORMAT_XML      /* the classads XML form */
+    ADS_FORMAT_XML,     /* the classads XML form */
+    ADS_FORMAT_JSONL,   /* JSON Lines: one compact object per line, no array */
+    ADS_FORMAT_VALUES   /* each row's values separated by spaces, one row a line (-af) */
 } ads_format;
 
-/* The format named name ("text", "native", "json", "csv", "tabular", "xml").
- * ADS_EINVAL with a message listing the names. */
+/* The format named name ("text", "native", "json", "csv", "tabular", "xml",
+ * "jsonl" (or "ndjson"), "values"). ADS_EINVAL with a message listing the names. */
 int ads_format_parse(ads_format *out, const char *name, ads_error *err);
 const char *ads_format_name(ads_format f);
 
 /*
  * A sink that writes rows in format f to out (docs/query.md has each format
- * byte by byte). Rows are written as they come, except that csv and tabular
- * output of SELECT * (whose columns are only known from the rows) and all
- * tabular output (whose widths are) hold the rows until the end.
- * ads_writer_free frees it (after the statement).
+ * byte by byte). Rows are written as they come, except that tabular holds
+ * the first ADS_WRITER_SAMPLE_ROWS rows to measure its columns (a later
+ * value wider than its column is written whole, past the alignment), and
+ * csv of SELECT * whose rows come without a column list (no FROM, or USING)
+ * holds as many to learn its columns (a later row with an attribute they
+ * lack then stops the statement with ADS_EINVAL naming it). Memory is so
+ * bounded by that many rows, whatever the row count. One writer serves any
+ * number of statements, one after the other. ads_writer_free frees it.
  */
 typedef struct ads_writer ads_writer;
 int ads_writer_new(ads_writer **out, ads_format f, FILE *to, ads_error *err);
 ads_sink ads_writer_sink(ads_writer *w);
 /*
+/* csv and tabular: write the header lines (true, the default) or not. */
+void ads_writer_set_header(ads_writer *w, bool header);
+/* The most rows the writer has held at once (0 for NULL): tests check that
+ * it stays bounded. */
+size_t ads_writer_peak_rows(const ads_writer *w);
  * After a statement that failed part way (its sink's end was not called):
  * write what is still held or buffered, close what the rows written so far
  * opened (json's `]`, xml's `</classads>`; a csv header is written with the

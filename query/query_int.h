@@ -209,4 +209,17 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
 int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
                  ads_error *err);
 
+/* ---- text measures (width.c) ---- */
+
+/* The code point at s (n > 0 bytes): its length in bytes, or 0 when s does
+ * not start with a well-formed UTF-8 sequence (overlong, surrogate, past
+ * U+10FFFF, cut short). */
+size_t ads_q__utf8_next(const char *s, size_t n, uint32_t *cp);
+/* Terminal columns of UTF-8 text: marks and format characters 0, East Asian
+ * wide and fullwidth characters 2, others 1 (a byte that is not UTF-8: 1). */
+size_t ads_q__display_width(const char *p, size_t n);
+/* Append p to out with each byte that is not UTF-8 replaced by U+FFFD. */
+void ads_q__utf8_repair(ads_buf *out, const char *p, size_t n);
+bool ads_q__utf8_valid(const char *p, size_t n);
+
 #endif

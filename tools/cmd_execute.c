@@ -17,16 +17,25 @@
 
 void runner_init(runner *r, cli_ctx *c)
 {
-    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, {false}, false, ADS_DEFAULT_STMT_MEMORY,
-                  ADS_DEFAULT_STMT_SECONDS};
+    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, true, stdout, NULL, NULL, {false}, false,
+                  ADS_DEFAULT_STMT_MEMORY, ADS_DEFAULT_STMT_SECONDS};
 }
 
-void runner_close(runner *r)
+int runner_close(runner *r)
 {
+    int rc = 0;
     ads_query_free(r->q);
     ads_db_close(r->db);
     r->q = NULL;
     r->db = NULL;
+    if (r->out && r->out != stdout) {
+        bool bad = ferror(r->out) != 0;
+        if (fclose(r->out) != 0 || bad)
+            rc = cli_fail(r->c, EXIT_INPUT, "cannot write %s: %s", r->out_path,
+                          errno ? strerror(errno) : "write error");
+        r->out = stdout;
+    }
+    return rc;
 }
 
 static int open_store(runner *r, bool write)
@@ -93,8 +102,9 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
     if (rc)
         return rc;
     ads_writer *w;
-    if (ads_writer_new(&w, r->fmt, stdout, &err))
+    if (ads_writer_new(&w, r->fmt, r->out, &err))
         return cli_fail_err(r->c, &err);
+    ads_writer_set_header(w, r->header);
     ads_sink sink = ads_writer_sink(w);
     ads_exec_info info;
     rc = ads_query_exec_at(r->q, text, len, start, end, &sink, &r->opt, &info, &err);
@@ -103,7 +113,7 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
         ads_error err2;
         ads_writer_abort(w, &err2);
     }
-    fflush(stdout);
+    fflush(r->out);
     ads_writer_free(w);
     if (rc)
         return fail_stmt(r, &err);
@@ -166,6 +176,43 @@ static int limit_value(cli_ctx *c, runner *r, const char *opt, const char *v)
     return 0;
 }
 
+/* -format F (the seed's spelling), --format F, -f F; -af (condor_q's
+ * spelling) is -f values. */
+static int format_opt(cli_ctx *c, cli_args *a, runner *r, const char *opt)
+{
+    const char *v;
+    ads_error err;
+    if (strcmp(opt, "-af") == 0) {
+        r->fmt = ADS_FORMAT_VALUES;
+        return 0;
+    }
+    if (strncmp(opt, "-format", 7) == 0)
+        v = opt[7] == '=' ? opt + 8 : a->i < a->argc ? a->argv[a->i++] : NULL;
+    else
+        v = cli_args_value(a, c, opt);
+    if (!v)
+        return cli_fail(c, EXIT_USAGE, "option %s needs a value", opt);
+    if (ads_format_parse(&r->fmt, v, &err))
+        return cli_fail(c, EXIT_USAGE, "%s", err.message);
+    return 0;
+}
+
+/* -o FILE: results go to FILE (created or truncated) instead of stdout. */
+static int output_opt(cli_ctx *c, cli_args *a, runner *r, const char *opt)
+{
+    const char *v = cli_args_value(a, c, opt);
+    if (!v)
+        return EXIT_USAGE;
+    if (r->out != stdout)
+        return cli_fail(c, EXIT_USAGE, "-o may be given once");
+    FILE *f = fopen(v, "w");
+    if (!f)
+        return cli_fail(c, EXIT_INPUT, "cannot create %s: %s", v, strerror(errno));
+    r->out = f;
+    r->out_path = v;
+    return 0;
+}
+
 int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
 {
     const char *opt;
@@ -175,18 +222,21 @@ int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
             if (rc < 0)
                 return EXIT_USAGE;
         } else if (strcmp(opt, "-format") == 0 || strncmp(opt, "-format=", 8) == 0 ||
-                   cli_is_opt(opt, "-f", "--format")) {
-            /* -format F (the seed's spelling), --format F, -f F */
-            const char *v;
-            if (strncmp(opt, "-format", 7) == 0)
-                v = opt[7] == '=' ? opt + 8 : a->i < a->argc ? a->argv[a->i++] : NULL;
-            else
-                v = cli_args_value(a, c, opt);
-            ads_error err;
+                   strcmp(opt, "-af") == 0 || cli_is_opt(opt, "-f", "--format")) {
+            if ((rc = format_opt(c, a, r, opt)))
+                return rc;
+        } else if (cli_is_opt(opt, "-o", "--output")) {
+            if ((rc = output_opt(c, a, r, opt)))
+                return rc;
+        } else if (cli_is_opt(opt, NULL, "--noheader") || strcmp(opt, "-noheader") == 0) {
+            r->header = false;
+        } else if (cli_is_opt(opt, NULL, "--header") || strcmp(opt, "-header") == 0) {
+            r->header = true;
+        } else if (cli_is_opt(opt, NULL, "--file") && strcmp(help, "execute") == 0) {
+            const char *v = cli_args_value(a, c, opt);
             if (!v)
-                return cli_fail(c, EXIT_USAGE, "option %s needs a value", opt);
-            if (ads_format_parse(&r->fmt, v, &err))
-                return cli_fail(c, EXIT_USAGE, "%s", err.message);
+                return EXIT_USAGE;
+            r->file = v;
         } else if (cli_is_opt(opt, NULL, "--hidden")) {
             r->opt.hidden = true;
         } else if (cli_is_opt(opt, NULL, "--max-memory") || cli_is_opt(opt, NULL, "--max-time")) {
@@ -205,6 +255,56 @@ int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
     return 0;
 }
 
+/* The statements of a file ('-': stdin), as one script. */
+static int run_file(runner *r, const char *path)
+{
+    bool in = strcmp(path, "-") == 0;
+    FILE *f = in ? stdin : fopen(path, "r");
+    if (!f)
+        return cli_fail(r->c, EXIT_INPUT, "cannot open %s: %s", path, strerror(errno));
+    size_t len;
+    char *text = read_all(f, &len);
+    bool bad = ferror(f) != 0;
+    if (!in)
+        fclose(f);
+    if (!text || bad) {
+        free(text);
+        return cli_fail(r->c, EXIT_INPUT, "cannot read %s", in ? "stdin" : path);
+    }
+    int rc = run_script(r, text, len);
+    free(text);
+    return rc;
+}
+
+/* The operands, joined by spaces, are one statement. A lone operand that
+ * does not parse but names a file was meant as a script: say how. */
+static int run_operands(runner *r, char **ops, int nops)
+{
+    ads_buf b = ADS_BUF_INIT;
+    for (int i = 0; i < nops; i++) {
+        if (i)
+            ads_buf_addc(&b, ' ');
+        ads_buf_adds(&b, ops[i]);
+    }
+    if (b.failed) {
+        ads_buf_free(&b);
+        return cli_fail(r->c, EXIT_INPUT, "out of memory");
+    }
+    const char *text = b.p ? b.p : "";
+    ads_error err;
+    int rc;
+    if (nops == 1 && ads_query_parse(text, b.len, 0, b.len, NULL, &err) &&
+        access(ops[0], R_OK) == 0)
+        rc = cli_fail(r->c, EXIT_USAGE,
+                      "'%s' is a file, not a statement: run its statements with "
+                      "--file %s (or - to read them from stdin)",
+                      ops[0], ops[0]);
+    else
+        rc = runner_run(r, text, b.len, 0, b.len);
+    ads_buf_free(&b);
+    return rc;
+}
+
 int cmd_execute(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -215,42 +315,22 @@ int cmd_execute(cli_ctx *c, int argc, char **argv)
         return cli_fail(c, EXIT_INPUT, "out of memory");
     cli_args_init(&a, argc, argv, ops);
     int rc = runner_options(c, &a, &r, "execute");
-    if (rc) {
-        free(ops);
-        return rc < 0 ? EXIT_OK : rc;
+    if (rc == 0 && r.file && a.nops)
+        rc = cli_fail(c, EXIT_USAGE, "--file takes the statements: give no statement besides");
+    else if (rc == 0 && !r.file && a.nops == 0)
+        rc = cli_fail(c, EXIT_USAGE,
+                      "expected a statement (or --file FILE, or - to read statements from stdin)");
+    if (rc == 0) {
+        if (r.file)
+            rc = run_file(&r, r.file);
+        else if (a.nops == 1 && strcmp(a.ops[0], "-") == 0)
+            rc = run_file(&r, "-");
+        else
+            rc = run_operands(&r, a.ops, a.nops);
     }
-    if (a.nops == 0) {
-        free(ops);
-        return cli_fail(c, EXIT_USAGE, "expected a statement (or - to read statements from stdin)");
-    }
-    char *text;
-    size_t len;
-    if (a.nops == 1 && strcmp(a.ops[0], "-") == 0) {
-        text = read_all(stdin, &len);
-        if (!text) {
-            free(ops);
-            return cli_fail(c, EXIT_INPUT, "cannot read stdin");
-        }
-        rc = run_script(&r, text, len);
-    } else {
-        /* the operands, joined by spaces, are one statement */
-        ads_buf b = ADS_BUF_INIT;
-        for (int i = 0; i < a.nops; i++) {
-            if (i)
-                ads_buf_addc(&b, ' ');
-            ads_buf_adds(&b, a.ops[i]);
-        }
-        if (b.failed) {
-            free(ops);
-            ads_buf_free(&b);
-            return cli_fail(c, EXIT_INPUT, "out of memory");
-        }
-        len = b.len;
-        text = b.p;
-        rc = runner_run(&r, text ? text : "", len, 0, len);
-    }
-    free(text);
     free(ops);
-    runner_close(&r);
-    return rc;
+    int crc = runner_close(&r);
+    if (rc < 0)
+        return crc ? crc : EXIT_OK; /* --help */
+    return rc ? rc : crc;
 }

@@ -15,6 +15,10 @@ typedef struct runner {
     ads_db *db;
     ads_query *q;
     ads_format fmt;
+    bool header;  /* csv and tabular header lines (--noheader, .headers) */
+    FILE *out;    /* stdout, or -o FILE */
+    const char *out_path;
+    const char *file; /* execute --file FILE */
     ads_exec_options opt;
     bool create; /* the store may be created */
     size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */
@@ -23,8 +27,9 @@ typedef struct runner {
 
 /* A runner for c with the default format and limits; no store opened yet. */
 void runner_init(runner *r, cli_ctx *c);
-/* Close what the runner opened. */
-void runner_close(runner *r);
+/* Close what the runner opened: 0, or (after a message) EXIT_INPUT when
+ * the -o file could not be written whole. */
+int runner_close(runner *r);
 
 /* Scan the options execute and shell share (help names the help text): 0,
  * an exit status after a message, or -1 after printing the help. */

@@ -155,6 +155,6 @@ int cmd_shell(cli_ctx *c, int argc, char **argv)
     if (tty && hist[0])
         write_history(hist);
     ads_buf_free(&stmt);
-    runner_close(&r);
-    return status;
+    int crc = runner_close(&r);
+    return status ? status : crc;
 }

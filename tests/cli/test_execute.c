@@ -1,7 +1,7 @@
 /*
  * tests/cli/test_execute.c: `adstore execute` and `adstore shell` through
  * the real program: every spelling of the format option, statements from
- * stdin separated by ';' and by blank lines, what each statement did on
+ * stdin or --file ended by ';' (as in the shell), what each statement did on
  * stderr, exit statuses and error messages, stores that are only read (or
  * given a statement that does not parse) never created, a SELECT failing
  * part way (a corrupt row) that still writes its rows well formed, the help
@@ -99,14 +99,14 @@ static void execute__usage_errors_exit_2(void **state)
     const char *try = "Try 'adstore help execute'.\n";
     char want[512];
     snprintf(want, sizeof want,
-             "adstore execute: unknown format 'yaml'; expected text, native, json, csv, tabular "
-             "or xml\n%s",
+             "adstore execute: unknown format 'yaml'; expected text, native, json, jsonl, csv, "
+             "tabular, values or xml\n%s",
              try);
     EXPECT(NULL, 2, "", want, "-d", store, "execute", "-format", "yaml", "SELECT * FROM Machine");
     snprintf(want, sizeof want, "adstore execute: option -format needs a value\n%s", try);
     EXPECT(NULL, 2, "", want, "-d", store, "execute", "SELECT * FROM Machine", "-format");
     snprintf(want, sizeof want,
-             "adstore execute: expected a statement (or - to read statements from stdin)\n%s", try);
+             "adstore execute: expected a statement (or --file FILE, or - to read statements from stdin)\n%s", try);
     EXPECT(NULL, 2, "", want, "-d", store, "execute");
     EXPECT(NULL, 2, "", want, "-d", store, "execute", "-f", "csv");
     snprintf(want, sizeof want, "adstore execute: unknown option '--nope'\n%s", try);
@@ -183,15 +183,16 @@ static void execute__statements_from_stdin(void **state)
 {
     (void)state;
     make_store();
-    /* separated by ';' and by blank lines; a ';' in a string or a comment,
-     * or inside brackets, does not separate */
+    /* ended by ';' as in the shell, never by a blank line; a ';' in a
+     * string or a comment, or inside brackets, does not end one */
     const char *script = "STORE [ AdType = \"Machine\"; Name = \"d;e\"; Memory = 1 ];\n"
                          "SELECT Name\n"
                          "  FROM Machine // the rest; of the line\n"
-                         "  WHERE Memory < 60\n"
+                         "\n"
+                         "  WHERE Memory < 60;\n"
                          "\n"
                          "UPDATE Machine SET Memory = 2 WHERE Name == \"d;e\"; SELECT Memory FROM "
-                         "Machine WHERE Name == \"d;e\"\n"
+                         "Machine WHERE Name == \"d;e\";\n"
                          "\n"
                          "\n"
                          "SELECT [ a = { 1,\n\n 2 };\n\n b = 3 ].a AS l FROM Machine LIMIT 1;\n";
@@ -201,7 +202,7 @@ static void execute__statements_from_stdin(void **state)
     /* a failing statement stops the script: what ran before stays done,
      * nothing after runs; lines count from the script's start */
     script = "DELETE FROM Machine WHERE Name == \"a\";\n"
-             "SELECT Name FROM Machine\n"
+             "SELECT Name FROM Machine;\n"
              "\n"
              "SELECT Name\n"
              "  FORM Machine;\n"
@@ -211,6 +212,10 @@ static void execute__statements_from_stdin(void **state)
            "FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the statement, found "
            "'FORM'\n",
            "-d", store, "execute", "-f", "native", "-");
+    /* what the shell takes, a script takes the same way: a blank line
+     * inside a statement is nothing */
+    EXPECT("SELECT Name\n\nFROM Machine\n\nWHERE Name == \"c\";\n", 0, "[ Name = \"c\" ]\n",
+           "1 row\n", "-d", store, "execute", "-f", "native", "-");
     EXPECT(NULL, 0, "[ n = 3 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
            "SELECT count(*) AS n FROM Machine");
     /* the format applies to every statement */
@@ -429,8 +434,8 @@ static void shell__dot_commands_and_errors(void **state)
                                "adstore shell: line 1, column 1: expected SELECT, UPDATE, DELETE, "
                                "PURGE or STORE, found 'SELEC'\n"
                                "unknown command '.bogus'; .help lists them\n"
-                               "unknown format 'yaml'; expected text, native, json, csv, tabular "
-                               "or xml\n"
+                               "unknown format 'yaml'; expected text, native, json, jsonl, "
+                               "csv, tabular, values or xml\n"
                                "1 row\n");
     run_free(&r);
     /* the error's line and column are within the statement being typed */
@@ -546,10 +551,108 @@ static void execute__statement_limits_from_the_command_line(void **state)
     EXPECT(NULL, 0, "n = 5764800\n\n", "1 row\n", "-d", store, "execute", "--max-memory", "0", stmt);
 }
 
+/* Output for scripts: condor_q -af's values, JSON Lines, csv and tabular
+ * without their header, and -o FILE. */
+static void execute__output_for_scripts(void **state)
+{
+    (void)state;
+    make_store();
+    const char *stmt = "SELECT Name, Memory, Note FROM Machine WHERE Memory > 60";
+    const char *af = "a 100 x, \"y\"\nb 200 undefined\n";
+    EXPECT(NULL, 0, af, "2 rows\n", "-d", store, "execute", "-af", stmt);
+    EXPECT(NULL, 0, af, "2 rows\n", "-d", store, "execute", "-f", "values", stmt);
+    EXPECT(NULL, 0,
+           "{\"Name\":\"a\",\"Memory\":100,\"Note\":\"x, \\\"y\\\"\"}\n"
+           "{\"Name\":\"b\",\"Memory\":200,\"Note\":null}\n",
+           "2 rows\n", "-d", store, "execute", "--format", "jsonl", stmt);
+    EXPECT(NULL, 0, "a,100,\"x, \"\"y\"\"\"\r\nb,200,\r\n", "2 rows\n", "-d", store, "execute",
+           "-f", "csv", "--noheader", stmt);
+    EXPECT(NULL, 0, "a,100,\"x, \"\"y\"\"\"\r\nb,200,\r\n", "2 rows\n", "-d", store, "execute",
+           "-f", "csv", "-noheader", stmt);
+    EXPECT(NULL, 0, "a  100  x, \"y\"\nb  200\n", "2 rows\n", "-d", store, "execute", "-f",
+           "tabular", "--noheader", stmt);
+    /* SELECT * as csv: the type's attributes, in name order */
+    EXPECT(NULL, 0, "AdType,Memory,Name,Note\r\nMachine,50,c,\r\n", "1 row\n", "-d", store,
+           "execute", "-f", "csv", "SELECT * FROM Machine WHERE Name == \"c\"");
+    /* -o FILE: the rows in FILE, nothing on stdout */
+    char path[1200];
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    EXPECT(NULL, 0, "", "2 rows\n", "-d", store, "execute", "-o", path, "-af", stmt);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[256];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    assert_string_equal(buf, af);
+    EXPECT(NULL, 1, "", "adstore execute: writing the output failed\n"
+                        "adstore execute: cannot write /dev/full: No space left on device\n",
+           "-d", store, "execute", "-o", "/dev/full", stmt);
+    /* dump takes -format as execute does */
+    run_result r;
+    RUN(r, 0, "-d", store, "dump", "-format", "text");
+    assert_int_equal(strncmp(r.out, "[ Format = \"adstore-dump\"; Version = 1;", 39), 0);
+    run_free(&r);
+    snprintf(path, sizeof path, "%s/no/such/dir/out.txt", dir);
+    char want[1400];
+    snprintf(want, sizeof want, "adstore execute: cannot create %s: No such file or directory\n",
+             path);
+    EXPECT(NULL, 1, "", want, "-d", store, "execute", "-o", path, stmt);
+}
+
+/* Statements from a file: --file, the same grammar as stdin and the shell;
+ * a lone operand naming a file is not taken for a statement. */
+static void execute__statements_from_a_file(void **state)
+{
+    (void)state;
+    make_store();
+    char path[1200];
+    snprintf(path, sizeof path, "%s/q.sql", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("SELECT Name\n\n  FROM Machine WHERE Memory > 60;\nSELECT 1 + 1 AS two;\n", f);
+    fclose(f);
+    EXPECT(NULL, 0, "a\nb\n2\n", "2 rows\n1 row\n", "-d", store, "execute", "--file", path,
+           "-af");
+    char want[3000];
+    snprintf(want, sizeof want,
+             "adstore execute: '%s' is a file, not a statement: run its statements with --file "
+             "%s (or - to read them from stdin)\nTry 'adstore help execute'.\n",
+             path, path);
+    EXPECT(NULL, 2, "", want, "-d", store, "execute", path);
+    EXPECT(NULL, 2, "",
+           "adstore execute: --file takes the statements: give no statement besides\n"
+           "Try 'adstore help execute'.\n",
+           "-d", store, "execute", "--file", path, "SELECT 1 AS x");
+    snprintf(path, sizeof path, "%s/none.sql", dir);
+    snprintf(want, sizeof want, "adstore execute: cannot open %s: No such file or directory\n",
+             path);
+    EXPECT(NULL, 1, "", want, "-d", store, "execute", "--file", path);
+}
+
+/* A SELECT with no FROM that names no attribute is one row, as in SQL;
+ * naming one, it reads every type's records. */
+static void execute__select_without_from_is_one_row(void **state)
+{
+    (void)state;
+    make_store();
+    EXPECT(NULL, 0, "[ two = 2 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT 1 + 1 AS two");
+    EXPECT(NULL, 0, "[ s = \"ab\"; n = 3 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT strcat(\"a\", \"b\") AS s, size({1, 2, 3}) AS n ORDER BY 1");
+    EXPECT(NULL, 0, "", "0 rows\n", "-d", store, "execute", "-f", "native",
+           "SELECT 1 AS one WHERE false");
+    EXPECT(NULL, 0, "[ Name = \"b\" ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
+           "SELECT Name WHERE Memory == 200");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(execute__output_for_scripts),
+        T(execute__statements_from_a_file),
+        T(execute__select_without_from_is_one_row),
         T(execute__every_spelling_of_the_format_option),
         T(execute__usage_errors_exit_2),
         T(execute__statement_limits_from_the_command_line),

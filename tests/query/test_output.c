@@ -4,8 +4,8 @@
  * care (a string with a comma, a quote, a newline and non-ASCII letters;
  * reals; booleans; undefined; a list; a record; an AbsTime; a RelTime; an
  * identifier; an unevaluated expression): with the select list's columns,
- * with SELECT * (csv and tabular then take the union of the rows' attribute
- * names in first-seen order), with no rows at all, and for a statement that
+ * with SELECT * (csv and tabular then take the type's attributes, in name
+ * order), with no rows at all, and for a statement that
  * fails part way (the rows it produced, closed, once the writer is aborted).
  */
 #include <setjmp.h>
@@ -235,16 +235,17 @@ static void csv__rfc4180_with_a_header(void **state)
         "\"[ a = 1; b = \"\"y\"\" ]\",`2024-01-02T03:04:05Z`,#1495,,,-6\r\n"
         "2,\" padded \",1e+100,false,,,,,,`1h30m`,3,\r\n"
         "10,\xc3\xbc,0.1,,,,,,,,,14\r\n");
-    /* SELECT *: the union of the rows' attributes, in first-seen order */
+    /* SELECT * FROM a type: the type's attributes (its Attribute records),
+     * in name order, known before the rows, so the rows stream */
     expect_output(ADS_FORMAT_CSV, STAR,
-                  "AdType,At,B,Id,K,L,N,R,Rec,S,Ex,Rt\r\n"
-                  "T,`2024-01-02T03:04:05Z`,true,#1495,1,\"{ 1, \"\"x\"\", { } }\",-3,2.5,"
-                  "\"[ a = 1; b = \"\"y\"\" ]\",\"a,b \"\"q\"\"\nline2 \xc3\xa9t\xc3\xa9\",,\r\n"
-                  "T,,false,,2,,,1e+100,,\" padded \",K + 1,`1h30m`\r\n"
-                  "T,,,,10,,7,0.1,,\xc3\xbc,,\r\n");
-    /* no rows: the header alone when the columns are known, else nothing */
+                  "AdType,At,B,Ex,Id,K,L,N,R,Rec,Rt,S\r\n"
+                  "T,`2024-01-02T03:04:05Z`,true,,#1495,1,\"{ 1, \"\"x\"\", { } }\",-3,2.5,"
+                  "\"[ a = 1; b = \"\"y\"\" ]\",,\"a,b \"\"q\"\"\nline2 \xc3\xa9t\xc3\xa9\"\r\n"
+                  "T,,false,K + 1,,2,,,1e+100,,`1h30m`,\" padded \"\r\n"
+                  "T,,,,,10,,7,0.1,,,\xc3\xbc\r\n");
+    /* no rows: the header alone (the columns are known) */
     expect_output(ADS_FORMAT_CSV, NONE_COLS, "K,the s\r\n");
-    expect_output(ADS_FORMAT_CSV, NONE_STAR, "");
+    expect_output(ADS_FORMAT_CSV, NONE_STAR, "AdType,At,B,Ex,Id,K,L,N,R,Rec,Rt,S\r\n");
     /* a label that needs quoting */
     expect_output(ADS_FORMAT_CSV, "SELECT K AS 'a,b', K AS ' k' FROM T WHERE K == 2",
                   "\"a,b\",\" k\"\r\n2,2\r\n");
@@ -269,14 +270,17 @@ static void tabular__aligned_columns(void **state)
                   "                                `1h30m`   3\n"
                   "10  \xc3\xbc                      0.1                                        "
                   "                                                  14\n");
-    /* SELECT *: the union of the attributes in first-seen order (N comes last) */
+    /* SELECT *: the type's attributes in name order, those no row shown
+     * has included */
     expect_output(ADS_FORMAT_TABULAR, "SELECT * FROM T WHERE K > 1",
-                  "AdType  B      Ex      K       R  Rt       S         N\n"
-                  "------  -----  -----  --  ------  -------  --------  -\n"
-                  "T       false  K + 1   2  1e+100  `1h30m`   padded\n"
-                  "T                     10     0.1           \xc3\xbc         7\n");
+                  "AdType  At  B      Ex     Id   K  L  N       R  Rec  Rt       S\n"
+                  "------  --  -----  -----  --  --  -  -  ------  ---  -------  --------\n"
+                  "T           false  K + 1       2        1e+100       `1h30m`   padded\n"
+                  "T                             10     7     0.1                \xc3\xbc\n");
     expect_output(ADS_FORMAT_TABULAR, NONE_COLS, "K  the s\n-  -----\n");
-    expect_output(ADS_FORMAT_TABULAR, NONE_STAR, "");
+    expect_output(ADS_FORMAT_TABULAR, "SELECT * FROM T WHERE false",
+                  "AdType  At  B  Ex  Id  K  L  N  R  Rec  Rt  S\n"
+                  "------  --  -  --  --  -  -  -  -  ---  --  -\n");
 }
 
 /* ---- xml ---- */
@@ -524,8 +528,240 @@ static void formats__names_parse_and_print(void **state)
     assert_int_equal(f, ADS_FORMAT_JSON);
     assert_int_equal(ads_format_parse(&f, "yaml", &err), ADS_EINVAL);
     assert_string_equal(err.message,
-                        "unknown format 'yaml'; expected text, native, json, csv, tabular or xml");
+                        "unknown format 'yaml'; expected text, native, json, jsonl, csv, "
+                        "tabular, values or xml");
     assert_int_equal(ads_format_parse(&f, NULL, &err), ADS_EINVAL);
+}
+
+/* ---- jsonl and values ---- */
+
+static void jsonl__one_object_per_line_and_nothing_else(void **state)
+{
+    (void)state;
+    expect_output(ADS_FORMAT_JSONL, "SELECT K, S, U FROM T WHERE K > 1 ORDER BY K",
+                  "{\"K\":2,\"S\":\" padded \",\"U\":null}\n"
+                  "{\"K\":10,\"S\":\"\xc3\xbc\",\"U\":null}\n");
+    expect_output(ADS_FORMAT_JSONL, NONE_STAR, "");
+    ads_format f;
+    ads_error err;
+    assert_int_equal(ads_format_parse(&f, "ndjson", &err), 0);
+    assert_int_equal(f, ADS_FORMAT_JSONL);
+}
+
+static void values__condor_af_spaces_between_values(void **state)
+{
+    (void)state;
+    /* strings raw, undefined spelled out, the rest in ClassAd syntax */
+    expect_output(ADS_FORMAT_VALUES, "SELECT K, S, U, Rt, N * 2 FROM T WHERE K > 1 ORDER BY K",
+                  "2  padded  undefined `1h30m` undefined\n"
+                  "10 \xc3\xbc undefined undefined 14\n");
+    /* SELECT *: every attribute of the type, absent ones undefined */
+    expect_output(ADS_FORMAT_VALUES, "SELECT * FROM T WHERE K == 10",
+                  "T undefined undefined undefined undefined 10 undefined 7 0.1 undefined "
+                  "undefined \xc3\xbc\n");
+    expect_output(ADS_FORMAT_VALUES, NONE_COLS, "");
+}
+
+/* ---- headers, UTF-8 and display width, through the sink itself ---- */
+
+/* A writer fed rows of one string attribute S by hand. */
+static char *feed(ads_format f, bool header, const char *const *strs, size_t n, size_t *peak)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    ads_writer *w;
+    ads_error err;
+    assert_int_equal(ads_writer_new(&w, f, mem, &err), 0);
+    ads_writer_set_header(w, header);
+    ads_sink sink = ads_writer_sink(w);
+    ads_str col = {"S", 1};
+    assert_int_equal(sink.begin(sink.ctx, &col, 1, &err), 0);
+    ads_arena *a = ads_arena_new();
+    for (size_t i = 0; i < n; i++) {
+        ads_record_builder *b;
+        ads_arena_reset(a);
+        ads_value v = ads_string(strs[i], strlen(strs[i]));
+        assert_int_equal(ads_record_builder_new(&b, a, &err), 0);
+        assert_int_equal(ads_record_builder_add_value(b, "S", 1, &v, &err), 0);
+        assert_int_equal(sink.row(sink.ctx, ads_record_builder_finish(b), &err), 0);
+    }
+    assert_int_equal(sink.end(sink.ctx, &err), 0);
+    ads_arena_free(a);
+    *peak = ads_writer_peak_rows(w);
+    ads_writer_free(w);
+    fclose(mem);
+    return text;
+}
+
+static void expect_fed(ads_format f, bool header, const char *const *strs, size_t n,
+                       const char *want)
+{
+    size_t peak;
+    char *got = feed(f, header, strs, n, &peak);
+    if (strcmp(got, want) != 0)
+        fail_msg("%s\n--- got:\n%s--- want:\n%s---", ads_format_name(f), got, want);
+    free(got);
+}
+
+static void csv__bytes_that_are_not_utf8_become_u_fffd(void **state)
+{
+    (void)state;
+    /* a lone continuation byte, a cut-short sequence, an overlong '/', a
+     * surrogate: each bad byte one U+FFFD; good text untouched */
+    const char *strs[] = {"a\x80z", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\xe2\x82\xac ok"};
+    expect_fed(ADS_FORMAT_CSV, true, strs, 5,
+               "S\r\n"
+               "a\xef\xbf\xbdz\r\n"
+               "\xef\xbf\xbd\r\n"
+               "\xef\xbf\xbd\xef\xbf\xbd\r\n"
+               "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\r\n"
+               "\xe2\x82\xac ok\r\n");
+}
+
+static void tabular__aligns_by_display_width(void **state)
+{
+    (void)state;
+    /* CJK ideographs and fullwidth letters take two columns, a combining
+     * accent none, so the next column starts at the same place on each line */
+    const char *strs[] = {"\xe6\x97\xa5\xe6\x9c\xac", /* two ideographs: 4 columns */
+                          "e\xcc\x81", /* e + combining acute: 1 column */
+                          "\xef\xbc\xa1", /* fullwidth A: 2 columns */
+                          "abcd"};
+    expect_fed(ADS_FORMAT_TABULAR, true, strs, 4,
+               "S\n"
+               "----\n"
+               "\xe6\x97\xa5\xe6\x9c\xac\n"
+               "e\xcc\x81\n"
+               "\xef\xbc\xa1\n"
+               "abcd\n");
+    /* two columns make the padding visible */
+    expect_output(ADS_FORMAT_TABULAR, "SELECT \"\xe6\x97\xa5\" AS A, 1 AS B FROM T WHERE K == 1",
+                  "A   B\n"
+                  "--  -\n"
+                  "\xe6\x97\xa5  1\n");
+}
+
+static void formats__no_header_for_scripts(void **state)
+{
+    (void)state;
+    const char *strs[] = {"x", "y,z"};
+    expect_fed(ADS_FORMAT_CSV, false, strs, 2, "x\r\n\"y,z\"\r\n");
+    expect_fed(ADS_FORMAT_TABULAR, false, strs, 2, "x\ny,z\n");
+    expect_fed(ADS_FORMAT_CSV, false, strs, 0, "");
+}
+
+/* Memory bounded by rows held, not rows written: csv with known columns
+ * holds none; tabular holds its measuring sample and then streams, a later
+ * wider value written whole, past the alignment. */
+static void formats__rows_held_stay_bounded(void **state)
+{
+    (void)state;
+    enum { N = 3 * ADS_WRITER_SAMPLE_ROWS };
+    const char **strs = calloc(N, sizeof *strs);
+    assert_non_null(strs);
+    for (size_t i = 0; i < N; i++)
+        strs[i] = i == N - 1 ? "wider" : "ab";
+    size_t peak;
+    char *got = feed(ADS_FORMAT_CSV, true, strs, N, &peak);
+    assert_int_equal(peak, 0);
+    free(got);
+    got = feed(ADS_FORMAT_TABULAR, true, strs, N, &peak);
+    assert_int_equal(peak, ADS_WRITER_SAMPLE_ROWS);
+    assert_int_equal(strncmp(got, "S\n--\nab\nab\n", 11), 0);
+    size_t len = strlen(got);
+    assert_true(len > 8);
+    assert_string_equal(got + len - 9, "ab\nwider\n");
+    free(got);
+    free(strs);
+}
+
+/* SELECT * through the store: csv streams (the type's columns come first);
+ * over all types (no FROM) it holds its sample and then streams. */
+static void formats__select_star_streams_over_many_rows(void **state)
+{
+    (void)state;
+    ads_error err;
+    ts_declare(db, "Big", "K", NULL);
+    ads_buf stmt = ADS_BUF_INIT;
+    ads_buf_adds(&stmt, "STORE ");
+    for (int i = 0; i < 2500; i++)
+        ads_buf_printf(&stmt, "%s[ AdType = \"Big\"; K = %d; V = %d ]", i ? ", " : "", i, i * 2);
+    assert_false(stmt.failed);
+    assert_int_equal(ads_query_exec(q, stmt.p, stmt.len, NULL, NULL, NULL, &err), 0);
+    ads_buf_free(&stmt);
+    static const struct {
+        ads_format f;
+        const char *stmt;
+        size_t peak;
+    } cases[] = {
+        {ADS_FORMAT_CSV, "SELECT * FROM Big", 0},
+        {ADS_FORMAT_CSV, "SELECT K, V FROM Big", 0},
+        {ADS_FORMAT_TABULAR, "SELECT * FROM Big", ADS_WRITER_SAMPLE_ROWS},
+        {ADS_FORMAT_CSV, "SELECT * WHERE AdType == \"Big\"", ADS_WRITER_SAMPLE_ROWS},
+        {ADS_FORMAT_JSON, "SELECT * FROM Big", 0},
+        {ADS_FORMAT_VALUES, "SELECT * FROM Big", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        ads_writer *w;
+        assert_int_equal(ads_writer_new(&w, cases[i].f, mem, &err), 0);
+        ads_sink sink = ads_writer_sink(w);
+        ads_exec_info info;
+        if (ads_query_exec(q, cases[i].stmt, strlen(cases[i].stmt), &sink, NULL, &info, &err))
+            fail_msg("%s: %s", cases[i].stmt, err.message);
+        assert_int_equal(info.rows, 2500);
+        assert_int_equal(ads_writer_peak_rows(w), cases[i].peak);
+        ads_writer_free(w);
+        fclose(mem);
+        size_t lines = 0;
+        for (size_t k = 0; k < len; k++)
+            lines += text[k] == '\n';
+        if (cases[i].f == ADS_FORMAT_CSV) {
+            assert_int_equal(lines, 2501);
+            const char *head = strstr(cases[i].stmt, "*") ? "AdType,K,V\r\nBig,0,0\r\n"
+                                                           : "K,V\r\n0,0\r\n";
+            assert_int_equal(strncmp(text, head, strlen(head)), 0);
+        }
+        free(text);
+    }
+}
+
+/* One writer, statement after statement: each gets its own output. */
+static void formats__one_writer_serves_several_statements(void **state)
+{
+    (void)state;
+    static const struct {
+        ads_format f;
+        const char *want;
+    } cases[] = {
+        {ADS_FORMAT_JSON, "[\n{\"K\":1}\n]\n[\n{\"K\":2}\n]\n"},
+        {ADS_FORMAT_CSV, "K\r\n1\r\nK\r\n2\r\n"},
+        {ADS_FORMAT_TABULAR, "K\n-\n1\nK\n-\n2\n"},
+        {ADS_FORMAT_XML, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        ads_writer *w;
+        ads_error err;
+        assert_int_equal(ads_writer_new(&w, cases[i].f, mem, &err), 0);
+        ads_sink sink = ads_writer_sink(w);
+        const char *s1 = "SELECT K FROM T WHERE K == 1", *s2 = "SELECT K FROM T WHERE K == 2";
+        assert_int_equal(ads_query_exec(q, s1, strlen(s1), &sink, NULL, NULL, &err), 0);
+        assert_int_equal(ads_query_exec(q, s2, strlen(s2), &sink, NULL, NULL, &err), 0);
+        ads_writer_free(w);
+        fclose(mem);
+        if (cases[i].want)
+            assert_string_equal(text, cases[i].want);
+        else /* xml: two whole documents */
+            assert_non_null(strstr(strstr(text, "</classads>"), "<classads>"));
+        free(text);
+    }
 }
 
 int main(void)
@@ -542,6 +778,14 @@ int main(void)
         T(formats__a_row_with_no_attributes),
         T(formats__a_statement_failing_part_way_keeps_its_rows_well_formed),
         T(formats__names_parse_and_print),
+        T(jsonl__one_object_per_line_and_nothing_else),
+        T(values__condor_af_spaces_between_values),
+        T(csv__bytes_that_are_not_utf8_become_u_fffd),
+        T(tabular__aligns_by_display_width),
+        T(formats__no_header_for_scripts),
+        T(formats__rows_held_stay_bounded),
+        T(formats__select_star_streams_over_many_rows),
+        T(formats__one_writer_serves_several_statements),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
