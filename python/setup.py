@@ -48,7 +48,7 @@ setup(
     ext_modules=[Extension(
         "adstore._adstore",
         sources=[os.path.join("adstore", s) for s in SOURCES],
-        include_dirs=[str(ROOT)],
+        include_dirs=[str(ROOT / "include"), str(ROOT)],
         define_macros=[("_GNU_SOURCE", None)],
         extra_compile_args=["-std=c11", "-Wno-missing-field-initializers"],
         libraries=["pthread", "m"],

@@ -50,6 +50,7 @@ typedef struct {
     ads_error err;
     ads_exec_info info;
     bool finished;     /* the end was reported to Python */
+    bool iterating;    /* a thread is inside __next__ (it may wait without the GIL) */
     adspy_names names; /* the rows' attribute names (touched under the GIL) */
 } adspy_Cursor;
 
@@ -199,9 +200,23 @@ static PyObject *cursor_finish(adspy_Cursor *c)
     return NULL; /* StopIteration */
 }
 
+static PyObject *cursor_next_rows(adspy_Cursor *c);
+
+/* One thread at a time: two waiting for the same batch would leave one
+ * waiting for a batch nobody asked for. */
 static PyObject *cursor_next(PyObject *self)
 {
     adspy_Cursor *c = (adspy_Cursor *)self;
+    if (c->iterating)
+        return adspy_raise_code(ADS_EBUSY, "a Cursor is iterated by one thread at a time");
+    c->iterating = true;
+    PyObject *r = cursor_next_rows(c);
+    c->iterating = false;
+    return r;
+}
+
+static PyObject *cursor_next_rows(adspy_Cursor *c)
+{
     for (;;) {
         if (c->rows && c->pos < PyList_GET_SIZE(c->rows)) {
             PyObject *r = PyList_GET_ITEM(c->rows, c->pos);
@@ -229,6 +244,8 @@ static PyObject *cursor_close(PyObject *self, PyObject *unused)
 {
     (void)unused;
     adspy_Cursor *c = (adspy_Cursor *)self;
+    if (c->iterating)
+        return adspy_raise_code(ADS_EBUSY, "the Cursor is being iterated by another thread");
     cursor_stop(c);
     c->finished = true;
     Py_CLEAR(c->rows);

@@ -123,3 +123,24 @@ def test_select_streams_rows(store):
     assert count == 200 * n and len(held) == n
     # Holding every row costs tens of MB; streaming holds two batches of 512.
     assert all_rows > 20 * peak, (peak, all_rows)
+
+
+def test_one_cursor_is_iterated_by_one_thread_at_a_time(store):
+    store.store(machine(i) for i in range(3000))
+    cur = store.execute("SELECT Name FROM Machine")
+    seen, refused = [], []
+
+    def take():
+        while True:
+            try:
+                row = next(cur)
+            except StopIteration:
+                return
+            except adstore.BusyError:
+                refused.append(1)
+                continue
+            seen.append(row["Name"])
+
+    run_threads([take, take, take])
+    # every row exactly once, whichever thread took it; nobody waited forever
+    assert sorted(seen) == sorted("m%d" % i for i in range(3000))
