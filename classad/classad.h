@@ -20,11 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/arena.h"
-#include "base/buf.h"
-#include "base/error.h"
-#include "base/limits.h"
-#include "idgen/idgen.h"
+#include "../base/arena.h"
+#include "../base/buf.h"
+#include "../base/error.h"
+#include "../base/limits.h"
+#include "../idgen/idgen.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -45,7 +45,7 @@
 
 #include <stdio.h>
 
-#include "classad/classad.h"
+#include "../classad/classad.h"
 
 #ifdef __cplusplus
 extern "C" {

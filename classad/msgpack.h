@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "classad/classad.h"
+#include "../classad/classad.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -49,11 +49,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "base/arena.h"
-#include "base/error.h"
-#include "classad/classad.h"
-#include "classad/msgpack.h"
-#include "idgen/idgen.h"
+#include "../base/arena.h"
+#include "../base/error.h"
+#include "../classad/classad.h"
+#include "../classad/msgpack.h"
+#include "../idgen/idgen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,6 +86,8 @@ typedef struct ads_db_options {
     size_t map_size; /* initial map size in bytes; 0: 1 GiB. The map grows by doubling
                         whenever a write transaction fills it. */
 } ads_db_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_DB_OPTIONS_INIT {.map_size = 0}
 
 /*
  * Open the store in directory dir. With ADS_DB_CREATE a missing directory is
@@ -550,6 +552,8 @@ typedef struct ads_bulk_options {
     void *ctx;
     ads_sync *sync; /* may be NULL: notes the key and type of each record stored */
 } ads_bulk_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_BULK_OPTIONS_INIT {.batch = 0}
 
 /* Begin a bulk load into db. Errors: ADS_EINVAL, ADS_ENOMEM, ADS_EREADONLY. */
 int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err);
@@ -609,6 +613,8 @@ typedef struct ads_dump_options {
     void (*bad_row)(void *ctx, const char *what); /* salvage: each row left out, as
                                                      "type T, key K: what is wrong" */
 } ads_dump_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_DUMP_OPTIONS_INIT {.format = ADS_DUMP_MSGPACK}
 
 typedef struct ads_dump_result {
     uint64_t rows, meta, bytes;
@@ -635,6 +641,8 @@ typedef struct ads_restore_options {
     ads_progress_fn progress;
     void *ctx;
 } ads_restore_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_RESTORE_OPTIONS_INIT {.new_node = false}
 
 /*
  * Rebuild a store in directory dir from the dump read from f (either
@@ -697,6 +705,8 @@ typedef struct ads_compact_options {
     void (*stage)(void *ctx, const char *stage); /* called at "copied" and "renamed" (tests) */
     void *ctx;
 } ads_compact_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_COMPACT_OPTIONS_INIT {.wait = 0}
 
 typedef struct ads_compact_result {
     ads_trim_result retention; /* what retention removed first */

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "base/error.h"
+#include "../base/error.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "base/buf.h"
-#include "classad/classad.h"
-#include "engine/engine.h"
+#include "../base/buf.h"
+#include "../classad/classad.h"
+#include "../engine/engine.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -117,6 +117,8 @@ typedef struct ads_exec_info {
 typedef struct ads_exec_options {
     bool hidden; /* SELECT * includes attributes whose names start with '_' */
 } ads_exec_options;
+/* Every field at its default (start from it: a field added later keeps its default). */
+#define ADS_EXEC_OPTIONS_INIT {.hidden = false}
 
 /*
  * Parse and run one statement (len bytes of text; a trailing ';' is
@@ -188,13 +190,13 @@ const char *ads_format_name(ads_format f);
  */
 typedef struct ads_writer ads_writer;
 int ads_writer_new(ads_writer **out, ads_format f, FILE *to, ads_error *err);
-ads_sink ads_writer_sink(ads_writer *w);
-/*
 /* csv and tabular: write the header lines (true, the default) or not. */
 void ads_writer_set_header(ads_writer *w, bool header);
 /* The most rows the writer has held at once (0 for NULL): tests check that
  * it stays bounded. */
 size_t ads_writer_peak_rows(const ads_writer *w);
+ads_sink ads_writer_sink(ads_writer *w);
+/*
  * After a statement that failed part way (its sink's end was not called):
  * write what is still held or buffered, close what the rows written so far
  * opened (json's `]`, xml's `</classads>`; a csv header is written with the

@@ -190,6 +190,10 @@ int cli_dispatch(cli_ctx *c, int argc, char **argv, const cli_sub *subs, size_t 
 
 /* ---- help ---- */
 
+#ifndef ADS_VERSION
+#error "ADS_VERSION (the release, from CMake's project version) must be defined"
+#endif
+
 typedef struct help_entry {
     const char *command;
     const char *text;
@@ -215,15 +219,18 @@ static const help_entry help_entries[] = {
          "  stats   types, record and row counts, sizes, map usage\n"
          "  compact apply history retention, then rewrite the store into the smallest file\n"
          "  help    show this text, or a command's: adstore help COMMAND\n"
+         "  version print the version: adstore " ADS_VERSION "\n"
          "\n"
          "Options for every command:\n"
          "  -d DIR, --db DIR  the store (a directory); else $ADSTORE_DB, else ./adstore.db.\n"
          "                    Commands that only read open it read-only; a store is\n"
          "                    created on first write.\n"
          "  -h, --help        help for the command\n"
+         "  --version         print the version and exit\n"
          "\n"
          "Exit status: 0 success, 1 bad input or a failed operation, 2 bad usage.\n"
-         "Documentation: docs/ in the source tree (docs/identifiers.md for ids).\n"},
+         "Documentation: man adstore; docs/ in the source tree (docs/identifiers.md\n"
+         "for ids).\n"},
     {"id", "Usage: adstore id new [ordered|random|increment] [-n N]\n"
            "       adstore id parse ID...\n"
            "       adstore id next SEQUENCE\n"
@@ -249,8 +256,10 @@ static const help_entry help_entries[] = {
               "       adstore fluid encode [--to ENC] VALUE...\n"
               "       adstore fluid decode [--from ENC] STRING...\n"
               "\n"
-              "FLUIDs are 64-bit ids: 40 bits of ms since the Unix epoch, 14 bits of\n"
-              "generator id, 10 bits of sequence (1024 ids per ms per generator).\n"
+              "FLUIDs are 64-bit ids: 40 bits of ms since adstore's FLUID epoch,\n"
+              "2020-01-01T00:00:00Z (the Unix epoch cannot fit 40 bits of ms today),\n"
+              "14 bits of generator id, 10 bits of sequence (1024 ids per ms per\n"
+              "generator).\n"
               "\n"
               "new     print N (default 1) new FLUIDs from generator GEN (0..16383,\n"
               "        default 0); the store keeps the generator's last timestamp so\n"

@@ -1,8 +1,9 @@
 /*
  * tools/main.c: the adstore program's entry point. Reads the options that
- * come before the command (-d/--db, --help, --version) and hands the rest to
- * the command's function (tools/cmd_*.c), then checks that everything written
- * to standard output reached it (cli_finish_output).
+ * come before the command (-d/--db, --help, --version), answers 'help' and
+ * 'version', and hands the rest to the command's function (tools/cmd_*.c),
+ * then checks that everything written to standard output reached it
+ * (cli_finish_output).
  */
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,17 @@ static const command commands[] = {
     {"compact", cmd_compact},
 };
 
+#ifndef ADS_VERSION
+#error "ADS_VERSION (the release, from CMake's project version) must be defined"
+#endif
+
+/* --version and 'adstore version': the release and the on-disk format it writes. */
+static int print_version(void)
+{
+    printf("adstore %s (store format %d)\n", ADS_VERSION, ADS_DB_FORMAT_VERSION);
+    return EXIT_OK;
+}
+
 /* The command's status, before standard output is checked. */
 static int run(cli_ctx *c, int argc, char **argv)
 {
@@ -47,8 +59,7 @@ static int run(cli_ctx *c, int argc, char **argv)
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             return cli_print_help(NULL);
         } else if (strcmp(a, "--version") == 0) {
-            printf("adstore 0.1.0 (store format %d)\n", ADS_DB_FORMAT_VERSION);
-            return EXIT_OK;
+            return print_version();
         } else {
             fprintf(stderr, "adstore: unknown option '%s'; 'adstore help' lists the options\n",
                     a);
@@ -62,6 +73,11 @@ static int run(cli_ctx *c, int argc, char **argv)
     const char *name = argv[i];
     if (strcmp(name, "help") == 0)
         return cli_print_help(i + 1 < argc ? argv[i + 1] : NULL);
+    if (strcmp(name, "version") == 0) {
+        if (i + 1 < argc)
+            return cli_fail(c, EXIT_USAGE, "version takes no arguments");
+        return print_version();
+    }
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
         if (strcmp(commands[k].name, name) == 0) {
             c->command = name;

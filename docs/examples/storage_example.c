@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include <adstore/engine.h>
 
 static int check(int rc, const ads_error *err)
 {

@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "engine/engine.h"
+#include <adstore/engine.h>
 
 int main(int argc, char **argv)
 {
