@@ -34,7 +34,8 @@
 #include "engine/engine_int.h"
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       bool merge, ads_write_info *info, ads_error *err);
+                       const unsigned char *key, size_t key_len, bool merge,
+                       ads_write_info *info, ads_error *err);
 int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
@@ -249,6 +250,8 @@ struct ads_bulk {
     uint64_t *nums; /* each queued record's number in the load */
     size_t *order;  /* the order a batch is stored in (batch_order) */
     const ads_type **types; /* each queued row's type, as batch_order found it */
+    ads_buf keys;           /* their record keys, back to back (batch_order) */
+    size_t *key_ends;       /* where each row's key ends in keys */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
     size_t n, cap;
     uint64_t committed, added;
@@ -338,16 +341,11 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
 }
 
 /* The AdType of a queued row. */
-static int row_adtype(ads_str *out, const unsigned char *data, size_t len, ads_arena *a,
-                      ads_error *err)
+static int row_adtype(ads_str *out, ads_msgpack_view *mv, ads_error *err)
 {
-    ads_msgpack_view mv;
     ads_value v;
     const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
-    if (rc)
-        return rc;
-    rc = ads_msgpack_view_lookup(&v, &e, &mv, "AdType", 6, err);
+    int rc = ads_msgpack_view_lookup(&v, &e, mv, "AdType", 6, err);
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -374,11 +372,11 @@ typedef struct type_memo {
     size_t last_len;
 } type_memo;
 
-static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, const unsigned char *data,
-                    size_t len, ads_arena *a, ads_error *err)
+static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpack_view *mv,
+                    ads_error *err)
 {
     ads_str name = {"", 0};
-    int rc = row_adtype(&name, data, len, a, err);
+    int rc = row_adtype(&name, mv, err);
     if (rc)
         return rc;
     if (!m->t || name.len != m->last_len || strncasecmp(name.p, m->last, name.len) != 0) {
@@ -394,16 +392,14 @@ static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, const unsi
 /* The record key of a queued row of type t, appended to key: 1, or 0 when
  * the row's key is not all given as values (it would be generated, or the
  * write refuses it and says why), or ADS_ENOMEM. */
-static int row_key(ads_buf *key, const ads_type *t, const unsigned char *data, size_t len,
-                   ads_arena *a, ads_error *err)
+static int row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err)
 {
-    ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    int rc = 0;
     ads_key__typeid(key, t->id);
     for (size_t i = 0; i < t->nkeys && !rc; i++) {
         ads_value v;
         const ads_expr *e = NULL;
-        rc = ads_msgpack_view_lookup(&v, &e, &mv, t->keys[i].p, t->keys[i].len, err);
+        rc = ads_msgpack_view_lookup(&v, &e, mv, t->keys[i].p, t->keys[i].len, err);
         if (rc == 1 && !e)
             rc = ads_key__value(key, &v, NULL, err);
         else if (rc >= 0)
@@ -438,56 +434,59 @@ static int sort_ent_cmp(const void *x, const void *y)
  * The order to store the batch in: order[k] is the k-th row to store. Key
  * order when every row's key is given and no type has hooks; else as the
  * rows came. *sorted says which. The types of the first *typed rows are
- * left in b->types (valid in this transaction).
+ * left in b->types (valid in this transaction), the record keys of the
+ * first *keyed in b->keys (row i's ends at b->key_ends[i]).
  */
-static int batch_order(size_t *order, bool *sorted, size_t *typed, ads_txn *txn, ads_bulk *b,
-                       ads_arena *a, ads_error *err)
+static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed, ads_txn *txn,
+                       ads_bulk *b, ads_arena *a, ads_error *err)
 {
     for (size_t i = 0; i < b->n; i++)
         order[i] = i;
     *sorted = false;
-    *typed = 0;
-    if (b->n < 2)
-        return 0;
+    *typed = *keyed = 0;
     type_memo m = {NULL, "", 0};
-    ads_buf keys = ADS_BUF_INIT;
-    size_t *ends = malloc(b->n * sizeof *ends);
-    sort_ent *ents = malloc(b->n * sizeof *ents);
+    ads_buf *keys = &b->keys;
+    size_t *ends = b->key_ends;
+    sort_ent *ents = NULL;
     int rc = 0;
     bool ascending = true;
-    if (!ends || !ents) {
-        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-        goto cleanup;
-    }
+    ads_buf_clear(keys);
     for (size_t i = 0; i < b->n; i++) {
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
         size_t len = b->offs[i + 1] - b->offs[i];
         const ads_type *t;
+        ads_msgpack_view mv;
         ads_arena_reset(a);
         /* a row the write refuses is refused there, in input order */
-        if ((rc = row_type(&t, &m, txn, data, len, a, err)) || t->has_hooks) {
+        if ((rc = ads_msgpack_view_init(&mv, data, len, a, err)) ||
+            (rc = row_type(&t, &m, txn, &mv, err)) || t->has_hooks) {
             rc = rc == ADS_ENOMEM ? rc : 0;
             goto cleanup;
         }
         b->types[i] = t;
         *typed = i + 1;
-        size_t from = keys.len;
-        if ((rc = row_key(&keys, t, data, len, a, err)) <= 0)
+        size_t from = keys->len;
+        if ((rc = row_key(keys, t, &mv, err)) <= 0)
             goto cleanup;
         rc = 0;
-        ends[i] = keys.len;
+        ends[i] = keys->len;
+        *keyed = i + 1;
         if (i > 0 && ascending) {
-            sort_ent prev = {(const unsigned char *)keys.p + (i > 1 ? ends[i - 2] : 0), 0, i - 1};
-            sort_ent cur = {(const unsigned char *)keys.p + from, keys.len - from, i};
+            sort_ent prev = {(const unsigned char *)keys->p + (i > 1 ? ends[i - 2] : 0), 0, i - 1};
+            sort_ent cur = {(const unsigned char *)keys->p + from, keys->len - from, i};
             prev.len = (size_t)(cur.key - prev.key);
             ascending = sort_ent_cmp(&prev, &cur) < 0;
         }
     }
     if (ascending) /* already in order (a load in key order) */
         goto cleanup;
+    if (!(ents = malloc(b->n * sizeof *ents))) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto cleanup;
+    }
     for (size_t i = 0; i < b->n; i++) {
         size_t from = i ? ends[i - 1] : 0;
-        ents[i].key = (const unsigned char *)keys.p + from;
+        ents[i].key = (const unsigned char *)keys->p + from;
         ents[i].len = ends[i] - from;
         ents[i].i = i;
     }
@@ -496,9 +495,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, ads_txn *txn,
         order[i] = ents[i].i;
     *sorted = true;
 cleanup:
-    free(ends);
     free(ents);
-    ads_buf_free(&keys);
     return rc;
 }
 
@@ -535,9 +532,9 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         txn->idgen_dirty = true;
     }
     run->sorted = false;
-    size_t typed = 0;
+    size_t typed = 0, keyed = 0;
     if (!run->in_order &&
-        (rc = batch_order(b->order, &run->sorted, &typed, txn, b, a, err)))
+        (rc = batch_order(b->order, &run->sorted, &typed, &keyed, txn, b, a, err)))
         goto cleanup;
     type_memo m = {NULL, "", 0};
     for (size_t k = 0; k < b->n; k++) {
@@ -545,10 +542,20 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
         size_t len = b->offs[i + 1] - b->offs[i];
         const ads_type *t = i < typed ? b->types[i] : NULL;
+        ads_msgpack_view mv;
         ads_arena_reset(a);
-        if (!t && (rc = row_type(&t, &m, txn, data, len, a, err))) {
+        if (!t && ((rc = ads_msgpack_view_init(&mv, data, len, a, err)) ||
+                   (rc = row_type(&t, &m, txn, &mv, err)))) {
             run->failed_at = i;
             goto cleanup;
+        }
+        /* the record key batch_order made, unless a hook replaced the row */
+        const unsigned char *key = NULL;
+        size_t key_len = 0;
+        if (i < keyed) {
+            size_t from = i ? b->key_ends[i - 1] : 0;
+            key = (const unsigned char *)b->keys.p + from;
+            key_len = b->key_ends[i] - from;
         }
         ads_buf enc = ADS_BUF_INIT;
         if (t->has_hooks && t->hooks.prestore) {
@@ -571,7 +578,9 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             }
         }
         ads_write_info wi;
-        rc = ads_store__encoded(txn, t, data, len, !b->opt.replace, &wi, err);
+        if (data != (const unsigned char *)b->rows.p + b->offs[i])
+            key = NULL;
+        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, &wi, err);
         ads_buf_free(&enc);
         if (!rc && !wi.changed)
             run->unchanged++;
@@ -671,6 +680,10 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
         if (!types)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         b->types = types;
+        size_t *key_ends = realloc(b->key_ends, cap * sizeof *key_ends);
+        if (!key_ends)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->key_ends = key_ends;
         if (b->opt.backfill) {
             double *t = realloc(b->ts, cap * sizeof *t);
             if (!t)
@@ -707,6 +720,8 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->nums);
     free(b->order);
     free(b->types);
+    free(b->key_ends);
+    ads_buf_free(&b->keys);
     ads_msgpack_order_free(b->names);
     free(b);
     return rc;

@@ -251,6 +251,8 @@ typedef struct write_req {
     bool merge;      /* lay over the row in effect (STORE) or replace (UPDATE, DELETE) */
     const unsigned char *expect_key; /* UPDATE: the key the record must keep */
     size_t expect_len;
+    const unsigned char *key; /* the record key, when the caller made it already */
+    size_t key_len;
 } write_req;
 
 /* What a quick look at the given row finds. */
@@ -440,6 +442,11 @@ static int build_key(ads_buf *full, ads_txn *txn, const write_req *r, ads_msgpac
     const ads_type *t = r->t;
     ads_value v;
     int rc;
+    if (r->key && !t->autogen) {
+        /* the key attributes' values, checked by whoever encoded them */
+        ads_buf_add(full, r->key, r->key_len);
+        return full->failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
+    }
     ads_key__typeid(full, t->id);
     for (size_t i = 0; i < t->nkeys; i++) {
         rc = given_value(&v, mv, t->keys[i].p, t->keys[i].len, "key attribute", t, err);
@@ -790,14 +797,19 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
 }
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       bool merge, ads_write_info *info, ads_error *err);
+                       const unsigned char *key, size_t key_len, bool merge,
+                       ads_write_info *info, ads_error *err);
 
 /* Store a canonical MessagePack row of type t: laid over the row in effect
- * (merge, as STORE) or replacing it (a bulk load of whole rows). */
+ * (merge, as STORE) or replacing it (a bulk load of whole rows). key (may be
+ * NULL): the record key (ads_key__value of each key attribute after the
+ * type id, at most ADS_KEY_MAX_LEN bytes) that the row's key attributes
+ * give, made by the caller (a bulk load sorting its batch by it). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       bool merge, ads_write_info *info, ads_error *err)
+                       const unsigned char *key, size_t key_len, bool merge,
+                       ads_write_info *info, ads_error *err)
 {
-    write_req r = {t, data, len, merge, NULL, 0};
+    write_req r = {t, data, len, merge, NULL, 0, key, key_len};
     return do_write(txn, &r, info, err);
 }
 
@@ -838,7 +850,8 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     ads_buf b = ADS_BUF_INIT;
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
-        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, true, info, err);
+        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, info,
+                                err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;
