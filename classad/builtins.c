@@ -39,6 +39,11 @@ const ads_builtin *ads_builtin__find(const char *name, size_t len)
     return NULL;
 }
 
+bool ads_builtin_known(const char *name, size_t len)
+{
+    return name && ads_builtin__find(name, len) != NULL;
+}
+
 /* Evaluate argument i. */
 static ads_value arg(ads_eval_ctx *cx, const ads_view *view, const ads_expr *const *args,
                      size_t i)

@@ -343,6 +343,11 @@ const ads_record *ads_expr_record(const ads_expr *e);
 /* True for a call written name(*) (ADS_PARSE_QUERY). */
 bool ads_expr_star(const ads_expr *e);
 
+/* True if name (len bytes, case-insensitive) is a built-in function. A call
+ * of any other name parses and evaluates to error (as in HTCondor); a
+ * program may refuse it up front, as statements do (query/query.h). */
+bool ads_builtin_known(const char *name, size_t len);
+
 /* Structural equality: same shape, names compared ignoring case, literals
  * by ads_value_same. */
 bool ads_expr_equal(const ads_expr *a, const ads_expr *b);

@@ -233,6 +233,60 @@ static int agg_misplaced(const stmt *st, const ads_expr *call, const char *why, 
     return ads_q__error_place(st, ads_expr_name(call).p, ADS_EINVAL, err);
 }
 
+/* The first call in e of a function that is neither a ClassAd built-in nor
+ * the statement language's (aggregates, @filters, timeline aggregates). */
+static int unknown_at(void *ctx, const ads_expr *e)
+{
+    const ads_expr **found = ctx;
+    if (ads_expr_kind_of(e) == ADS_X_RECORD) {
+        const ads_record *r = ads_expr_record(e);
+        for (size_t i = 0; i < ads_record_size(r) && !*found; i++)
+            ads_expr_visit(ads_record_expr(r, i), unknown_at, found, ADS_VISIT_ANY_ORDER, NULL);
+        return *found ? ADS_VISIT_STOP : ADS_VISIT_SKIP;
+    }
+    if (ads_expr_kind_of(e) != ADS_X_CALL)
+        return ADS_VISIT_INTO;
+    ads_str n = ads_expr_name(e);
+    bool language = n.len && (n.p[0] == '@' || n.p[n.len - 1] == '@');
+    if (language || ads_q__agg_kind(e) >= 0 || ads_builtin_known(n.p, n.len))
+        return ADS_VISIT_INTO;
+    *found = e;
+    return ADS_VISIT_STOP;
+}
+
+/* A statement calling a function that does not exist is refused where the
+ * call is written (a stored record may hold one: it evaluates to error). */
+static int check_calls(const stmt *st, const ads_expr *e, ads_error *err)
+{
+    const ads_expr *bad = NULL;
+    if (e)
+        ads_expr_visit(e, unknown_at, &bad, ADS_VISIT_ANY_ORDER, NULL);
+    if (!bad)
+        return 0;
+    ads_str n = ads_expr_name(bad);
+    ads_error_set(err, ADS_EINVAL,
+                  "no function named %.*s (adstore help eval lists the ClassAd functions; "
+                  "docs/classad.md)",
+                  (int)(n.len > 64 ? 64 : n.len), n.p);
+    return ads_q__error_place(st, n.p, ADS_EINVAL, err);
+}
+
+static int check_all_calls(const stmt *st, ads_error *err)
+{
+    int rc = check_calls(st, st->where, err);
+    for (size_t i = 0; !rc && i < st->nitems; i++)
+        rc = check_calls(st, st->items[i].e, err);
+    for (size_t i = 0; !rc && i < st->njoins; i++)
+        rc = check_calls(st, st->joins[i].on, err);
+    for (size_t i = 0; !rc && i < st->ngroup; i++)
+        rc = check_calls(st, st->group[i], err);
+    for (size_t i = 0; !rc && i < st->norder; i++)
+        rc = check_calls(st, st->order[i].e, err);
+    for (size_t i = 0; !rc && i < st->nsets; i++)
+        rc = check_calls(st, st->sets[i].e, err);
+    return rc;
+}
+
 /*
  * What can be checked of a parsed statement without a store, and the
  * rewrites every statement gets: a bare name in ORDER BY that is a select
@@ -245,6 +299,8 @@ static int agg_misplaced(const stmt *st, const ads_expr *call, const char *why, 
 static int check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *a, ads_error *err)
 {
     int rc;
+    if ((rc = check_all_calls(st, err)))
+        return rc;
     if ((rc = ads_q__split_temporal(st, st->where, tf, rest, a, err)))
         return rc;
     const ads_expr *bad = ads_q__find_agg_only(st->where);
