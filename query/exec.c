@@ -63,8 +63,16 @@ ads_arena *ads_q__arena(ads_query *q)
     return a;
 }
 
+void ads_query_interrupt(ads_query *q)
+{
+    if (q)
+        q->interrupted = 1;
+}
+
 int ads_q__budget(ads_query *q, ads_error *err)
 {
+    if (q->interrupted)
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
     if (ads_budget_check(&q->budget))
         return 0;
     return ads_error_set(err, ADS_ELIMIT, "over a statement limit");
@@ -386,6 +394,7 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     if (!opt)
         opt = &defopt;
     ads_budget_start(&q->budget, q->max_bytes, q->max_seconds);
+    q->interrupted = 0;
     ads_arena *a = ads_q__arena(q);
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");

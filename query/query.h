@@ -46,6 +46,12 @@ void ads_query_free(ads_query *q);
  */
 void ads_query_set_limits(ads_query *q, size_t max_bytes, double max_seconds);
 
+/* Stop the statement q is running (from another thread or a signal handler:
+ * it only sets a flag): it ends at its next row with ADS_ELIMIT and the
+ * message "interrupted", a write rolled back. A statement that starts later
+ * runs normally. */
+void ads_query_interrupt(ads_query *q);
+
 /* ------------------------------------------------------------------------ */
 /* Datasources (SELECT ... USING name)                                      */
 /* ------------------------------------------------------------------------ */

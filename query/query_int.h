@@ -6,6 +6,8 @@
 #ifndef ADS_QUERY_INT_H
 #define ADS_QUERY_INT_H
 
+#include <signal.h>
+
 #include "base/budget.h"
 #include "query/query.h"
 
@@ -88,6 +90,7 @@ struct ads_query {
     size_t max_bytes;   /* a statement's limits (ads_query_set_limits) */
     double max_seconds;
     ads_budget budget;  /* the running statement's */
+    volatile sig_atomic_t interrupted; /* ads_query_interrupt (a signal handler may set it) */
 };
 
 /* A new arena counting against the running statement's budget; NULL when

@@ -354,13 +354,16 @@ static const help_entry help_entries[] = {
      "  adstore execute -format csv 'SELECT Arch, count(*) AS N FROM Machine GROUP BY Arch'\n"
      "Reference: docs/query.md.\n"},
     {"shell",
-     "Usage: adstore shell [-format F] [--hidden] [--max-memory MiB] [--max-time S]\n"
+     "Usage: adstore shell [-format F] [--noheader] [-o FILE] [--hidden]\n"
+     "                     [--max-memory MiB] [--max-time S]\n"
      "\n"
      "An interactive prompt with line editing and history (kept in\n"
-     "~/.adstore_history). Statements end with ';' and may span lines; each runs\n"
-     "as 'adstore execute' would run it. Commands: .format F, .hidden, .help,\n"
-     ".quit (or end of input). Without a terminal it reads statements from\n"
-     "standard input, one after another.\n"},
+     "$ADSTORE_HISTORY, else ~/.adstore_history). Statements end with ';' and may\n"
+     "span lines; each runs as 'adstore execute' would run it. Ctrl-C cancels\n"
+     "the statement being typed or run, never the shell; Ctrl-D leaves.\n"
+     "Commands: .format [F], .headers on|off, .hidden, .tables, .schema TYPE,\n"
+     ".read FILE, .timer on|off, .help, .quit. Without a terminal it reads\n"
+     "statements from standard input, one after another.\n"},
     {"eval", "Usage: adstore eval [-c RECORD] EXPR\n"
              "\n"
              "Evaluate the ClassAd expression EXPR in the context of RECORD (new ClassAd\n"

@@ -11,14 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/runner.h"
 
 void runner_init(runner *r, cli_ctx *c)
 {
-    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, true, stdout, NULL, NULL, {false}, false,
-                  ADS_DEFAULT_STMT_MEMORY, ADS_DEFAULT_STMT_SECONDS};
+    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, true, stdout, NULL, NULL, false, false,
+                  {false}, false, ADS_DEFAULT_STMT_MEMORY, ADS_DEFAULT_STMT_SECONDS};
 }
 
 int runner_close(runner *r)
@@ -107,7 +108,10 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
     ads_writer_set_header(w, r->header);
     ads_sink sink = ads_writer_sink(w);
     ads_exec_info info;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = ads_query_exec_at(r->q, text, len, start, end, &sink, &r->opt, &info, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (rc) {
         /* a SELECT that failed part way: its rows so far, well formed */
         ads_error err2;
@@ -115,9 +119,13 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
     }
     fflush(r->out);
     ads_writer_free(w);
+    if (r->timer)
+        fprintf(stderr, "time: %.3f s\n",
+                (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
     if (rc)
         return fail_stmt(r, &err);
-    report(&info);
+    if (!r->quiet)
+        report(&info);
     return 0;
 }
 

@@ -19,6 +19,8 @@ typedef struct runner {
     FILE *out;    /* stdout, or -o FILE */
     const char *out_path;
     const char *file; /* execute --file FILE */
+    bool quiet;       /* no "3 rows" line (the shell's own statements) */
+    bool timer;       /* the shell's .timer: each statement's wall time on stderr */
     ads_exec_options opt;
     bool create; /* the store may be created */
     size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */

@@ -420,11 +420,20 @@ static void shell__dot_commands_and_errors(void **state)
                         "format json\n"
                         "[\n{\"Name\":\"b\"}\n]\n"
                         "Statements end with ';' (they may span lines). Commands:\n"
-                        "  .format F   output format: text, native, json, csv, tabular, xml\n"
-                        "  .hidden     toggle showing attributes starting with '_' in "
+                        "  .format [F]       show the output format, or set it: text, native,\n"
+                        "                    json, jsonl, csv, tabular, values, xml\n"
+                        "  .headers on|off   csv and tabular header lines\n"
+                        "  .hidden           toggle showing attributes starting with '_' in "
                         "SELECT *\n"
-                        "  .help       this text\n"
-                        "  .quit       leave (so does end of input)\n"
+                        "  .tables           the declared types\n"
+                        "  .schema TYPE      a type's key attributes, and its attributes with "
+                        "the\n"
+                        "                    number of records holding each\n"
+                        "  .read FILE        run the statements of FILE (as execute --file)\n"
+                        "  .timer on|off     each statement's wall time\n"
+                        "  .help             this text\n"
+                        "  .quit             leave (so do .exit and Ctrl-D)\n"
+                        "Ctrl-C cancels the statement being typed or run.\n"
                         "The statement language: docs/query.md, or 'adstore help "
                         "execute'.\n"
                         "format csv\n"
@@ -646,11 +655,76 @@ static void execute__select_without_from_is_one_row(void **state)
            "SELECT Name WHERE Memory == 200");
 }
 
+/* The shell's commands for looking around: .tables, .schema, .format
+ * alone, .headers, .read (the grammar of execute --file), .timer. */
+static void shell__tables_schema_read_and_settings(void **state)
+{
+    (void)state;
+    make_store();
+    char path[1200];
+    snprintf(path, sizeof path, "%s/q.sql", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("SELECT Name\n\n  FROM Machine WHERE Memory > 150;\nSELECT 1 + 1 AS two;\n", f);
+    fclose(f);
+    char in[2000];
+    snprintf(in, sizeof in,
+             ".tables\n"
+             ".schema Machine\n"
+             ".schema no'quote\n"
+             ".format\n"
+             ".format csv\n"
+             ".headers off\n"
+             "SELECT Name FROM Machine WHERE Name == \"a\";\n"
+             ".headers maybe\n"
+             ".format values\n"
+             ".read %s\n"
+             ".read %s/none.sql\n"
+             ".timer on\n"
+             "SELECT 1 AS one;\n"
+             ".timer off\n",
+             path, dir);
+    run_result r;
+    RUN_IN(r, in, 1, "-d", store, "shell");
+    assert_string_equal(r.out, "Machine\n"
+                               "Machine keyed by { \"Name\" }: 3 records\n"
+                               "  AdType 3\n"
+                               "  Memory 3\n"
+                               "  Name 3\n"
+                               "  Note 1\n"
+                               "format text\n"
+                               "format csv\n"
+                               "headers off\n"
+                               "a\r\n"
+                               "format values\n"
+                               "b\n"
+                               "2\n"
+                               "timer on\n"
+                               "1\n"
+                               "timer off\n");
+    /* the timer's line says the time, whatever it is */
+    const char *t = strstr(r.err, "time: ");
+    assert_non_null(t);
+    assert_non_null(strstr(t, " s\n1 row\n"));
+    char want[3000];
+    snprintf(want, sizeof want,
+             ".schema takes a type name, not 'no'quote'\n"
+             "1 row\n"
+             ".headers takes on or off\n"
+             "1 row\n"
+             "1 row\n"
+             "cannot open %s/none.sql\n",
+             dir);
+    assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         T(execute__output_for_scripts),
+        T(shell__tables_schema_read_and_settings),
         T(execute__statements_from_a_file),
         T(execute__select_without_from_is_one_row),
         T(execute__every_spelling_of_the_format_option),
