@@ -21,13 +21,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "base/arena.h"
-#include "base/buf.h"
-#include "base/error.h"
-#include "classad/classad.h"
-#include "engine/engine.h"
-#include "idgen/idgen.h"
-#include "query/query.h"
+/* The public headers only, as any program includes them. */
+#include <adstore/arena.h>
+#include <adstore/buf.h>
+#include <adstore/classad.h>
+#include <adstore/engine.h>
+#include <adstore/error.h>
+#include <adstore/idgen.h>
+#include <adstore/query.h>
 
 /* Rows a SELECT's worker converts before it hands them to the iterating
  * thread and waits: what a streaming SELECT holds in Python at most, twice. */

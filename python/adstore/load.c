@@ -14,7 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "classad/formats.h"
+#include <adstore/formats.h>
 
 typedef enum { F_NONE, F_LONG, F_CLASSAD, F_JSON, F_XML, F_DUMP } form;
 
