@@ -7,7 +7,9 @@
 # command whose quotes are still open goes on over the next lines); a
 # last line "[exit N]" is its exit status, which is otherwise 0. "$ cat FILE"
 # of a file the scratch directory does not hold yet creates FILE from the
-# lines shown, so a document can show the input files its examples read.
+# lines shown, so a document can show the input files its examples read;
+# "$ export NAME=VALUE" holds for the rest of the document (each document
+# starts with the environment the test was given).
 # Other blocks (grammars, C, layouts) are not run.
 #   check_doc_examples.sh ADSTORE DOC...
 set -uo pipefail
@@ -29,6 +31,10 @@ run_one() {
     mkdir -p "$work/$(dirname "${BASH_REMATCH[1]}")"
     cp "$want" "$work/${BASH_REMATCH[1]}" # the document shows the file: make it
   fi
+  if [[ $cmd =~ ^export\ ([A-Za-z_][A-Za-z0-9_]*)=([^[:space:]\'\"\$]*)$ ]]; then
+    export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}" # lasts for the rest of the document
+    doc_exports+=("${BASH_REMATCH[1]}")
+  fi
   (cd "$work" && PATH="$bindir:$PATH" bash -c "$cmd") > "$tmp/got" 2>&1 || status=$?
   ran=$((ran + 1))
   if ! diff -u "$want" "$tmp/got" > "$tmp/diff" || [ "$status" != "$want_status" ]; then
@@ -39,7 +45,15 @@ run_one() {
   fi
 }
 
+env_file=$tmp/env
+export -p > "$env_file"
+doc_exports=()
 for doc in "$@"; do
+  # the environment as given: a document's exports end with it
+  [ "${#doc_exports[@]}" = 0 ] || unset "${doc_exports[@]}"
+  doc_exports=()
+  # shellcheck disable=SC1090
+  source "$env_file"
   work=$tmp/$(basename "$doc" .md)
   mkdir -p "$work"
   in_block=0 transcript=0 cmd="" cmd_line=0 n=0
