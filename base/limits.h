@@ -81,5 +81,3 @@
  * column list (no FROM, USING) takes its columns from them. Memory is so
  * bounded by this many rows, not by the row count. */
 #define ADS_WRITER_SAMPLE_ROWS 1000u
-/* Bound parameters (? and :name) in one statement. */
-#define ADS_MAX_PARAMS 256
