@@ -54,6 +54,8 @@ expect "completion of 'adstore id new r'" "$(complete_line adstore id new r)" "r
 expect "completion of 'adstore fluid encode --to d'" "$(complete_line adstore fluid encode --to d)" \
   "dec dothex "
 expect "completion of 'adstore execute -format c'" "$(complete_line adstore execute -format c)" "csv "
+expect "completion of 'adstore execute -f j'" "$(complete_line adstore execute -f j)" "json jsonl "
+expect "completion of 'adstore execute --n'" "$(complete_line adstore execute --n)" "--noheader "
 expect "completion of 'adstore dump --format '" "$(complete_line adstore dump --format '')" \
   "msgpack text "
 expect "completion of 'adstore import --re'" "$(complete_line adstore import --re)" \
