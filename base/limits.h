@@ -30,6 +30,15 @@
 #define ADS_REGEX_MATCH_LIMIT 1000000u
 #define ADS_REGEX_DEPTH_LIMIT 100000u
 #define ADS_REGEX_HEAP_LIMIT_KIB 65536u
+/* Compiled patterns each thread keeps (classad/regex.c), and the longest
+ * pattern kept (longer ones are compiled per call); the patterns' text
+ * takes their product in each thread's storage. */
+#define ADS_REGEX_CACHE_ENTRIES 16
+#define ADS_REGEX_CACHE_PATTERN_MAX 256u
+/* Bytes of a record (or a row) evaluation asks the processor to load ahead
+ * when it starts on it (classad/record.c): a record's block, a row's
+ * bytes; beyond them, lines load as they are read. */
+#define ADS_PREFETCH_MAX 8192u
 /* A blob's bytes (MessagePack bin32). */
 #define ADS_MSGPACK_BLOB_MAX ((size_t)INT32_MAX)
 

@@ -12,32 +12,20 @@
  * evaluating it (it is here for its pattern, a regular expression). Results
  * are values in the evaluation's arena, or point into the argument strings
  * (substr, split), which live at least as long. Regular expressions are
- * PCRE2, compiled per call, matched with a match context whose limits bound
- * the work one match may do; a match that hits a limit evaluates to error.
+ * PCRE2 (classad/regex.c: compiled once per thread and pattern, matched
+ * under limits that bound the work of one match); a match that hits a limit
+ * evaluates to error.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
-#include <pcre2.h>
-
 #include "base/budget.h"
 #include "classad/classad_int.h"
+#include "classad/regex.h"
 #include "base/num.h"
-
-/*
- * Bounds on one PCRE2 match: backtracking steps, nesting of backtracking
- * points, and the heap (KiB) that nesting may use. A pattern like "(a+)+$"
- * against 30 a's and a '!' needs billions of steps; these stop it in well
- * under a second while leaving ordinary patterns on long strings untouched.
- */
-#define REGEX_MATCH_LIMIT ADS_REGEX_MATCH_LIMIT
-#define REGEX_DEPTH_LIMIT ADS_REGEX_DEPTH_LIMIT
-#define REGEX_HEAP_LIMIT_KIB ADS_REGEX_HEAP_LIMIT_KIB
 
 /* Evaluate argument i. */
 static ads_value arg(ads_eval_ctx *cx, const ads_view *view, const ads_expr *const *args, size_t i)
@@ -1240,66 +1228,6 @@ static regex_opts parse_regex_opts(ads_str s, bool any_case)
     return o;
 }
 
-/* A compiled pattern with its match data and limits (all malloc'd by PCRE2,
- * freed by regex_close before the built-in returns). */
-typedef struct regex {
-    pcre2_code *code;
-    pcre2_match_data *md;
-    pcre2_match_context *mc;
-} regex;
-
-static void regex_close(regex *re)
-{
-    pcre2_match_context_free(re->mc);
-    pcre2_match_data_free(re->md);
-    pcre2_code_free(re->code);
-    re->mc = NULL;
-    re->md = NULL;
-    re->code = NULL;
-}
-
-/* Compile pattern: 0, or -1 if it is not a valid pattern or memory ran out
- * (then cx->oom is set). */
-static int regex_open(regex *re, ads_eval_ctx *cx, ads_str pattern, uint32_t options)
-{
-    int code;
-    PCRE2_SIZE offset;
-    re->md = NULL;
-    re->mc = NULL;
-    re->code =
-        pcre2_compile((PCRE2_SPTR)nonnull(pattern).p, pattern.len, options, &code, &offset, NULL);
-    if (!re->code) {
-        if (code == PCRE2_ERROR_HEAP_FAILED || code == PCRE2_ERROR_NOMEMORY)
-            cx->oom = true;
-        return -1;
-    }
-    re->md = pcre2_match_data_create_from_pattern(re->code, NULL);
-    re->mc = pcre2_match_context_create(NULL);
-    if (!re->md || !re->mc) {
-        cx->oom = true;
-        regex_close(re);
-        return -1;
-    }
-    pcre2_set_match_limit(re->mc, REGEX_MATCH_LIMIT);
-    pcre2_set_depth_limit(re->mc, REGEX_DEPTH_LIMIT);
-    pcre2_set_heap_limit(re->mc, REGEX_HEAP_LIMIT_KIB);
-    return 0;
-}
-
-/* Search subject from byte start: > 0 (1 + the highest group set) on a
- * match, PCRE2_ERROR_NOMATCH, or another negative code (a limit was hit, or
- * memory ran out: then cx->oom is set) which the caller turns into error. */
-static int regex_match(regex *re, ads_eval_ctx *cx, ads_str subject, size_t start, uint32_t flags)
-{
-    int rc = pcre2_match(re->code, (PCRE2_SPTR)nonnull(subject).p, subject.len, start, flags,
-                         re->md, re->mc);
-    if (rc == PCRE2_ERROR_NOMEMORY)
-        cx->oom = true;
-    if (rc == 0) /* the match data is too small: cannot happen, sized from the pattern */
-        rc = PCRE2_ERROR_NOMEMORY;
-    return rc;
-}
-
 /* regexp(pattern, target [, options]): true if the pattern matches somewhere
  * in target. Error if anything is error, else undefined if anything is
  * undefined, else error unless all are strings; error for an invalid
@@ -1308,7 +1236,7 @@ static void fn_regexp(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
                       const ads_expr *const *args, size_t n)
 {
     ads_value v[3];
-    regex re;
+    ads_regex re;
     eval_args(v, sizeof v / sizeof v[0], cx, view, args, n);
     if (strict_args(out, v, n))
         return;
@@ -1317,13 +1245,13 @@ static void fn_regexp(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         return;
     }
     regex_opts o = parse_regex_opts(n == 3 ? v[2].u.s : str_of(""), false);
-    if (regex_open(&re, cx, v[0].u.s, o.compile)) {
+    if (ads_regex__open(&re, cx, v[0].u.s, o.compile)) {
         *out = ads_errorv();
         return;
     }
-    int rc = regex_match(&re, cx, v[1].u.s, 0, 0);
+    int rc = ads_regex__match(&re, cx, v[1].u.s, 0, 0);
     *out = rc > 0 ? ads_bool(true) : rc == PCRE2_ERROR_NOMATCH ? ads_bool(false) : ads_errorv();
-    regex_close(&re);
+    ads_regex__close(&re);
 }
 
 /*
@@ -1339,7 +1267,7 @@ static void fn_regexp_member(ads_value *out, ads_eval_ctx *cx, const ads_view *v
                              const ads_expr *const *args, size_t n)
 {
     ads_value v[3];
-    regex re;
+    ads_regex re;
     eval_args(v, sizeof v / sizeof v[0], cx, view, args, n);
     if (strict_args(out, v, n))
         return;
@@ -1348,7 +1276,7 @@ static void fn_regexp_member(ads_value *out, ads_eval_ctx *cx, const ads_view *v
         return;
     }
     regex_opts o = parse_regex_opts(n == 3 ? v[2].u.s : str_of(""), false);
-    if (regex_open(&re, cx, v[0].u.s, o.compile)) {
+    if (ads_regex__open(&re, cx, v[0].u.s, o.compile)) {
         *out = ads_errorv();
         return;
     }
@@ -1364,7 +1292,7 @@ static void fn_regexp_member(ads_value *out, ads_eval_ctx *cx, const ads_view *v
             *out = ads_errorv();
             goto done;
         }
-        int rc = regex_match(&re, cx, it->u.s, 0, 0);
+        int rc = ads_regex__match(&re, cx, it->u.s, 0, 0);
         if (rc > 0) {
             *out = ads_bool(true);
             goto done;
@@ -1377,7 +1305,7 @@ static void fn_regexp_member(ads_value *out, ads_eval_ctx *cx, const ads_view *v
     if (undefined)
         *out = ads_undefined();
 done:
-    regex_close(&re);
+    ads_regex__close(&re);
 }
 
 /* Append the replacement text for one match: "\0" .. "\9" stand for the
@@ -1419,7 +1347,7 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
                        const ads_expr *const *args, size_t n, const char *extra)
 {
     ads_value v[4];
-    regex re;
+    ads_regex re;
     eval_args(v, sizeof v / sizeof v[0], cx, view, args, n);
     if (strict_args(out, v, n))
         return;
@@ -1432,7 +1360,7 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     regex_opts more = parse_regex_opts(str_of(extra), false);
     o.full = o.full || more.full;
     o.global = o.global || more.global;
-    if (regex_open(&re, cx, v[0].u.s, o.compile)) {
+    if (ads_regex__open(&re, cx, v[0].u.s, o.compile)) {
         *out = ads_errorv();
         return;
     }
@@ -1445,7 +1373,7 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
     for (;;) {
         if (!ads_budget_check(budget) || !ads_budget_room(budget, b.len))
             goto over_budget;
-        int rc = regex_match(&re, cx, subject, pos, flags);
+        int rc = ads_regex__match(&re, cx, subject, pos, flags);
         if (rc == PCRE2_ERROR_NOMATCH) {
             if (flags == 0 || pos >= subject.len)
                 break;
@@ -1475,7 +1403,7 @@ static void substitute(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         ads_buf_add(&b, subject.p + pos, subject.len - pos);
     if (b.len > ADS_MAX_TEXT)
         goto error;
-    regex_close(&re);
+    ads_regex__close(&re);
     finish_string(out, cx, &b);
     return;
 over_budget:
@@ -1483,7 +1411,7 @@ over_budget:
         budget->hit = ADS_BUDGET_MEMORY;
     cx->oom = true; /* the statement stops, saying which limit */
 error:
-    regex_close(&re);
+    ads_regex__close(&re);
     ads_buf_free(&b);
     *out = ads_errorv();
 }
@@ -1516,7 +1444,7 @@ static void fn_string_list_regexp_member(ads_value *out, ads_eval_ctx *cx, const
                                          const ads_expr *const *args, size_t n)
 {
     ads_value v[4];
-    regex re;
+    ads_regex re;
     eval_args(v, sizeof v / sizeof v[0], cx, view, args, n);
     for (size_t i = 0; i < n; i++)
         if (v[i].type != ADS_STRING) {
@@ -1524,7 +1452,7 @@ static void fn_string_list_regexp_member(ads_value *out, ads_eval_ctx *cx, const
             return;
         }
     regex_opts o = parse_regex_opts(n == 4 ? v[3].u.s : str_of(""), true);
-    if (regex_open(&re, cx, v[0].u.s, o.compile)) {
+    if (ads_regex__open(&re, cx, v[0].u.s, o.compile)) {
         *out = ads_errorv();
         return;
     }
@@ -1534,7 +1462,7 @@ static void fn_string_list_regexp_member(ads_value *out, ads_eval_ctx *cx, const
     *out = ads_bool(false);
     while (next_token(&t, &tok)) {
         any = true;
-        int rc = regex_match(&re, cx, tok, 0, 0);
+        int rc = ads_regex__match(&re, cx, tok, 0, 0);
         if (rc > 0) {
             *out = ads_bool(true);
             break;
@@ -1546,7 +1474,7 @@ static void fn_string_list_regexp_member(ads_value *out, ads_eval_ctx *cx, const
     }
     if (!any)
         *out = ads_undefined();
-    regex_close(&re);
+    ads_regex__close(&re);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1965,10 +1893,10 @@ static void fn_unresolved(ads_value *out, ads_eval_ctx *cx, const ads_view *view
         *out = ads_undefined();
         return;
     }
-    regex re;
+    ads_regex re;
     if (n == 2) {
         ads_value p = arg(cx, view, args, 1);
-        if (p.type != ADS_STRING || regex_open(&re, cx, p.u.s, PCRE2_CASELESS)) {
+        if (p.type != ADS_STRING || ads_regex__open(&re, cx, p.u.s, PCRE2_CASELESS)) {
             *out = ads_errorv();
             return;
         }
@@ -1980,7 +1908,7 @@ static void fn_unresolved(ads_value *out, ads_eval_ctx *cx, const ads_view *view
     } else if (n == 2) {
         *out = ads_bool(false);
         for (size_t i = 0; i < w.n; i++) {
-            int rc = regex_match(&re, cx, w.refs[i].name, 0, PCRE2_NOTEMPTY);
+            int rc = ads_regex__match(&re, cx, w.refs[i].name, 0, PCRE2_NOTEMPTY);
             if (rc > 0) {
                 *out = ads_bool(true);
                 break;
@@ -2004,7 +1932,7 @@ static void fn_unresolved(ads_value *out, ads_eval_ctx *cx, const ads_view *view
         finish_string(out, cx, &text);
     }
     if (n == 2)
-        regex_close(&re);
+        ads_regex__close(&re);
 }
 
 /* ------------------------------------------------------------------------ */

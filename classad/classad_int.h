@@ -6,6 +6,9 @@
 #ifndef ADS_CLASSAD_INT_H
 #define ADS_CLASSAD_INT_H
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
 #include "classad/classad.h"
 
 /* ---- the lexer (classad/lexer.c) ---- */
@@ -114,6 +117,11 @@ struct ads_expr {
         struct {
             ads_str name;
             uint32_t hash;
+            /* where the name was last found: its index among the record's
+             * attributes, tried before searching (records of one source
+             * share their layout). Only a hint, shared by every thread
+             * evaluating the expression: read and written atomically. */
+            _Atomic uint32_t hint;
         } attr;
         struct {
             const ads_expr *base;
@@ -161,10 +169,32 @@ typedef struct ads_spine {
     const ads_expr *local[32];
 } ads_spine;
 
-void ads_spine__init(ads_spine *s);
+/* Make room for more nodes (heap). 0, or ADS_ENOMEM (s unchanged). */
+int ads_spine__grow(ads_spine *s);
+
+/* Inline: evaluation walks a spine per chain per record. */
+static inline void ads_spine__init(ads_spine *s)
+{
+    s->nodes = s->local;
+    s->n = 0;
+    s->cap = sizeof s->local / sizeof s->local[0];
+}
+
 /* Append e. 0, or ADS_ENOMEM (s unchanged). */
-int ads_spine__push(ads_spine *s, const ads_expr *e);
-void ads_spine__free(ads_spine *s);
+static inline int ads_spine__push(ads_spine *s, const ads_expr *e)
+{
+    if (s->n == s->cap && ads_spine__grow(s))
+        return ADS_ENOMEM;
+    s->nodes[s->n++] = e;
+    return 0;
+}
+
+static inline void ads_spine__free(ads_spine *s)
+{
+    if (s->nodes != s->local)
+        free(s->nodes);
+    ads_spine__init(s);
+}
 
 /* ---- records ---- */
 
@@ -176,13 +206,44 @@ struct ads_record {
     /* open-addressing index: cap slots (a power of two), each 0 or index + 1 */
     const uint32_t *slots;
     size_t cap;
+    /* the one block holding all of the above (ads_record__index), or NULL */
+    const void *block;
+    size_t block_len;
 };
+
+/* Index r, a record of the n attributes names/exprs/hashes (which must
+ * outlive it), laying it out in one block of arena a (literal nodes, names
+ * and string literals copied into it). Never fails: without memory, r is
+ * left unindexed and searched linearly. */
+void ads_record__index(ads_arena *a, ads_record *r, size_t n, const ads_str *names,
+                       const ads_expr *const *exprs, const uint32_t *hashes);
+
+/* Ask the processor to start loading r's block (a hint; a no-op where the
+ * compiler has no way to say it): the lines then arrive together instead
+ * of one cache miss after another as evaluation walks the record. */
+#define ADS_CACHE_LINE 64
+void ads_record__prefetch(const ads_record *r);
+/* The same for len bytes at p (the first ADS_PREFETCH_MAX of them). */
+void ads__prefetch(const void *p, size_t len);
 
 /* Find attribute name in r: its index, or -1. */
 long ads_record__find(const ads_record *r, const char *name, size_t len, uint32_t hash);
 
+/* The same, trying the index *hint first and leaving the index found there
+ * (hint NULL: none). */
+long ads_record__find_hinted(const ads_record *r, const char *name, size_t len, uint32_t hash,
+                             _Atomic uint32_t *hint);
+
 /* The view operations of in-memory records (ads_record_view). */
 extern const ads_view_ops ads_record__view_ops;
+
+/* The view operations over MessagePack rows (ads_msgpack_view_get), and
+ * their lookup with an index hint as for ads_record__find_hinted (only
+ * stored when the name is found; hint NULL: none). */
+struct ads_msgpack_view;
+extern const ads_view_ops ads_msgpack__view_ops;
+int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, struct ads_msgpack_view *mv,
+                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
 
 /* Case-insensitive (ASCII) comparison of two names. */
 bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen);

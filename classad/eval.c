@@ -368,34 +368,11 @@ static void eval_found(ads_value *out, ads_eval_ctx *cx, const ads_view *v, cons
     cx->nactive--;
 }
 
-/*
- * Look name up in view v only: 0 absent; 1 found, value in *out; 2 found, a
- * record that stands alone (ADS_VIEW_DETACHED: a join partner, not nested in
- * v). With lazy set, an attribute whose expression is a record written in
- * place is not evaluated: *lazy receives the record (and *out is untouched),
- * so a selection reads only the member it needs.
- */
-static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_str name,
-                     uint32_t hash, const ads_record **lazy)
+/* What a view's lookup found (r > 0: *val or x) made the attribute's value,
+ * as lookup_in describes; r < 0 (corrupt bytes, memory) is an error value. */
+static int found_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, int r,
+                    const ads_value *val, const ads_expr *x, const ads_record **lazy)
 {
-    if (v->ops == &ads_record__view_ops) {
-        /* in-memory records: no indirect call, literals straight out */
-        const ads_record *r = v->self;
-        long i = ads_record__find(r, name.p, name.len, hash);
-        if (i < 0)
-            return 0;
-        const ads_expr *x = r->exprs[i];
-        if (x->kind == N_LITERAL)
-            *out = x->u.lit;
-        else if (lazy && x->kind == N_RECORD)
-            *lazy = x->u.rec;
-        else
-            eval_found(out, cx, v, x);
-        return 1;
-    }
-    ads_value val;
-    const ads_expr *x = NULL;
-    int r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
     if (r < 0) {
         /* corrupt bytes are an error value; running out of memory decoding
          * them is also the caller's to hear (ads_expr_eval's ADS_ENOMEM) */
@@ -411,8 +388,44 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
     else if (x)
         eval_found(out, cx, v, x);
     else
-        *out = val;
+        *out = *val;
     return r == ADS_VIEW_DETACHED ? 2 : 1;
+}
+
+/*
+ * Look name up in view v only: 0 absent; 1 found, value in *out; 2 found, a
+ * record that stands alone (ADS_VIEW_DETACHED: a join partner, not nested in
+ * v). With lazy set, an attribute whose expression is a record written in
+ * place is not evaluated: *lazy receives the record (and *out is untouched),
+ * so a selection reads only the member it needs. hint (or NULL) is the
+ * name's index hint (ads_record__find_hinted), for the two views of this
+ * module, which are called directly.
+ */
+static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_str name,
+                     uint32_t hash, const ads_record **lazy, _Atomic uint32_t *hint)
+{
+    ads_value val;
+    const ads_expr *x = NULL;
+    int r;
+    if (v->ops == &ads_record__view_ops) {
+        /* in-memory records: literals straight out */
+        const ads_record *rec = v->self;
+        long i = ads_record__find_hinted(rec, name.p, name.len, hash, hint);
+        if (i < 0)
+            return 0;
+        x = rec->exprs[i];
+        if (x->kind == N_LITERAL) {
+            *out = x->u.lit;
+            return 1;
+        }
+        r = 1;
+    } else if (v->ops == &ads_msgpack__view_ops) {
+        r = ads_msgpack__lookup(&val, &x, (struct ads_msgpack_view *)v->self, name.p, name.len,
+                                hint, NULL);
+    } else {
+        r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
+    }
+    return found_in(out, cx, v, r, &val, x, lazy);
 }
 
 /* The names with a meaning of their own when the record holding the
@@ -556,7 +569,7 @@ static void lookup_scoped(ads_value *out, scoped *sc, ads_eval_ctx *cx, const ad
     sc->rec = sc->scope = NULL;
     for (const ads_view *w = v; w; w = w->parent) {
         const ads_record *lazy = NULL;
-        int found = lookup_in(out, cx, w, name, hash, &lazy);
+        int found = lookup_in(out, cx, w, name, hash, &lazy, NULL);
         if (found) {
             /* a join partner (2) encloses nothing */
             const ads_view *parent = found == 2 ? NULL : w;
@@ -724,8 +737,9 @@ static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const
 {
     scoped sc;
     /* the common case first: found in the record holding the expression */
-    if (e->scope == SCOPE_NORMAL && lookup_in(out, cx, view, e->u.attr.name, e->u.attr.hash,
-                                              NULL) != 0)
+    if (e->scope == SCOPE_NORMAL &&
+        lookup_in(out, cx, view, e->u.attr.name, e->u.attr.hash, NULL,
+                  (_Atomic uint32_t *)&e->u.attr.hint) != 0)
         return;
     if (e->scope == SCOPE_ROOT)
         lookup_scoped(out, &sc, cx, root_for(cx, view), e->u.attr.name, e->u.attr.hash, true,
@@ -828,6 +842,25 @@ static void eval_record(ads_value *out, ads_eval_ctx *cx, const ads_record *src,
     *out = ads_recordv(r);
 }
 
+/* An operand of a chain: literals and attribute references, most operands
+ * of real constraints, are taken here rather than through the whole of
+ * ads_eval__expr, with the same depth accounting (a leaf one level down). */
+static inline void eval_operand(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
+                                const ads_view *view)
+{
+    if (cx->depth >= ADS_MAX_DEPTH) {
+        ads_eval__expr(out, cx, e, view); /* which gives the error */
+    } else if (e->kind == N_LITERAL) {
+        *out = e->u.lit;
+    } else if (e->kind == N_ATTR) {
+        cx->depth++;
+        eval_attr(out, cx, e, view);
+        cx->depth--;
+    } else {
+        ads_eval__expr(out, cx, e, view);
+    }
+}
+
 /* One operator of && or || with its left operand's value a: evaluates the
  * right operand only when a does not decide. */
 static void and_or_step(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_value *a,
@@ -848,7 +881,7 @@ static void and_or_step(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, con
         *out = ads_bool(true);
         return;
     }
-    ads_eval__expr(&b, cx, e->u.ops.b, view);
+    eval_operand(&b, cx, e->u.ops.b, view);
     truth tb = truth_of(&b);
     if (tb == T_ERR_) {
         *out = error_value();
@@ -880,11 +913,11 @@ static void eval_chain(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
             return;
         }
     ads_value acc, b, r;
-    ads_eval__expr(&acc, cx, x, view);
+    eval_operand(&acc, cx, x, view);
     for (size_t i = s.n; i-- > 0;) {
         const ads_expr *op = s.nodes[i];
         if (op->kind == N_BINARY) {
-            ads_eval__expr(&b, cx, op->u.ops.b, view);
+            eval_operand(&b, cx, op->u.ops.b, view);
             ads_eval__binary(&r, cx, (op_kind)op->op, &acc, &b);
         } else {
             and_or_step(&r, cx, op, &acc, view);
@@ -981,6 +1014,8 @@ static int eval_top(ads_value *out, const ads_expr *e, const ads_view *view,
     ads_view empty = {&empty_ops, NULL, NULL};
     if (!view)
         view = &empty;
+    else if (view->ops == &ads_record__view_ops)
+        ads_record__prefetch(view->self);
     cx.arena = a;
     cx.root = chain_root(view);
     cx.my = view;

@@ -13,37 +13,20 @@
 
 /* ---- chains' spines (classad_int.h) ---- */
 
-void ads_spine__init(ads_spine *s)
+int ads_spine__grow(ads_spine *s)
 {
-    s->nodes = s->local;
-    s->n = 0;
-    s->cap = sizeof s->local / sizeof s->local[0];
-}
-
-int ads_spine__push(ads_spine *s, const ads_expr *e)
-{
-    if (s->n == s->cap) {
-        /* on the heap, not in an arena: the walk frees it when done, so an
-         * evaluation per record does not grow the record's arena */
-        size_t cap = s->cap * 2;
-        const ads_expr **nodes = s->nodes == s->local ? malloc(cap * sizeof *nodes)
-                                                      : realloc(s->nodes, cap * sizeof *nodes);
-        if (!nodes)
-            return ADS_ENOMEM;
-        if (s->nodes == s->local)
-            memcpy(nodes, s->local, sizeof s->local);
-        s->nodes = nodes;
-        s->cap = cap;
-    }
-    s->nodes[s->n++] = e;
+    /* on the heap, not in an arena: the walk frees it when done, so an
+     * evaluation per record does not grow the record's arena */
+    size_t cap = s->cap * 2;
+    const ads_expr **nodes = s->nodes == s->local ? malloc(cap * sizeof *nodes)
+                                                  : realloc(s->nodes, cap * sizeof *nodes);
+    if (!nodes)
+        return ADS_ENOMEM;
+    if (s->nodes == s->local)
+        memcpy(nodes, s->local, sizeof s->local);
+    s->nodes = nodes;
+    s->cap = cap;
     return 0;
-}
-
-void ads_spine__free(ads_spine *s)
-{
-    if (s->nodes != s->local)
-        free(s->nodes);
-    ads_spine__init(s);
 }
 
 ads_expr_kind ads_expr_kind_of(const ads_expr *e)

@@ -16,6 +16,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -938,6 +939,7 @@ int ads_msgpack_view_init(ads_msgpack_view *mv, const void *bytes, size_t len, a
     mv->width = h.ix.width;
     mv->arena = arena;
     mv->slots = NULL;
+    ads__prefetch(r.base, len); /* lookups read keys and values all over it */
     return 0;
 }
 
@@ -1017,48 +1019,74 @@ int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ad
     return 0;
 }
 
-/* Binary search for name: 1 (with *idx, *k), 0 absent, or an error. The
- * name index is sorted by folded bytes and names are distinct ignoring
- * case, so a folded comparison both orders and finds. Short names (fixstr,
- * the usual case) are compared inline; anything else goes through
- * view_key, which also reports bad offsets. */
+/* Compare name with the key at index i (case folded): *c receives <0, 0 or
+ * >0 and k the key; 0, or an error for a bad key. Short names (fixstr, the
+ * usual case) are read inline; anything else goes through view_key, which
+ * also reports bad offsets. */
+static inline int key_cmp(const ads_msgpack_view *mv, size_t i, const unsigned char *nm,
+                          size_t len, vkey *k, int *c, ads_error *err)
+{
+    size_t off = index_off(mv, i);
+    unsigned t;
+    if (off < mv->body_len && ((t = mv->body[off]) & 0xe0) == 0xa0 &&
+        mv->body_len - off - 1 >= (t & 31)) {
+        k->at = off;
+        k->p = mv->body + off + 1;
+        k->len = t & 31;
+        k->value = off + 1 + k->len;
+    } else {
+        int rc = view_key(mv, i, k, err);
+        if (rc)
+            return rc;
+    }
+    if (len == k->len && memcmp(nm, k->p, len) == 0) { /* written the same way */
+        *c = 0;
+        return 0;
+    }
+    size_t m = len < k->len ? len : k->len;
+    for (size_t j = 0; j < m; j++) {
+        unsigned char x = fold(nm[j]), y = fold(k->p[j]);
+        if (x != y) {
+            *c = x < y ? -1 : 1;
+            return 0;
+        }
+    }
+    *c = len < k->len ? -1 : len > k->len;
+    return 0;
+}
+
+/* Search for name: 1 (with *idx, *k), 0 absent, or an error. The name
+ * index is sorted by folded bytes and names are distinct ignoring case, so a
+ * folded comparison both orders and finds. The index hint (where the name
+ * was found in an earlier row; ignored if out of range) is tried first, and
+ * then its neighbour on the side the name lies (rows of one source share
+ * their names, give or take one), before a binary search of what is left. */
 static inline int view_find(const ads_msgpack_view *mv, const char *name, size_t len,
-                            size_t *idx, vkey *k, ads_error *err)
+                            size_t hint, size_t *idx, vkey *k, ads_error *err)
 {
     const unsigned char *nm = (const unsigned char *)name;
     size_t lo = 0, hi = mv->n;
+    for (int tries = 0; tries < 2 && hint >= lo && hint < hi; tries++) {
+        int c, rc = key_cmp(mv, hint, nm, len, k, &c, err);
+        if (rc)
+            return rc;
+        if (c == 0) {
+            *idx = hint;
+            return 1;
+        }
+        if (c < 0) {
+            hi = hint;
+            hint--; /* wraps past 0 to SIZE_MAX: out of range */
+        } else {
+            lo = hint + 1;
+            hint++;
+        }
+    }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        size_t off = index_off(mv, mid);
-        const unsigned char *kp;
-        size_t klen;
-        unsigned t;
-        if (off < mv->body_len && ((t = mv->body[off]) & 0xe0) == 0xa0 &&
-            mv->body_len - off - 1 >= (t & 31)) {
-            kp = mv->body + off + 1;
-            klen = t & 31;
-            k->at = off;
-            k->p = kp;
-            k->len = klen;
-            k->value = off + 1 + klen;
-        } else {
-            int rc = view_key(mv, mid, k, err);
-            if (rc)
-                return rc;
-            kp = k->p;
-            klen = k->len;
-        }
-        int c = 0;
-        size_t m = len < klen ? len : klen;
-        for (size_t j = 0; j < m; j++) {
-            unsigned char x = fold(nm[j]), y = fold(kp[j]);
-            if (x != y) {
-                c = x < y ? -1 : 1;
-                break;
-            }
-        }
-        if (c == 0)
-            c = len < klen ? -1 : len > klen;
+        int c, rc = key_cmp(mv, mid, nm, len, k, &c, err);
+        if (rc)
+            return rc;
         if (c == 0) {
             *idx = mid;
             return 1;
@@ -1120,11 +1148,19 @@ int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack
 {
     if (!mv || (!name && len) || !value || !expr)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
-    size_t i = 0;
+    return ads_msgpack__lookup(value, expr, mv, name, len, NULL, err);
+}
+
+int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err)
+{
+    size_t i = 0, h = hint ? atomic_load_explicit(hint, memory_order_relaxed) : SIZE_MAX;
     vkey k;
-    int rc = view_find(mv, name, len, &i, &k, err);
+    int rc = view_find(mv, name, len, h, &i, &k, err);
     if (rc <= 0)
         return rc;
+    if (hint && i != h)
+        atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
     *expr = NULL;
     if (mv->slots && mv->slots[i]) {
         const ads_expr *e = mv->slots[i];
@@ -1208,10 +1244,10 @@ static int view_lookup(const void *self, const char *name, size_t len, uint32_t 
     return ads_msgpack_view_lookup(value, expr, (ads_msgpack_view *)self, name, len, NULL);
 }
 
-static const ads_view_ops msgpack_view_ops = {view_lookup};
+const ads_view_ops ads_msgpack__view_ops = {view_lookup};
 
 ads_view ads_msgpack_view_get(ads_msgpack_view *mv, const ads_view *parent)
 {
-    ads_view v = {&msgpack_view_ops, mv, parent};
+    ads_view v = {&ads_msgpack__view_ops, mv, parent};
     return v;
 }

@@ -58,6 +58,20 @@ long ads_record__find(const ads_record *r, const char *name, size_t len, uint32_
     }
 }
 
+long ads_record__find_hinted(const ads_record *r, const char *name, size_t len, uint32_t hash,
+                             _Atomic uint32_t *hint)
+{
+    if (!hint)
+        return ads_record__find(r, name, len, hash);
+    uint32_t h = atomic_load_explicit(hint, memory_order_relaxed);
+    if (h < r->n && r->hashes[h] == hash && ads_name__eq(r->names[h].p, r->names[h].len, name, len))
+        return (long)h;
+    long i = ads_record__find(r, name, len, hash);
+    if (i >= 0 && (uint32_t)i != h)
+        atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
+    return i;
+}
+
 size_t ads_record_size(const ads_record *r)
 {
     return r->n;
@@ -155,34 +169,131 @@ int ads_record_builder_add_value(ads_record_builder *b, const char *name, size_t
     return rc ? rc : ads_record_builder_add(b, name, len, e, err);
 }
 
+/* Bytes of the block pack() lays out for attributes names/exprs: the index
+ * (cap slots), the arrays, then a cell per attribute. */
+static size_t block_size(size_t n, size_t cap, const ads_str *names,
+                         const ads_expr *const *exprs)
+{
+    size_t align = _Alignof(ads_expr);
+    size_t size = cap * sizeof(uint32_t) + n * sizeof(uint32_t);
+    size = (size + align - 1) / align * align;
+    size += n * (sizeof(ads_str) + sizeof(ads_expr *));
+    for (size_t i = 0; i < n; i++) {
+        size_t cell = names[i].len + 1;
+        if (exprs[i]->kind == N_LITERAL) {
+            cell += sizeof(ads_expr);
+            if (exprs[i]->u.lit.type == ADS_STRING)
+                cell += exprs[i]->u.lit.u.s.len + 1;
+        }
+        size += (cell + align - 1) / align * align;
+    }
+    return size;
+}
+
+/* Copy the n bytes at p to *at (NUL after them), moving *at on. */
+static const char *put_text(char **at, const char *p, size_t n)
+{
+    char *dst = *at;
+    if (n)
+        memcpy(dst, p, n);
+    dst[n] = '\0';
+    *at += n + 1;
+    return dst;
+}
+
+/*
+ * Lay a finished record out in one block: the index and the arrays, then
+ * per attribute a cell holding its literal node (copied), its name and a
+ * string literal's bytes. Over many records, evaluation touches a few lines
+ * of one block per record instead of nodes and names scattered through the
+ * arena where the text was parsed (a cache miss each). 0, or -1 if there is
+ * no memory for the block (r is then left unindexed).
+ */
+static int pack(ads_arena *a, ads_record *r, size_t n, const ads_str *names,
+                const ads_expr *const *exprs, const uint32_t *hashes)
+{
+    size_t cap = 4, align = _Alignof(ads_expr);
+    while (cap < n * 2)
+        cap *= 2;
+    size_t size = block_size(n, cap, names, exprs);
+    char *block = ads_arena_alloc(a, size);
+    if (!block)
+        return -1;
+    uint32_t *slots = (uint32_t *)block, *h = slots + cap;
+    size_t off = (cap + n) * sizeof(uint32_t);
+    off = (off + align - 1) / align * align;
+    ads_str *nm = (ads_str *)(block + off);
+    const ads_expr **ex = (const ads_expr **)(nm + n);
+    char *at = (char *)(ex + n);
+    memset(slots, 0, cap * sizeof *slots);
+    for (size_t i = 0; i < n; i++) {
+        char *cell = at;
+        h[i] = hashes[i];
+        ex[i] = exprs[i];
+        if (exprs[i]->kind == N_LITERAL) {
+            ads_expr *lit = (ads_expr *)at;
+            *lit = *exprs[i];
+            at += sizeof *lit;
+            if (lit->u.lit.type == ADS_STRING)
+                lit->u.lit.u.s.p = put_text(&at, lit->u.lit.u.s.p, lit->u.lit.u.s.len);
+            ex[i] = lit;
+        }
+        nm[i].p = put_text(&at, names[i].p, names[i].len);
+        nm[i].len = names[i].len;
+        at = cell + ((size_t)(at - cell) + align - 1) / align * align;
+        size_t j = hashes[i] & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = (uint32_t)(i + 1);
+    }
+    r->names = nm;
+    r->exprs = ex;
+    r->hashes = h;
+    r->slots = slots;
+    r->cap = cap;
+    r->block = block;
+    r->block_len = size;
+    return 0;
+}
+
+void ads_record__index(ads_arena *a, ads_record *r, size_t n, const ads_str *names,
+                       const ads_expr *const *exprs, const uint32_t *hashes)
+{
+    r->n = n;
+    r->names = names;
+    r->exprs = exprs;
+    r->hashes = hashes;
+    r->cap = 0;
+    r->slots = NULL;
+    r->block = NULL;
+    r->block_len = 0;
+    if (n)
+        (void)pack(a, r, n, names, exprs, hashes);
+}
+
+void ads__prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    if (len > ADS_PREFETCH_MAX)
+        len = ADS_PREFETCH_MAX;
+    for (size_t off = 0; off < len; off += ADS_CACHE_LINE)
+        __builtin_prefetch((const char *)p + off);
+#else
+    (void)p, (void)len;
+#endif
+}
+
+void ads_record__prefetch(const ads_record *r)
+{
+    ads__prefetch(r->block, r->block_len);
+}
+
 const ads_record *ads_record_builder_finish(ads_record_builder *b)
 {
     /* Never NULL: two dozen callers hand the record straight on. Without
-     * memory for the lookup table the record is searched linearly. */
+     * memory for the block the record is searched linearly. */
     ads_record *r = b->rec;
-    r->n = b->n;
-    r->names = b->names;
-    r->exprs = b->exprs;
-    r->hashes = b->hashes;
-    r->cap = 0;
-    r->slots = NULL;
-    if (b->n) {
-        size_t cap = 4;
-        while (cap < b->n * 2)
-            cap *= 2;
-        uint32_t *slots = ads_arena_alloc(b->arena, cap * sizeof *slots);
-        if (!slots)
-            return r;
-        memset(slots, 0, cap * sizeof *slots);
-        for (size_t i = 0; i < b->n; i++) {
-            size_t j = b->hashes[i] & (cap - 1);
-            while (slots[j])
-                j = (j + 1) & (cap - 1);
-            slots[j] = (uint32_t)(i + 1);
-        }
-        r->slots = slots;
-        r->cap = cap;
-    }
+    ads_record__index(b->arena, r, b->n, b->names, b->exprs, b->hashes);
     return r;
 }
 

@@ -2,16 +2,20 @@
  * tests/classad/test_builtins_string.c: the string built-ins of builtins_string.c,
  * through parse and evaluate, including every error path a user can reach.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <cmocka.h>
+
+#include "base/limits.h"
 
 #include "classad/classad.h"
 
@@ -754,6 +758,80 @@ static void regexp__match_limit_turns_catastrophic_backtracking_into_error(void 
     expect_long("size(replaceAll(\"a\", %s, \"bb\"))", 'a', 10000, "", "20000");
 }
 
+/* Patterns are kept compiled per thread (classad/regex.c): the same results
+ * the first time and every later time, options kept apart, the limits
+ * still in force once a pattern is kept (and compiled to machine code),
+ * and more patterns than the cache holds. */
+static void regexp__kept_patterns_give_the_same_results(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        expect("regexp(\"^AB\", \"abc\")", "false");
+        expect("regexp(\"^AB\", \"abc\", \"i\")", "true");
+        expect("regexp(\"^AB\", \"abc\")", "false");
+        expect("regexps(\"(b)(c)\", \"abc\", \"\\\\2\\\\1\")", "\"cb\"");
+        expect("regexp(\"(\", \"a\")", "error");
+        expect_long("regexp(\"(a+)+$\", %s)", 'a', 64, "!", "error");
+        expect_long("regexp(\"b$\", %s)", 'a', 100000, "b", "true");
+    }
+    /* more distinct patterns than are kept, twice over: each still right */
+    char expr[96], want[8];
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < 3 * ADS_REGEX_CACHE_ENTRIES; i++) {
+            snprintf(expr, sizeof expr, "regexp(\"^x%d$\", \"x%d\")", i, (i * 7) % 50);
+            snprintf(want, sizeof want, "%s", i == (i * 7) % 50 ? "true" : "false");
+            expect(expr, want);
+        }
+}
+
+/* Threads each keep their own patterns: the same pattern matched from four
+ * threads at once gives each its right answers. */
+typedef struct regex_job {
+    const char *subject;
+    bool want;
+} regex_job;
+
+static void *regex_thread(void *arg)
+{
+    const regex_job *job = arg;
+    const char *subject = job->subject;
+    ads_arena *a = ads_arena_new(), *ea = ads_arena_new();
+    const ads_expr *e;
+    char text[96];
+    long bad = 0;
+    snprintf(text, sizeof text, "regexp(\"^slot[0-9]+@node0[0-4]\", \"%s\")", subject);
+    if (!a || !ea || ads_expr_parse(&e, a, text, strlen(text), NULL)) {
+        ads_arena_free(a);
+        ads_arena_free(ea);
+        return (void *)1;
+    }
+    bool want = job->want;
+    for (int i = 0; i < 2000; i++) {
+        ads_value v;
+        if (ads_expr_eval(&v, e, NULL, ea) || v.type != ADS_BOOLEAN || v.u.b != want)
+            bad++;
+        ads_arena_reset(ea);
+    }
+    ads_arena_free(ea);
+    ads_arena_free(a);
+    return (void *)bad;
+}
+
+static void regexp__kept_patterns_are_per_thread(void **state)
+{
+    (void)state;
+    static const regex_job jobs[4] = {
+        {"slot1@node01", true}, {"slot9@node07", false}, {"x", false}, {"slot22@node04.x", true}};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, regex_thread, (void *)&jobs[i]), 0);
+    for (int i = 0; i < 4; i++) {
+        void *bad;
+        assert_int_equal(pthread_join(th[i], &bad), 0);
+        assert_null(bad);
+    }
+}
+
 static void regexp_member__matches_some_string_member(void **state)
 {
     (void)state;
@@ -1069,6 +1147,8 @@ int main(void)
         T(regexp__searches_with_the_options),
         T(regexp__error_for_bad_patterns_and_non_strings),
         T(regexp__match_limit_turns_catastrophic_backtracking_into_error),
+        T(regexp__kept_patterns_give_the_same_results),
+        T(regexp__kept_patterns_are_per_thread),
         T(regexp_member__matches_some_string_member),
         T(regexps__expands_groups_in_the_replacement),
         T(regexps__error_for_missing_groups_and_bad_arguments),

@@ -81,6 +81,22 @@ static void my__reads_the_row_in_stored_expressions_and_where(void **state)
            "[ Name = \"j2\"; R = undefined; N = \"j2\" ]\n");
 }
 
+static void target__outside_a_join_is_undefined(void **state)
+{
+    (void)state;
+    /* in a select list: TARGET, a name through it, and a test of it */
+    expect("SELECT Name, TARGET AS T, TARGET.RequestMemory AS TR, isUndefined(TARGET.Name) AS U "
+           "FROM Job WHERE Name == \"j1\"",
+           "[ Name = \"j1\"; T = undefined; TR = undefined; U = true ]\n");
+    /* in WHERE: undefined never selects, and =?= sees it */
+    expect("SELECT Name FROM Job WHERE TARGET.RequestMemory < 10000", "");
+    expect("SELECT Name FROM Machine WHERE TARGET.Memory =?= undefined && TARGET =?= undefined",
+           "[ Name = \"m1\" ]\n"
+           "[ Name = \"m2\" ]\n");
+    /* a stored expression that reads TARGET, called from WHERE */
+    expect("SELECT Name FROM Machine WHERE Start =?= undefined", "[ Name = \"m1\" ]\n");
+}
+
 static void target__in_on_is_the_row_tried(void **state)
 {
     (void)state;
@@ -118,6 +134,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(my__reads_the_row_in_stored_expressions_and_where),
+        T(target__outside_a_join_is_undefined),
         T(target__in_on_is_the_row_tried),
         T(join_alias__stands_alone),
     };
