@@ -440,9 +440,13 @@ int ads_txn_next_value(ads_value *out, ads_txn *txn, const char *name, size_t le
     }
     if (len > 5 && eq_fold(name, 5, "type:")) {
         const ads_type *t;
-        if ((rc = ads_types__by_name(&t, txn, name + 5, len - 5, err)))
+        if ((rc = ads_types__by_name(&t, txn, name + 5, len - 5, err))) {
+            char why[sizeof err->message] = "unknown type";
+            if (err)
+                memcpy(why, err->message, sizeof why); /* the message is rewritten below */
             return ads_error_set(err, ADS_ENOTFOUND, "no sequence named %.*s: %s", (int)len,
-                                 name, err ? err->message : "unknown type");
+                                 name, why);
+        }
         if (!t->autogen)
             return ads_error_set(err, ADS_ENOTFOUND,
                                  "no sequence named %.*s: type %s does not generate keys",

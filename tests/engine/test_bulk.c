@@ -573,6 +573,8 @@ static void sequences__named_typed_and_errors(void **state)
     assert_int_equal(ads_txn_next_value(&v, txn, "type:Machine", 12, a, &err), ADS_ENOTFOUND);
     assert_string_equal(err.message,
                         "no sequence named type:Machine: type Machine does not generate keys");
+    assert_int_equal(ads_txn_next_value(&v, txn, "type:Nosuch", 11, a, &err), ADS_ENOTFOUND);
+    assert_string_equal(err.message, "no sequence named type:Nosuch: no type named Nosuch (store a Type record first)");
     assert_int_equal(ads_txn_next_value(&v, txn, "bad", 3, a, &err), ADS_EINVAL);
     assert_string_equal(err.message, "sequence bad: ValueType integer needs Method increment");
     assert_int_equal(ads_txn_next_value(&v, txn, "odd", 3, a, &err), ADS_EINVAL);
