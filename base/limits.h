@@ -82,11 +82,11 @@
  * evaluated, groups, sorted rows, strings it builds), and wall time. */
 #define ADS_DEFAULT_STMT_MEMORY ((size_t)512 << 20)
 #define ADS_DEFAULT_STMT_SECONDS 3600.0
-
-#endif
 /* Rows a csv or tabular writer holds before it writes: tabular measures
  * its column widths on the first rows (later wider values are written
  * whole, past the alignment), and csv of SELECT * over rows that carry no
  * column list (no FROM, USING) takes its columns from them. Memory is so
  * bounded by this many rows, not by the row count. */
 #define ADS_WRITER_SAMPLE_ROWS 1000u
+
+#endif
