@@ -237,6 +237,26 @@ long ads_record__find_hinted(const ads_record *r, const char *name, size_t len, 
 /* The view operations of in-memory records (ads_record_view). */
 extern const ads_view_ops ads_record__view_ops;
 
+/* The canonical order of attribute names in a MessagePack row (one rule for
+ * the writer that sorts them and the reader that checks them): ASCII
+ * case-folded bytes, the shorter name first on a tie. */
+static inline unsigned char ads_msgpack__fold(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
+}
+
+static inline int ads_msgpack__name_cmp(const unsigned char *a, size_t alen,
+                                        const unsigned char *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = ads_msgpack__fold(a[i]), y = ads_msgpack__fold(b[i]);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    return alen < blen ? -1 : alen > blen;
+}
+
 /* The view operations over MessagePack rows (ads_msgpack_view_get), and
  * their lookup with an index hint as for ads_record__find_hinted (only
  * stored when the name is found; hint NULL: none). */

@@ -26,22 +26,6 @@
 
 #define CANONICAL_NAN 0x7ff8000000000000ull
 
-static inline unsigned char fold(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
-}
-
-/* Order of attribute names: case-folded bytes, shorter first on a tie. */
-static int cmp_fold(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
-{
-    size_t n = alen < blen ? alen : blen;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char x = fold(a[i]), y = fold(b[i]);
-        if (x != y)
-            return x < y ? -1 : 1;
-    }
-    return alen < blen ? -1 : alen > blen;
-}
 
 static inline uint16_t be16(const unsigned char *p)
 {
@@ -417,7 +401,7 @@ static int read_map(rd *r, const unsigned char *at, size_t n, int depth, item *o
         if (klen == 0)
             return corrupt(r, key_at, "empty attribute name");
         const unsigned char *key = r->p;
-        if (prev && cmp_fold(prev, prev_len, key, klen) >= 0)
+        if (prev && ads_msgpack__name_cmp(prev, prev_len, key, klen) >= 0)
             return corrupt(r, key_at,
                            "attribute '%.*s' is out of order or repeats a name (ignoring case)",
                            (int)(klen > 60 ? 60 : klen), (const char *)key);
@@ -1045,7 +1029,7 @@ static inline int key_cmp(const ads_msgpack_view *mv, size_t i, const unsigned c
     }
     size_t m = len < k->len ? len : k->len;
     for (size_t j = 0; j < m; j++) {
-        unsigned char x = fold(nm[j]), y = fold(k->p[j]);
+        unsigned char x = ads_msgpack__fold(nm[j]), y = ads_msgpack__fold(k->p[j]);
         if (x != y) {
             *c = x < y ? -1 : 1;
             return 0;

@@ -147,23 +147,6 @@ static int put_ext_head(wr *w, size_t len, int type)
 
 /* ---- attribute order ---- */
 
-static inline unsigned char fold(unsigned char c)
-{
-    return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
-}
-
-/* Order of attribute names: case-folded bytes, shorter first on a tie. */
-static int cmp_fold(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
-{
-    size_t n = alen < blen ? alen : blen;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char x = fold(a[i]), y = fold(b[i]);
-        if (x != y)
-            return x < y ? -1 : 1;
-    }
-    return alen < blen ? -1 : alen > blen;
-}
-
 typedef struct attr_ref {
     uint64_t prefix; /* the folded first 8 bytes, big-endian: orders most names alone */
     ads_str name;
@@ -193,7 +176,7 @@ static int attr_ref_cmp(const void *a, const void *b)
     const attr_ref *x = a, *y = b;
     if (x->prefix != y->prefix)
         return x->prefix < y->prefix ? -1 : 1;
-    int c = cmp_fold((const unsigned char *)x->name.p, x->name.len,
+    int c = ads_msgpack__name_cmp((const unsigned char *)x->name.p, x->name.len,
                      (const unsigned char *)y->name.p, y->name.len);
     if (c)
         return c;
@@ -230,7 +213,7 @@ static int check_refs(wr *w, const attr_ref *refs, size_t n)
             return ads_error_set(w->err, ADS_EINVAL,
                                  "msgpack: a record has an empty attribute name");
         if (i > 0 && refs[i - 1].prefix == refs[i].prefix &&
-            cmp_fold((const unsigned char *)refs[i - 1].name.p, refs[i - 1].name.len,
+            ads_msgpack__name_cmp((const unsigned char *)refs[i - 1].name.p, refs[i - 1].name.len,
                      (const unsigned char *)refs[i].name.p, refs[i].name.len) == 0)
             return ads_error_set(w->err, ADS_EINVAL,
                                  "msgpack: a record has two attributes named '%.*s' (ignoring case)",
