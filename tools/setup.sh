@@ -23,7 +23,9 @@ packages=(
 # tests/base/test_num.c reads and writes numbers under de_DE.UTF-8 (a comma
 # radix): numbers must not depend on the locale a program sets.
 ensure_locale() {
-  if locale -a 2>/dev/null | grep -qix 'de_DE\.utf-\?8'; then
+  local have
+  have=$(locale -a 2>/dev/null || true) # read whole: 'locale -a | grep -q' fails under pipefail
+  if grep -qix 'de_DE\.utf-\?8' <<< "$have"; then
     return 0
   fi
   if [ "$(id -u)" -ne 0 ]; then

@@ -45,7 +45,10 @@ done
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror "$src/docs/examples/storage_example.c" $(pkg-config --cflags --libs adstore) \
    -Wl,-rpath,"$prefix/$libdir" -o "$tmp/example_shared"
-ldd "$tmp/example_shared" | grep -q "$prefix/$libdir/libadstore.so" ||
+# (ldd's output is read whole first: 'ldd | grep -q' under pipefail fails
+# whenever grep exits before ldd has written everything)
+deps=$(ldd "$tmp/example_shared")
+grep -qF "$prefix/$libdir/libadstore.so" <<< "$deps" ||
   fail "the example is not linked to the installed libadstore.so"
 "$src/tests/install/check_example.sh" "$tmp/example_shared" "$src/docs/examples/storage_example.c" \
   "$src/docs/storage.md" >/dev/null
@@ -57,7 +60,8 @@ export PKG_CONFIG_PATH=$tmp/static/$libdir/pkgconfig
 # shellcheck disable=SC2046
 cc -std=c11 -Wall -Werror "$src/docs/examples/storage_example.c" \
    $(pkg-config --cflags --libs --static adstore) -o "$tmp/example_static"
-if ldd "$tmp/example_static" | grep -q libadstore; then
+deps=$(ldd "$tmp/example_static")
+if grep -q libadstore <<< "$deps"; then
   fail "the static example still needs libadstore.so"
 fi
 "$src/tests/install/check_example.sh" "$tmp/example_static" "$src/docs/examples/storage_example.c" \
@@ -69,6 +73,6 @@ out=$("$tmp/ids" "$tmp/store")
 [ "$(printf '%s\n' "$out" | grep -c '^#[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}-1$')" = 3 ] ||
   fail "unexpected output from tests/install/example.c: $out"
 
-"$prefix/bin/adstore" -d "$tmp/store" id new increment | grep -qx '#1' ||
+[ "$("$prefix/bin/adstore" -d "$tmp/store" id new increment)" = '#1' ] ||
   fail "the installed adstore did not work"
 echo "install check passed: headers alone, the example shared and static, the program"

@@ -62,6 +62,7 @@ expect "completion of 'adstore import --re'" "$(complete_line adstore import --r
   "--replace --restart "
 # every command of 'adstore help' completes
 for cmd in $(sed -n '/^Commands:$/,/^$/s/^  \([a-z]*\) .*/\1/p' <<< "$help"); do
-  complete_line adstore "$cmd" | grep -qw -- "$cmd" || fail "completion does not offer '$cmd'"
+  offered=$(complete_line adstore "$cmd")
+  grep -qw -- "$cmd" <<< "$offered" || fail "completion does not offer '$cmd'"
 done
 echo "program check passed: version $version, man page, completion"
