@@ -20,6 +20,7 @@
 #include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -59,13 +60,43 @@ static void term_start(term *t)
     if (t->pid == 0) {
         setenv("ADSTORE_HISTORY", hist, 1);
         setenv("TERM", "dumb", 1);
+        /* Ctrl-C makes the terminal driver discard output not yet read,
+         * after it signals: the shell's "^C" and prompt, written at once,
+         * could be discarded with it. A person never reads bytes that
+         * fast; the test does, so its terminal keeps output (NOFLSH). */
+        struct termios tio;
+        if (tcgetattr(STDIN_FILENO, &tio) == 0) {
+            tio.c_lflag |= NOFLSH;
+            tcsetattr(STDIN_FILENO, TCSANOW, &tio);
+        }
         execl(ADS_PROGRAM, ADS_PROGRAM, "-d", store, "shell", (char *)NULL);
         _exit(127);
     }
 }
 
+/* Wait until the shell reads keys one by one (libedit has taken the
+ * terminal out of canonical mode; on Linux the master sees the slave's
+ * settings). libedit writes its prompt before it switches: a Ctrl-D typed
+ * in between is an end-of-line to the canonical line discipline and reaches
+ * libedit as a NUL byte, so a test that typed on seeing the prompt lost it
+ * now and then. */
+static void term_ready(term *t)
+{
+    for (int waited = 0;; waited++) {
+        struct termios tio;
+        assert_int_equal(tcgetattr(t->fd, &tio), 0);
+        if (!(tio.c_lflag & ICANON))
+            return;
+        if (waited > 12000)
+            fail_msg("the shell never read keys; the screen holds:\n%s", t->screen);
+        usleep(10000);
+    }
+}
+
+/* Type keys at the prompt, once the shell reads them. */
 static void term_type(term *t, const char *keys)
 {
+    term_ready(t);
     size_t n = strlen(keys);
     assert_int_equal(write(t->fd, keys, n), (ssize_t)n);
 }
@@ -100,13 +131,35 @@ static void term_wait(term *t, const char *text)
     memmove(t->screen, end, t->len + 1);
 }
 
+/* Type keys while a statement runs (the terminal is in canonical mode and
+ * Ctrl-C is a signal either way). */
+static void term_type_now(term *t, const char *keys)
+{
+    size_t n = strlen(keys);
+    assert_int_equal(write(t->fd, keys, n), (ssize_t)n);
+}
+
+/* Wait for the shell to leave (draining the screen, so it is not stuck
+ * writing); a shell still there after two minutes is killed, and fails. */
 static int term_end(term *t)
 {
     int status;
     char buf[4096];
-    while (read(t->fd, buf, sizeof buf) > 0)
-        ; /* drain, so the shell is not stuck writing */
-    assert_int_equal(waitpid(t->pid, &status, 0), t->pid);
+    for (int waited = 0;; waited++) {
+        pid_t w = waitpid(t->pid, &status, WNOHANG);
+        assert_true(w >= 0);
+        if (w == t->pid)
+            break;
+        struct pollfd p = {t->fd, POLLIN, 0};
+        if (poll(&p, 1, 100) > 0 && read(t->fd, buf, sizeof buf) < 0 && errno != EIO)
+            fail_msg("reading the terminal: %s", strerror(errno));
+        if (waited > 1200) {
+            kill(t->pid, SIGKILL);
+            waitpid(t->pid, &status, 0);
+            close(t->fd);
+            fail_msg("the shell did not leave; the screen holds:\n%s", t->screen);
+        }
+    }
     close(t->fd);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -165,7 +218,7 @@ static void shell__ctrl_c_stops_a_running_statement_not_the_shell(void **state)
     term_wait(&t, "adstore> ");
     term_type(&t, "SELECT A.K AS a FROM T A JOIN ALL T B ON true JOIN ALL T C ON true;\r");
     term_wait(&t, "a = 1\r\n"); /* rows are coming: the statement runs */
-    term_type(&t, "\x03");
+    term_type_now(&t, "\x03");
     term_wait(&t, "adstore shell: interrupted\r\nadstore> ");
     /* the shell goes on */
     term_type(&t, "SELECT count(*) AS n FROM T;\r");
