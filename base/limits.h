@@ -82,6 +82,11 @@
  * evaluated, groups, sorted rows, strings it builds), and wall time. */
 #define ADS_DEFAULT_STMT_MEMORY ((size_t)512 << 20)
 #define ADS_DEFAULT_STMT_SECONDS 3600.0
+/* Bytes of rows a bulk load commits between two drops of the store's mapped
+ * pages (madvise): the resident set stays near the pages these rows touch,
+ * and a load does not fault the whole map back in after every batch. */
+#define ADS_BULK_UNMAP_BYTES ((size_t)64 << 20)
+
 /* Rows a csv or tabular writer holds before it writes: tabular measures
  * its column widths on the first rows (later wider values are written
  * whole, past the alignment), and csv of SELECT * over rows that carry no

@@ -257,6 +257,7 @@ struct ads_bulk {
     uint64_t committed, added;
     uint64_t unchanged; /* committed records that appended no row */
     uint64_t failed;
+    size_t unmapped_after; /* row bytes committed since the map's pages were last dropped */
 };
 
 int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err)
@@ -636,10 +637,16 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     }
     b->committed += b->n;
     b->unchanged += run.unchanged;
+    b->unmapped_after += b->rows.len;
     ads_bulk_discard(b);
-    pthread_rwlock_rdlock(&b->db->resize);
-    ads_db__drop_map_pages(b->db);
-    pthread_rwlock_unlock(&b->db->resize);
+    if (b->unmapped_after >= ADS_BULK_UNMAP_BYTES) {
+        /* keep the resident set flat without faulting every page back in
+         * after every batch (a cost out-of-order loads pay most) */
+        b->unmapped_after = 0;
+        pthread_rwlock_rdlock(&b->db->resize);
+        ads_db__drop_map_pages(b->db);
+        pthread_rwlock_unlock(&b->db->resize);
+    }
     return 0;
 }
 
