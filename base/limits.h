@@ -63,6 +63,12 @@
  * those deleted before the cut: it bounds the work of making deleted
  * records disappear as writes go. */
 #define ADS_RETENTION_SWEEP_PER_WRITE 8u
+/* An index entry's key (LMDB's key limit): a value whose entry would be
+ * longer is kept with the entries every lookup reads (docs/indexes.md). */
+#define ADS_INDEX_KEY_MAX 511u
+/* Index entries the planner counts per term when it estimates which
+ * index of an AND reads least (it stops at the smallest count so far). */
+#define ADS_INDEX_ESTIMATE_MAX 100000u
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510
@@ -75,6 +81,9 @@
 /* GROUP BY and ORDER BY expressions in one SELECT. */
 #define ADS_MAX_GROUP_BY 64
 #define ADS_MAX_ORDER_BY 64
+/* Placeholders (? and :name) in one statement, and values in one
+ * ads_params (query/query.h). */
+#define ADS_MAX_PARAMS 256
 /* Intervals one timeline aggregation may produce per group. */
 #define ADS_MAX_INTERVALS 10000000
 /* What one statement may spend by default (ads_query_set_limits, adstore
@@ -87,11 +96,51 @@
  * and a load does not fault the whole map back in after every batch. */
 #define ADS_BULK_UNMAP_BYTES ((size_t)64 << 20)
 
+/* The Python module (python/adstore): rows a SELECT's worker converts
+ * before it hands them to the iterating thread and waits (what a streaming
+ * SELECT holds in Python at most, twice); attribute names and short string
+ * values a Cursor keeps as str objects, so rows of the same shape share
+ * them (a power of two), and the longest kept; problems ads_db_verify
+ * reports that Store.verify keeps as messages (it counts them all). */
+#define ADS_PY_CURSOR_BATCH 512
+#define ADS_PY_NAME_CACHE 256
+#define ADS_PY_NAME_CACHE_LEN 64
+#define ADS_PY_VERIFY_MESSAGES_MAX 1000
+
 /* Rows a csv or tabular writer holds before it writes: tabular measures
  * its column widths on the first rows (later wider values are written
  * whole, past the alignment), and csv of SELECT * over rows that carry no
  * column list (no FROM, USING) takes its columns from them. Memory is so
  * bounded by this many rows, not by the row count. */
 #define ADS_WRITER_SAMPLE_ROWS 1000u
+
+/* ---- adstore serve (server/) ---- */
+
+/* Bytes of one request body (a statement, records, an imported file): a
+ * larger body is refused with 413 before it is read whole. */
+#define ADS_SERVE_MAX_BODY ((size_t)8 << 20)
+/* Connections served at once (a thread each); more wait in the kernel's
+ * accept queue. With ADS_SERVE_MAX_BODY this bounds request memory. */
+#define ADS_SERVE_MAX_CONNECTIONS 64u
+/* Seconds a connection may sit idle (reading nothing, sending nothing)
+ * before it is closed: a slow client cannot hold a thread for ever. */
+#define ADS_SERVE_CONN_TIMEOUT 30u
+/* What one statement run over HTTP may spend: wall time, memory held for
+ * it (ads_query_set_limits) and rows returned. */
+#define ADS_SERVE_STMT_SECONDS 60.0
+#define ADS_SERVE_STMT_MEMORY ((size_t)256 << 20)
+#define ADS_SERVE_MAX_ROWS 1000000u
+/* Bytes of a statement's output held before the response starts: a
+ * statement that fails within them gets an error status and object, one
+ * that goes on is streamed. */
+#define ADS_SERVE_HEAD_BYTES ((size_t)64 << 10)
+/* Identifiers one POST /api/ids may ask for. */
+#define ADS_SERVE_MAX_IDS 10000u
+/* Seconds a shutdown waits for requests in flight before it interrupts
+ * their statements. */
+#define ADS_SERVE_DRAIN_SECONDS 30.0
+/* Entries in a tokens file, and bytes of one of its lines. */
+#define ADS_SERVE_MAX_TOKENS 1000u
+#define ADS_SERVE_TOKEN_LINE 512u
 
 #endif

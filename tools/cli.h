@@ -110,6 +110,7 @@ int cmd_dump(cli_ctx *c, int argc, char **argv);
 int cmd_restore(cli_ctx *c, int argc, char **argv);
 int cmd_backup(cli_ctx *c, int argc, char **argv);
 int cmd_compact(cli_ctx *c, int argc, char **argv);
+int cmd_serve(cli_ctx *c, int argc, char **argv);
 
 /*
  * A progress bar on stderr for long work, drawn only when stderr is a

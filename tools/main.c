@@ -30,6 +30,7 @@ static const command commands[] = {
     {"restore", cmd_restore},
     {"backup", cmd_backup},
     {"compact", cmd_compact},
+    {"serve", cmd_serve},
 };
 
 #ifndef ADS_VERSION

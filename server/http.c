@@ -1,0 +1,402 @@
+/*
+ * server/http.c: the server's life: the listening address and its safety
+ * rule (beyond loopback only with TLS and tokens, unless told otherwise),
+ * libmicrohttpd started with a thread per connection and the limits of
+ * base/limits.h, each request's body gathered (up to ADS_SERVE_MAX_BODY) and
+ * its token checked before routing, one log line per request, and the
+ * shutdown: stop accepting, let requests in flight finish, close the store.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server/server_int.h"
+
+/* ---- the address ---- */
+
+typedef struct listen_addr {
+    struct sockaddr_storage ss;
+    bool v6, loopback;
+} listen_addr;
+
+static int parse_port(const char *p, uint16_t *out)
+{
+    char *end;
+    if (*p < '0' || *p > '9')
+        return -1;
+    unsigned long v = strtoul(p, &end, 10);
+    if (*end != '\0' || v > 65535)
+        return -1;
+    *out = (uint16_t)v;
+    return 0;
+}
+
+static int parse_listen(listen_addr *out, const char *s, ads_error *err)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    uint16_t port;
+    memset(out, 0, sizeof *out);
+    if (colon == NULL || parse_port(colon + 1, &port) < 0 || (size_t)(colon - s) >= sizeof host)
+        return ads_error_set(err, ADS_EINVAL,
+                             "--listen '%s': expected ADDR:PORT (127.0.0.1:8642, [::1]:8642)", s);
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&out->ss;
+        host[strlen(host) - 1] = '\0';
+        if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+            return ads_error_set(err, ADS_EINVAL, "--listen '%s': bad IPv6 address", s);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons(port);
+        out->v6 = true;
+        out->loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+        return 0;
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&out->ss;
+    if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+        return ads_error_set(err, ADS_EINVAL,
+                             "--listen '%s': the address must be an IPv4 or [IPv6] literal", s);
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(port);
+    out->loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+    return 0;
+}
+
+/* ---- requests ---- */
+
+static void log_line(server *s, struct MHD_Connection *c, const request *rq)
+{
+    char host[NI_MAXHOST] = "-", when[32];
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci != NULL && ci->client_addr != NULL)
+        getnameinfo(ci->client_addr,
+                    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                           : sizeof(struct sockaddr_in),
+                    host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(s->cfg->log, "%s %s %s %s %s %u %.1fms\n", when, host, rq->who, rq->method, rq->url,
+            rq->status, (now_seconds() - rq->start) * 1e3);
+    fflush(s->cfg->log);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    server *s = cls;
+    request *rq = *con_cls;
+    if (rq == NULL)
+        return;
+    *con_cls = NULL;
+    if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && rq->status < 400)
+        rq->status = 499; /* the response did not reach the client whole */
+    pthread_mutex_lock(&s->mu);
+    log_line(s, c, rq);
+    s->requests++;
+    if (rq->status >= 400)
+        s->failures++;
+    if (--s->active == 0)
+        pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->mu);
+    ads_buf_free(&rq->body);
+    free(rq->url);
+    free(rq);
+}
+
+static request *request_new(server *s, const char *url, const char *method)
+{
+    request *rq = calloc(1, sizeof *rq);
+    if (rq == NULL)
+        return NULL;
+    rq->url = strdup(url);
+    if (rq->url == NULL) {
+        free(rq);
+        return NULL;
+    }
+    rq->s = s;
+    snprintf(rq->method, sizeof rq->method, "%s", method);
+    snprintf(rq->who, sizeof rq->who, "-");
+    ads_buf_init(&rq->body);
+    rq->start = now_seconds();
+    pthread_mutex_lock(&s->mu);
+    s->active++;
+    pthread_mutex_unlock(&s->mu);
+    return rq;
+}
+
+/* Routes anyone may reach: the page (it asks for a token) and health. */
+static bool open_route(const char *url)
+{
+    return strcmp(url, "/") == 0 || strcmp(url, "/api/health") == 0;
+}
+
+/* 0 when the request may go on (rq->role set), else the status to answer. */
+static unsigned check_token(server *s, struct MHD_Connection *c, request *rq, const char **msg)
+{
+    if (!s->auth) {
+        rq->role = ADS_ROLE_WRITE;
+        return 0;
+    }
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (h == NULL || strncasecmp(h, "Bearer ", 7) != 0) {
+        if (open_route(rq->url))
+            return 0;
+        *msg = "this server needs a token: send 'Authorization: Bearer TOKEN'";
+        return MHD_HTTP_UNAUTHORIZED;
+    }
+    const token_entry *e = tokens_find(&s->tokens, h + 7, strlen(h + 7));
+    if (e == NULL) {
+        *msg = "the token is not valid";
+        return MHD_HTTP_UNAUTHORIZED;
+    }
+    rq->role = e->role;
+    snprintf(rq->who, sizeof rq->who, "%s", e->name);
+    return 0;
+}
+
+static bool body_too_large(struct MHD_Connection *c)
+{
+    const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    return len != NULL && strtoull(len, NULL, 10) > ADS_SERVE_MAX_BODY;
+}
+
+static enum MHD_Result refuse(struct MHD_Connection *c, request *rq, unsigned status, int code,
+                              const char *msg)
+{
+    ads_error e;
+    ads_error_set(&e, code, "%s", msg);
+    return resp_error(c, rq, status, &e);
+}
+
+static enum MHD_Result first_call(server *s, struct MHD_Connection *c, request *rq)
+{
+    const char *msg = NULL;
+    unsigned st = check_token(s, c, rq, &msg);
+    if (st != 0)
+        return refuse(c, rq, st, ADS_EINVAL, msg);
+    if (body_too_large(c)) {
+        char m[96];
+        snprintf(m, sizeof m, "the body is larger than the server's limit of %zu bytes",
+                 (size_t)ADS_SERVE_MAX_BODY);
+        return refuse(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, ADS_ELIMIT, m);
+    }
+    pthread_mutex_lock(&s->mu);
+    bool stopping = s->draining;
+    pthread_mutex_unlock(&s->mu);
+    if (stopping)
+        return refuse(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, ADS_EBUSY,
+                      "the server is shutting down");
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload, size_t *upload_size, void **con_cls)
+{
+    server *s = cls;
+    request *rq = *con_cls;
+    (void)version;
+    if (rq == NULL) {
+        rq = request_new(s, url, method);
+        if (rq == NULL)
+            return MHD_NO;
+        *con_cls = rq;
+        return first_call(s, c, rq);
+    }
+    if (rq->status != 0) { /* answered already (refused): discard the body */
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_size > 0) {
+        if (rq->body.len + *upload_size > ADS_SERVE_MAX_BODY)
+            rq->too_large = true;
+        else
+            ads_buf_add(&rq->body, upload, *upload_size);
+        *upload_size = 0;
+        return MHD_YES;
+    }
+    if (rq->too_large || rq->body.failed)
+        return refuse(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, ADS_ELIMIT,
+                      "the body is larger than the server's limit");
+    return route(c, rq);
+}
+
+/* ---- the server's life ---- */
+
+static char *read_file(const char *path, ads_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        ads_error_set(err, ADS_EIO, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    ads_buf b;
+    ads_buf_init(&b);
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < ADS_SERVE_MAX_BODY)
+        ads_buf_add(&b, chunk, n);
+    bool bad = ferror(f) || b.failed || b.len >= ADS_SERVE_MAX_BODY;
+    fclose(f);
+    if (bad) {
+        ads_buf_free(&b);
+        ads_error_set(err, ADS_EIO, "cannot read %s", path);
+        return NULL;
+    }
+    ads_buf_addc(&b, '\0');
+    return b.p;
+}
+
+typedef struct tls_files {
+    char *cert, *key;
+} tls_files;
+
+static int check_config(const ads_server_config *cfg, const listen_addr *la, ads_error *err)
+{
+    if ((cfg->tls_cert == NULL) != (cfg->tls_key == NULL))
+        return ads_error_set(err, ADS_EINVAL, "--tls-cert and --tls-key go together");
+    if (la->loopback || cfg->insecure)
+        return 0;
+    if (cfg->tls_cert == NULL || cfg->tokens == NULL)
+        return ads_error_set(err, ADS_EINVAL,
+                             "refusing to listen on %s without TLS and tokens (--tls-cert, "
+                             "--tls-key, --tokens); --insecure allows it",
+                             cfg->listen);
+    return 0;
+}
+
+static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_files *tls,
+                                ads_error *err)
+{
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (la->v6)
+        flags |= MHD_USE_IPv6;
+    if (tls->cert != NULL)
+        flags |= MHD_USE_TLS;
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, (void *)&la->ss},
+        {MHD_OPTION_CONNECTION_LIMIT, ADS_SERVE_MAX_CONNECTIONS, NULL},
+        {MHD_OPTION_CONNECTION_TIMEOUT, ADS_SERVE_CONN_TIMEOUT, NULL},
+        {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, tls->cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, tls->key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (tls->cert == NULL)
+        opts[4].option = MHD_OPTION_END;
+    struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+                                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                            MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    if (d == NULL)
+        ads_error_set(err, ADS_EIO,
+                      "cannot listen on %s (in use, not an address of this host, or a bad "
+                      "certificate or key)",
+                      s->cfg->listen);
+    return d;
+}
+
+/* Wait for requests in flight to finish, at most seconds; true if they did. */
+static bool wait_idle(server *s, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)seconds;
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    while (s->active > 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&s->idle, &s->mu, &until);
+    bool idle = s->active == 0;
+    pthread_mutex_unlock(&s->mu);
+    return idle;
+}
+
+static void serve(server *s, struct MHD_Daemon *d, const sigset_t *sigs)
+{
+    int sig = 0;
+    while (sigwait(sigs, &sig) != 0)
+        ;
+    fprintf(s->cfg->log, "stopping on signal %d: finishing requests in flight\n", sig);
+    fflush(s->cfg->log);
+    MHD_socket lfd = MHD_quiesce_daemon(d);
+    pthread_mutex_lock(&s->mu);
+    s->draining = true;
+    pthread_mutex_unlock(&s->mu);
+    if (!wait_idle(s, ADS_SERVE_DRAIN_SECONDS)) {
+        stream_interrupt_all(s);
+        wait_idle(s, 5.0);
+    }
+    MHD_stop_daemon(d);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
+}
+
+static int server_init(server *s, const ads_server_config *cfg, tls_files *tls, ads_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    s->started = now_seconds();
+    if (cfg->tokens != NULL) {
+        int rc = tokens_load(&s->tokens, cfg->tokens, err);
+        if (rc < 0)
+            return rc;
+        s->auth = true;
+    }
+    if (cfg->tls_cert != NULL) {
+        tls->cert = read_file(cfg->tls_cert, err);
+        if (tls->cert == NULL)
+            return err->code;
+        tls->key = read_file(cfg->tls_key, err);
+        if (tls->key == NULL)
+            return err->code;
+    }
+    int rc = ads_db_open(&s->db, cfg->db_dir, ADS_DB_CREATE, err);
+    if (rc < 0)
+        s->db = NULL;
+    return rc;
+}
+
+int ads_server_run(const ads_server_config *cfg, const sigset_t *sigs,
+                   void (*ready)(void *ctx, unsigned port), void *ctx, ads_error *err)
+{
+    listen_addr la;
+    server s;
+    tls_files tls = {NULL, NULL};
+    int rc = parse_listen(&la, cfg->listen, err);
+    if (rc == 0)
+        rc = check_config(cfg, &la, err);
+    if (rc < 0)
+        return rc;
+    rc = server_init(&s, cfg, &tls, err);
+    struct MHD_Daemon *d = rc == 0 ? start(&s, &la, &tls, err) : NULL;
+    if (d == NULL && rc == 0)
+        rc = err->code;
+    if (d != NULL) {
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+        if (ready != NULL)
+            ready(ctx, di != NULL ? di->port : 0);
+        serve(&s, d, sigs);
+    }
+    if (s.db != NULL)
+        ads_db_close(s.db);
+    tokens_free(&s.tokens);
+    if (tls.key != NULL)
+        memset(tls.key, 0, strlen(tls.key));
+    free(tls.cert);
+    free(tls.key);
+    pthread_mutex_destroy(&s.mu);
+    pthread_cond_destroy(&s.idle);
+    return rc;
+}

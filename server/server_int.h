@@ -1,0 +1,98 @@
+/*
+ * server/server_int.h: what the server's files share: the server's state,
+ * a request's state, and the helpers each file offers the others.
+ */
+#ifndef ADS_SERVER_INT_H
+#define ADS_SERVER_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/limits.h"
+#include "engine/engine.h"
+#include "query/query.h"
+#include "server/server.h"
+
+/* One entry of the tokens file: a name, a role, the token's SHA-256. */
+typedef struct token_entry {
+    char name[64];
+    ads_role role;
+    unsigned char hash[32];
+} token_entry;
+
+typedef struct token_set {
+    token_entry *v;
+    size_t n;
+} token_set;
+
+typedef struct server {
+    const ads_server_config *cfg;
+    ads_db *db;
+    token_set tokens;
+    bool auth; /* a tokens file was given */
+    double started;
+    pthread_mutex_t mu; /* guards what follows and the log */
+    pthread_cond_t idle;
+    unsigned active;     /* requests in flight */
+    bool draining;       /* stop: interrupt statements that start or run */
+    uint64_t requests, failures;
+    struct stmt_job *jobs; /* running statements, for the drain's interrupt */
+} server;
+
+/* One request: its body, who sent it, and what to log. */
+typedef struct request {
+    server *s;
+    char method[8];
+    char *url;
+    ads_buf body;
+    bool too_large;
+    ads_role role;
+    char who[64]; /* the token's name, "-" without authentication */
+    unsigned status;
+    double start;
+} request;
+
+/* A response whose body is JSON text (status given). */
+struct MHD_Response *resp_json(const char *text, size_t len);
+/* Queue response r with status for request rq (it records the status for the
+ * log) and release r. */
+enum MHD_Result resp_queue(struct MHD_Connection *c, request *rq, unsigned status,
+                           struct MHD_Response *r);
+/* Queue {"error": {...}} from err, with status (0: chosen from err's code). */
+enum MHD_Result resp_error(struct MHD_Connection *c, request *rq, unsigned status,
+                           const ads_error *err);
+/* The HTTP status for an error code. */
+unsigned status_of(int code);
+
+/* JSON text helpers (server/json.c). */
+void json_str(ads_buf *b, const char *p, size_t len);
+void json_error(ads_buf *b, const ads_error *err);
+void json_value(ads_buf *b, const ads_value *v);
+
+/* Tokens (server/auth.c). */
+int tokens_load(token_set *out, const char *path, ads_error *err);
+void tokens_free(token_set *t);
+/* The entry whose token is the len bytes at tok, or NULL. */
+const token_entry *tokens_find(const token_set *t, const char *tok, size_t len);
+
+/* Routes (server/routes.c): answer the request whose body is complete. */
+enum MHD_Result route(struct MHD_Connection *c, request *rq);
+
+/* Statements (server/stream.c): run text in format fmt and queue the
+ * response, streamed once it outgrows ADS_SERVE_HEAD_BYTES. hidden: SELECT *
+ * shows hidden attributes. */
+enum MHD_Result stream_statement(struct MHD_Connection *c, request *rq, const char *text,
+                                 size_t len, ads_format fmt, bool hidden, bool single);
+/* Interrupt every running statement (the drain after its deadline). */
+void stream_interrupt_all(server *s);
+
+/* The web page (server/page.c). */
+extern const char server_page[];
+extern const size_t server_page_len;
+
+/* Seconds on the monotonic clock. */
+double now_seconds(void);
+
+#endif
