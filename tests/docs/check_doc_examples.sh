@@ -9,8 +9,25 @@
 # of a file the scratch directory does not hold yet creates FILE from the
 # lines shown, so a document can show the input files its examples read;
 # "$ export NAME=VALUE" holds for the rest of the document (each document
-# starts with the environment the test was given).
+# starts with the environment the test was given). A command whose text
+# opens a here-document (<<END, <<'END', <<-END) goes on to the line that
+# closes it; lines going on a command that is not complete yet (an open
+# quote, a loop) may carry the "> " prompt of bash, which is dropped.
 # Other blocks (grammars, C, layouts) are not run.
+#
+# What the program prints is compared exactly, except for what is different
+# at every run; both the document's lines and the program's pass through the
+# same normalization, so a document still shows real output:
+#   - seconds taken and rates: "0.02 s" and "(149 records/s)" (rows/s too)
+#     become "<s> s" and "(<n> records/s)";
+#   - times made from the clock: an ISO 8601 time dated 2025-01-01 or later
+#     ("2026-11-22T15:27:43.1161616Z") becomes "<time>"; the fixed times the
+#     documents use as data are all earlier (1970, 2011, 2023, 2024), and are
+#     compared as they are;
+#   - the store's node id, made at random when a store is created, in
+#     "node 1b3f568b7ece" (stats) and 'Node = "1b3f568b7ece"' (text dumps);
+#   - a carriage return ending a line (csv ends its lines with CRLF);
+#   - the scratch directory's path, if a command prints it, becomes "<dir>".
 #   check_doc_examples.sh ADSTORE DOC...
 set -uo pipefail
 prog=$1
@@ -19,6 +36,17 @@ bindir=$(cd "$(dirname "$prog")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0 ran=0
+
+# normalize: what differs at every run, as the header says (stdin to stdout)
+normalize() {
+  sed -E -e 's/\r$//' \
+    -e 's/(^|[^0-9.])[0-9]+\.[0-9]+ s\b/\1<s> s/g' \
+    -e 's#\([0-9]+ (records|rows)/s\)#(<n> \1/s)#g' \
+    -e 's/\b20(2[5-9]|[3-9][0-9])-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/<time>/g' \
+    -e 's/\bnode [0-9a-f]{12}\b/node <node>/g' \
+    -e 's/\bNode = "[0-9a-f]{12}"/Node = "<node>"/g' \
+    -e "s#$work#<dir>#g"
+}
 
 # run_one DOC LINE COMMAND EXPECTED-FILE: run COMMAND, compare with the file
 run_one() {
@@ -37,7 +65,9 @@ run_one() {
   fi
   (cd "$work" && PATH="$bindir:$PATH" bash -c "$cmd") > "$tmp/got" 2>&1 || status=$?
   ran=$((ran + 1))
-  if ! diff -u "$want" "$tmp/got" > "$tmp/diff" || [ "$status" != "$want_status" ]; then
+  normalize < "$want" > "$tmp/want.n"
+  normalize < "$tmp/got" > "$tmp/got.n"
+  if ! diff -u "$tmp/want.n" "$tmp/got.n" > "$tmp/diff" || [ "$status" != "$want_status" ]; then
     echo "$doc:$line: \$ $cmd"
     echo "  exit status $status (the document: $want_status)"
     sed 's/^/  /' "$tmp/diff"
@@ -56,7 +86,7 @@ for doc in "$@"; do
   source "$env_file"
   work=$tmp/$(basename "$doc" .md)
   mkdir -p "$work"
-  in_block=0 transcript=0 cmd="" cmd_line=0 n=0
+  in_block=0 transcript=0 cmd="" cmd_line=0 n=0 heredoc=""
   : > "$tmp/want"
   while IFS= read -r text || [ -n "$text" ]; do
     n=$((n + 1))
@@ -74,11 +104,18 @@ for doc in "$@"; do
       if [[ $text == '$ '* ]]; then transcript=1; else transcript=0; fi
     fi
     [ "$transcript" = 1 ] || continue
-    if [ -n "$cmd" ] && [ ! -s "$tmp/want" ] && ! bash -n -c "$cmd" 2>/dev/null; then
-      cmd+=$'\n'$text # a command going on over lines (an open quote)
+    if [ -n "$heredoc" ]; then # a here-document, up to its closing word
+      cmd+=$'\n'$text
+      [ "$text" = "$heredoc" ] && heredoc=""
+    elif [ -n "$cmd" ] && [ ! -s "$tmp/want" ] && ! bash -n -c "$cmd" 2>/dev/null; then
+      [[ $text == '> '* ]] && text=${text#> } # bash's prompt for more
+      cmd+=$'\n'$text # a command going on over lines (an open quote, a loop)
     elif [[ $text == '$ '* ]]; then
       [ -n "$cmd" ] && run_one "$doc" "$cmd_line" "$cmd" "$tmp/want"
-      cmd=${text#\$ } cmd_line=$n
+      cmd=${text#\$ } cmd_line=$n heredoc=""
+      if [[ $cmd =~ \<\<-?[[:space:]]*[\'\"]?([A-Za-z_][A-Za-z0-9_]*) ]]; then
+        heredoc=${BASH_REMATCH[1]}
+      fi
       : > "$tmp/want"
     else
       printf '%s\n' "$text" >> "$tmp/want"
