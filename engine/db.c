@@ -319,6 +319,19 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
                  : lmdb_plain(err, rc, "opening store tables");
         goto cleanup;
     }
+    /* the index table came with secondary indexes: a store made before has
+     * none until it is written to (a read-only open finds no index) */
+    rc = mdb_dbi_open(txn, "index", writable ? MDB_CREATE : 0, &db->index);
+    if (rc == MDB_NOTFOUND && !writable) {
+        rc = 0;
+        db->index = 0;
+    }
+    if (rc) {
+        rc = rc == MDB_NOTFOUND
+                 ? ads_error_set(err, ADS_ECORRUPT, "%s: the store's tables are missing", dir)
+                 : lmdb_plain(err, rc, "opening store tables");
+        goto cleanup;
+    }
     /* commit even a read-only transaction: table handles opened in an
      * aborted transaction are closed with it */
     rc = mdb_txn_commit(txn);
@@ -893,8 +906,8 @@ int ads_db_info_get(ads_db_info *out, ads_db *db, ads_error *err)
     ads_txn *t;
     if ((rc = ads_txn_begin(&t, db, ADS_TXN_READONLY, err)))
         return rc;
-    MDB_dbi dbis[3] = {db->meta, db->latest, db->history};
-    for (int i = 0; i < 3; i++) {
+    MDB_dbi dbis[4] = {db->meta, db->latest, db->history, db->index};
+    for (int i = 0; i < (db->index ? 4 : 3); i++) {
         MDB_stat s;
         if (mdb_stat(t->txn, dbis[i], &s) == 0)
             out->entries += s.ms_entries;

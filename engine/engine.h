@@ -448,6 +448,71 @@ size_t ads_timeline_records(const ads_timeline *tl);
 void ads_timeline_close(ads_timeline *tl);
 
 /* ------------------------------------------------------------------------ */
+/* Secondary indexes (docs/indexes.md)                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * An index is declared with `Indexed = true` on the Attribute record
+ * (ForType, ForName) and is kept by the engine for every latest row. A span
+ * is a set of ranges of one index's values, made in an arena; a scan over
+ * spans (their union) yields the latest rows whose values lie in them, plus
+ * those whose value has no key encoding (expressions, error), each record
+ * once, and keeps those for which where holds. A span may hold more rows
+ * than a comparison matches (bounds are inclusive, numbers bounded by their
+ * double value): pass the whole WHERE as where, and the rows are exact.
+ */
+typedef struct ads_index_span ads_index_span;
+typedef enum { ADS_IX_EQ, ADS_IX_LT, ADS_IX_LE, ADS_IX_GT, ADS_IX_GE } ads_index_op;
+
+/* An empty span over the index on attribute name (len bytes) of t, in
+ * arena a: 1 with *out when t has such an index, 0 when not (*out NULL).
+ * ADS_EINVAL, ADS_ENOMEM. */
+int ads_index_span_new(ads_index_span **out, ads_txn *txn, const ads_type *t, const char *name,
+                       size_t len, ads_arena *a, ads_error *err);
+
+/* Add to s the values v that `x op v` may hold for (EQ: `==`, `===`, `is`;
+ * undefined for `is undefined`). 0, or 1 when v bounds nothing (a list
+ * with `<`): the span is then unchanged and the term must not use it.
+ * ADS_ENOMEM. */
+int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, ads_error *err);
+
+/* s becomes its intersection with o (a span of the same index: the AND of
+ * two terms on one attribute). ADS_EINVAL, ADS_ENOMEM. */
+int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *err);
+bool ads_index_span_same(const ads_index_span *a, const ads_index_span *b);
+/* The attribute (folded) and the number of value ranges of a span. */
+const char *ads_index_span_attr(const ads_index_span *s);
+size_t ads_index_span_ranges(const ads_index_span *s);
+
+/* Entries of s, counted up to cap (an estimate for the planner: it reads
+ * at most cap entries). ADS_ESTORAGE. */
+int ads_index_span_count(uint64_t *out, ads_txn *txn, const ads_index_span *s, uint64_t cap,
+                         ads_error *err);
+
+/* A scan of type t's latest rows through the union of spans (n >= 1, all
+ * of t), filtered by where, as ads_scan_open (flags: ADS_SCAN_DELETED). The
+ * order is the spans' value order, not key order. Read transactions only.
+ * ADS_EINVAL, ADS_ENOMEM, ADS_ESTORAGE; ads_scan_next may return
+ * ADS_ECORRUPT for an entry that names no record. */
+int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
+                        ads_index_span *const *spans, size_t n, const ads_expr *where,
+                        unsigned flags, ads_error *err);
+
+/* Rows (or index entries, for an index scan) a scan has read so far. */
+uint64_t ads_scan_read(const ads_scan *s);
+
+/* Figures of one index, as ads_db_index_stats reports them. */
+typedef struct ads_index_stats {
+    const char *type, *attr; /* valid during the call */
+    uint64_t entries, bytes;  /* bytes: keys and values of its entries */
+} ads_index_stats;
+
+/* Call fn for every index, by type id then attribute. A non-zero return
+ * from fn stops the walk and is returned. ADS_ESTORAGE, ADS_ENOMEM. */
+int ads_db_index_stats(ads_db *db, int (*fn)(void *ctx, const ads_index_stats *s), void *ctx,
+                       ads_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Identifiers and sequences                                                */
 /* ------------------------------------------------------------------------ */
 

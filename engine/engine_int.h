@@ -9,6 +9,8 @@
  *   latest   record key -> the record's latest row
  *   history  record key ++ sortable(_Timestamp) ++ be64(__SystemTimestamp)
  *            -> an earlier row (every row that is not latest)
+ *   index    be32(index id) ++ value ++ record key's rest -> be16 offset
+ *            (secondary indexes of latest rows: engine/index.c)
  * A record key is be32(type id) ++ the key attribute values, each in an
  * order-preserving encoding normalised as `===` compares (key.c). A row is a
  * 32-byte envelope (checksum, flags, the timeline attributes) followed by the
@@ -170,6 +172,13 @@ int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *
 
 /* ---- types (types.c) ---- */
 
+/* A secondary index of a type (engine/index.c). */
+typedef struct index_def {
+    uint32_t id;      /* its entries' prefix in the index table */
+    const char *name; /* the attribute, folded */
+    size_t len;
+} index_def;
+
 struct ads_type {
     uint32_t id;
     char *name;        /* as declared */
@@ -182,6 +191,8 @@ struct ads_type {
     bool keep_unchanged; /* KeepUnchangedRows: a store equal to the row in effect appends anyway */
     ads_hooks hooks;   /* copied from the store's hook table when built */
     bool has_hooks;
+    index_def *indexes; /* its secondary indexes */
+    size_t nindexes;
 };
 
 /* A generation of type information: everything known under one value of
@@ -199,7 +210,7 @@ typedef struct hook_entry {
 
 struct ads_db {
     MDB_env *env;
-    MDB_dbi meta, latest, history;
+    MDB_dbi meta, latest, history, index;
     uint64_t node;
     int flags;
     ads_clock clock;
@@ -453,6 +464,43 @@ int ads_retention__trim(ads_txn *txn, const ads_type *t, const unsigned char *sk
  * stopped and purge those deleted before the cut. */
 int ads_retention__on_write(ads_txn *txn, const ads_type *t, const unsigned char *skey,
                             size_t slen, ads_error *err);
+
+/* ---- secondary indexes (index.c, index_scan.c) ---- */
+
+/* The indexes of type typeid from the registry, made in arena a. */
+int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, ads_arena *a,
+                    ads_error *err);
+/* Append the index value of attribute (name, len) of row data (len dlen)
+ * to b: its key encoding, IX_UNDEFINED (0x01) when absent or undefined,
+ * IX_OTHER (0x02) when it has no key encoding. */
+void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
+                      size_t len, ads_arena *a);
+/* The latest row of the record stored under skey changes from old (NULL: a
+ * new record) to now (NULL: purged): move its entries in t's indexes. */
+int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
+                   const unsigned char *old, size_t olen, const unsigned char *now, size_t nlen,
+                   ads_error *err);
+/* An Attribute record's latest row changes from old to now (either NULL):
+ * build or drop the index it declares with Indexed. ADS_EINVAL for an
+ * Indexed that is not a boolean, a built-in type or a timeline attribute. */
+int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
+                        const unsigned char *now, size_t nlen, ads_error *err);
+/* Rebuild every registered index from the rows (restore). */
+int ads_index__rebuild_all(ads_txn *txn, ads_error *err);
+/* Walks of an index (an ads_scan over spans: scan.c wraps them). */
+typedef struct ads_index_walk ads_index_walk;
+int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
+                         ads_index_span *const *spans, size_t n, const ads_expr *where,
+                         unsigned flags, ads_error *err);
+int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err);
+uint64_t ads_index__walk_entries(const ads_index_walk *iw);
+void ads_index__walk_close(ads_index_walk *iw);
+/* Verify every index against the rows: report each problem. */
+int ads_index__verify(ads_txn *txn, void (*report)(void *ctx, const char *problem), void *ctx,
+                      uint64_t *problems, ads_error *err);
+
+/* The registry of indexes changed: move to a new types token (types.c). */
+int ads_types__changed(ads_txn *txn, ads_error *err);
 
 /* The four timeline attribute names. */
 extern const char ads_attr__timestamp[];   /* "_Timestamp" */

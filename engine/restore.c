@@ -381,6 +381,12 @@ int ads_dump__into_place(const char *tmp, const char *dir, bool exists, ads_erro
     return ads_dump__sync_parent(dir, err);
 }
 
+static int rebuild_indexes(ads_txn *txn, void *ctx, ads_error *err)
+{
+    (void)ctx;
+    return ads_index__rebuild_all(txn, err);
+}
+
 int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_dump_result *res,
                 ads_error *err)
 {
@@ -456,6 +462,9 @@ int ads_restore(const char *dir, FILE *f, const ads_restore_options *opt, ads_du
         rc = ads_dump__corrupt(err, "it ends before its trailer (truncated)");
         goto fail;
     }
+    /* indexes are not in a dump: their registry is (meta), so build them */
+    if ((rc = ads_db_write(db, rebuild_indexes, NULL, err)))
+        goto fail;
     if ((rc = ads_db_sync(db, err)))
         goto fail;
     ads_db_close(db);

@@ -34,6 +34,8 @@ struct ads_scan {
     size_t hlast_len;
     const ads_type *cur; /* type of the current record (every-type scans) */
     uint64_t visited;    /* records visited (the map's pages are dropped every 2^17) */
+    uint64_t read;       /* rows read */
+    ads_index_walk *ix;  /* an index scan (engine/index_scan.c) */
 };
 
 static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
@@ -202,10 +204,38 @@ int ads_history_open(ads_scan **out, ads_txn *txn, const ads_row *row, const ads
     return 0;
 }
 
+int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
+                        ads_index_span *const *spans, size_t n, const ads_expr *where,
+                        unsigned flags, ads_error *err)
+{
+    if (!out)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_index_walk *iw;
+    int rc = ads_index__walk_open(&iw, txn, t, spans, n, where, flags, err);
+    if (rc)
+        return rc;
+    ads_scan *s = calloc(1, sizeof *s);
+    if (!s) {
+        ads_index__walk_close(iw);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    s->txn = txn;
+    s->type = t;
+    s->ix = iw;
+    *out = s;
+    return 0;
+}
+
+uint64_t ads_scan_read(const ads_scan *s)
+{
+    return !s ? 0 : s->ix ? ads_index__walk_entries(s->ix) : s->read;
+}
+
 void ads_scan_close(ads_scan *s)
 {
     if (!s)
         return;
+    ads_index__walk_close(s->ix);
     if (s->lc)
         mdb_cursor_close(s->lc);
     if (s->hc)
@@ -401,6 +431,7 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
                  ads_error *err)
 {
     row_env env;
+    s->read++;
     int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL);
     if (rc) {
         /* again, for a message that says where */
@@ -429,6 +460,8 @@ int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err)
     int rc;
     if (!s || !row)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (s->ix)
+        return ads_index__walk_next(row, s->ix, err);
     for (;;) {
         if (s->in_history) {
             rc = next_history(s, &k, &v, err);

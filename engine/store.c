@@ -738,6 +738,16 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
         if (append)
             note_last(txn, skey, slen);
+        /* secondary indexes follow the latest row, in this transaction */
+        if ((rc = ads_index__row(txn, t, skey, slen, found ? latest.data : NULL,
+                                 found ? latest.len : 0, ndata, nlen, err)))
+            goto cleanup;
+        bool was_live = found && !(latest.flags & ROW_DELETED);
+        if (t->id == ADS_TYPEID_ATTRIBUTE &&
+            (rc = ads_index__declared(txn, was_live ? latest.data : NULL,
+                                      was_live ? latest.len : 0, deleted ? NULL : ndata,
+                                      deleted ? 0 : nlen, err)))
+            goto cleanup;
     } else {
         hist_key(hkey, skey, slen, ts, systs);
         ads_row__build(newrow, hkey, slen + 16, flags, ts, offset, systs, fk, full->len, ndata,
@@ -975,6 +985,19 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
         (rc = ads_hooks__note(txn, t, ADS_CHANGE_PURGED, cur.data, cur.len, 0, 0, false, err)))
         return rc;
     bool was_deleted = (cur.flags & ROW_DELETED) != 0;
+    if (t->nindexes || t->id == ADS_TYPEID_ATTRIBUTE) {
+        /* the row's bytes are LMDB's until the next write: keep a copy */
+        unsigned char *copy = malloc(cur.len ? cur.len : 1);
+        if (!copy)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        memcpy(copy, cur.data, cur.len);
+        rc = ads_index__row(txn, t, skey, slen, copy, cur.len, NULL, 0, err);
+        if (!rc && t->id == ADS_TYPEID_ATTRIBUTE && !was_deleted)
+            rc = ads_index__declared(txn, copy, cur.len, NULL, 0, err);
+        free(copy);
+        if (rc)
+            return rc;
+    }
     if ((rc = ads_db__del(txn, txn->db->latest, skey, slen, err)))
         return rc;
     /* every history row under the key */

@@ -287,6 +287,8 @@ typedef struct type_decl {
     ads_id_kind method;
     double retention;
     bool keep_unchanged;
+    index_def *indexes; /* from the index registry (engine/index.c) */
+    size_t nindexes;
 } type_decl;
 
 /* An attribute of a row as a value (expressions evaluated in the row). */
@@ -476,6 +478,18 @@ static ads_type *make_type(type_gen *g, uint32_t id, const type_decl *d, ads_db 
     t->method = d->method;
     t->retention = d->retention;
     t->keep_unchanged = d->keep_unchanged;
+    if (d->nindexes) {
+        t->indexes = ads_arena_alloc(a, d->nindexes * sizeof *t->indexes);
+        if (!t->indexes)
+            return NULL;
+        for (size_t i = 0; i < d->nindexes; i++) {
+            t->indexes[i] = d->indexes[i];
+            if (!(t->indexes[i].name = ads_arena_strndup(a, d->indexes[i].name,
+                                                          d->indexes[i].len)))
+                return NULL;
+        }
+        t->nindexes = d->nindexes;
+    }
     ads_hooks__attach(db, t);
     return t;
 }
@@ -559,7 +573,8 @@ int ads_types__by_name(const ads_type **out, ads_txn *txn, const char *name, siz
     if (!tmp)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     type_decl d;
-    if ((rc = parse_decl(&d, env.data, env.len, tmp, err))) {
+    if ((rc = parse_decl(&d, env.data, env.len, tmp, err)) ||
+        (rc = ads_index__load(&d.indexes, &d.nindexes, txn, id, tmp, err))) {
         ads_arena_free(tmp);
         return rc;
     }
@@ -727,6 +742,18 @@ int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool
 cleanup:
     ads_arena_free(tmp);
     return rc;
+}
+
+int ads_types__changed(ads_txn *txn, ads_error *err)
+{
+    uint64_t token;
+    int rc = new_token(txn, ADS_META_TYPES_TOKEN, &token, err);
+    if (rc)
+        return rc;
+    ads_types__unpin(txn);
+    txn->types_token = token;
+    txn->types_loaded = true;
+    return 0;
 }
 
 int ads_types__may_remove(ads_txn *txn, const unsigned char *data, size_t len, ads_error *err)

@@ -379,8 +379,9 @@ int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
         vs.have_idgen = true;
     else
         problem(&vs, "identifier state: %s", e.message);
-    if (!(rc = walk_latest(&vs, err)) && !(rc = walk_history(&vs, err)))
-        rc = check_counts(&vs, err);
+    if (!(rc = walk_latest(&vs, err)) && !(rc = walk_history(&vs, err)) &&
+        !(rc = check_counts(&vs, err)))
+        rc = ads_index__verify(vs.txn, report, ctx, &out->problems, err);
     if (!rc && progress)
         progress(ctx, out->rows, out->rows);
     free(vs.counts);

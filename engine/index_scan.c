@@ -1,0 +1,482 @@
+/*
+ * engine/index_scan.c: reading through secondary indexes (engine/index.c has
+ * the layout). A span is a set of ranges of one index's values; the planner
+ * (query/plan.c) builds one per indexed term of a WHERE (`==`, `is`, `in`,
+ * ranges), intersects the spans of an AND on one attribute, estimates them,
+ * and opens a scan over one span or the union of several (an OR).
+ *
+ * A range is [lo, hi] over index values: an entry is in it when its bytes
+ * are >= lo and its first |hi| bytes are <= hi, so hi = the encoding of 5
+ * takes every entry whose value is 5. Bounds are made generous where the
+ * language's comparisons and the key encoding could part (numbers are
+ * bounded by their double, whatever the exactness residual; every bound is
+ * inclusive): a span holds at least the records that match, and the scan's
+ * WHERE, which the caller passes whole, keeps exactly those. Every span also
+ * reads the entries of values with no key encoding (IX_OTHER).
+ *
+ * A union yields each record once without remembering records: an entry met
+ * through a later range of a span is skipped when an earlier range of the
+ * same span holds it, and a record met through a later span is skipped when
+ * its value for an earlier span's attribute lies in that span.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "classad/msgpack.h"
+#include "engine/engine_int.h"
+
+enum { IX_UNDEFINED = 0x01, IX_OTHER = 0x02 };
+
+static void be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
+typedef struct ix_range {
+    unsigned char *lo, *hi;
+    size_t lo_len, hi_len;
+} ix_range;
+
+struct ads_index_span {
+    const ads_type *type;
+    const index_def *ix;
+    ads_arena *a;
+    ix_range *r; /* r[0] is always the IX_OTHER entries */
+    size_t n, cap;
+};
+
+/* ---- ranges ---- */
+
+static int bytecmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
+/* key (index value, possibly followed by more) against the inclusive prefix
+ * bound hi: <= 0 when key is within it. */
+static int prefixcmp(const unsigned char *key, size_t klen, const unsigned char *hi, size_t hlen)
+{
+    int c = memcmp(key, hi, klen < hlen ? klen : hlen);
+    return c ? c : (klen < hlen ? -1 : 0);
+}
+
+static bool in_range(const ix_range *r, const unsigned char *k, size_t klen)
+{
+    return bytecmp(k, klen, r->lo, r->lo_len) >= 0 && prefixcmp(k, klen, r->hi, r->hi_len) <= 0;
+}
+
+static bool in_span(const ads_index_span *s, size_t upto, const unsigned char *k, size_t klen)
+{
+    for (size_t i = 0; i < upto; i++)
+        if (in_range(&s->r[i], k, klen))
+            return true;
+    return false;
+}
+
+static int push(ads_index_span *s, const unsigned char *lo, size_t lol, const unsigned char *hi,
+                size_t hil, ads_error *err)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4;
+        ix_range *m = ads_arena_alloc(s->a, cap * sizeof *m);
+        if (!m)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        if (s->n)
+            memcpy(m, s->r, s->n * sizeof *m);
+        s->r = m;
+        s->cap = cap;
+    }
+    ix_range *r = &s->r[s->n];
+    r->lo = ads_arena_alloc(s->a, lol + hil + 1);
+    if (!r->lo)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    r->hi = r->lo + lol;
+    memcpy(r->lo, lo, lol);
+    memcpy(r->hi, hi, hil);
+    r->lo_len = lol;
+    r->hi_len = hil;
+    s->n++;
+    return 0;
+}
+
+int ads_index_span_new(ads_index_span **out, ads_txn *txn, const ads_type *t, const char *name,
+                       size_t len, ads_arena *a, ads_error *err)
+{
+    if (!out || !txn || !t || !name || !a)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    *out = NULL;
+    const index_def *ix = NULL;
+    for (size_t i = 0; i < t->nindexes && !ix; i++)
+        if (t->indexes[i].len == len && ads_row__name_cmp((const unsigned char *)name, len,
+                                                          (const unsigned char *)t->indexes[i].name,
+                                                          len) == 0)
+            ix = &t->indexes[i];
+    if (!ix)
+        return 0;
+    ads_index_span *s = ads_arena_alloc(a, sizeof *s);
+    if (!s)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    memset(s, 0, sizeof *s);
+    s->type = t;
+    s->ix = ix;
+    s->a = a;
+    unsigned char other = IX_OTHER;
+    int rc = push(s, &other, 1, &other, 1, err);
+    if (rc)
+        return rc;
+    *out = s;
+    return 1;
+}
+
+/* The tag of a value's key encoding and, for values ordered by a double,
+ * that double; false for a value no comparison orders. */
+static bool ordered(const ads_value *v, unsigned char *tag, double *d)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        *tag = KEY_NUMBER;
+        *d = v->u.b;
+        return true;
+    case ADS_INTEGER:
+        *tag = KEY_NUMBER;
+        *d = (double)v->u.i;
+        return true;
+    case ADS_REAL:
+        *tag = KEY_NUMBER;
+        *d = v->u.r;
+        return !isnan(v->u.r);
+    case ADS_ABSTIME:
+        *tag = KEY_ABSTIME;
+        *d = v->u.abs.secs;
+        return !isnan(*d);
+    case ADS_RELTIME:
+        *tag = KEY_RELTIME;
+        *d = v->u.rel;
+        return !isnan(*d);
+    default:
+        return false;
+    }
+}
+
+int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, ads_error *err)
+{
+    if (!s || !v)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    unsigned char tag, b[9];
+    double d;
+    if (ordered(v, &tag, &d)) {
+        /* bounded by the double: 123 and 123.0 alike, every residual in */
+        b[0] = tag;
+        ads_key__sortable_double(b + 1, d);
+        switch (op) {
+        case ADS_IX_EQ:
+            return push(s, b, 9, b, 9, err);
+        case ADS_IX_LT:
+        case ADS_IX_LE:
+            return push(s, b, 1, b, 9, err);
+        case ADS_IX_GT:
+        case ADS_IX_GE:
+            return push(s, b, 9, b, 1, err);
+        }
+        return 1;
+    }
+    if (v->type == ADS_UNDEFINED) {
+        unsigned char u = IX_UNDEFINED;
+        return op == ADS_IX_EQ ? push(s, &u, 1, &u, 1, err) : 1;
+    }
+    if (v->type == ADS_ERROR || (v->type == ADS_REAL && isnan(v->u.r)))
+        return op == ADS_IX_EQ ? 0 : 1; /* such values are IX_OTHER entries, always read */
+    if (op != ADS_IX_EQ && v->type != ADS_STRING && v->type != ADS_IDENT)
+        return 1; /* lists, records and blobs are not ordered */
+    ads_buf e = ADS_BUF_INIT;
+    int rc = ads_key__value(&e, v, "", NULL);
+    if (rc || e.failed || e.len > ADS_INDEX_KEY_MAX) {
+        ads_buf_free(&e);
+        return e.failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 1;
+    }
+    const unsigned char *p = (const unsigned char *)e.p;
+    switch (op) {
+    case ADS_IX_EQ:
+        rc = push(s, p, e.len, p, e.len, err);
+        break;
+    case ADS_IX_LT:
+    case ADS_IX_LE:
+        rc = push(s, p, 1, p, e.len, err);
+        break;
+    case ADS_IX_GT:
+    case ADS_IX_GE:
+        rc = push(s, p, e.len, p, 1, err);
+        break;
+    }
+    ads_buf_free(&e);
+    return rc;
+}
+
+int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *err)
+{
+    if (!s || !o || s->ix != o->ix)
+        return ads_error_set(err, ADS_EINVAL, "spans of different indexes");
+    ix_range *old = s->r;
+    size_t n = s->n;
+    s->r = NULL;
+    s->n = s->cap = 0;
+    int rc = push(s, old[0].lo, old[0].lo_len, old[0].hi, old[0].hi_len, err);
+    for (size_t i = 1; i < n && !rc; i++)
+        for (size_t j = 1; j < o->n && !rc; j++) {
+            const ix_range *x = &old[i], *y = &o->r[j];
+            const ix_range *lo = bytecmp(x->lo, x->lo_len, y->lo, y->lo_len) >= 0 ? x : y;
+            /* the tighter prefix bound: the smaller, or where one is a
+             * prefix of the other, the longer */
+            size_t m = x->hi_len < y->hi_len ? x->hi_len : y->hi_len;
+            int c = memcmp(x->hi, y->hi, m);
+            const ix_range *hi = c < 0 ? x : c > 0 ? y : x->hi_len >= y->hi_len ? x : y;
+            if (prefixcmp(lo->lo, lo->lo_len, hi->hi, hi->hi_len) > 0)
+                continue; /* empty */
+            rc = push(s, lo->lo, lo->lo_len, hi->hi, hi->hi_len, err);
+        }
+    return rc;
+}
+
+bool ads_index_span_same(const ads_index_span *a, const ads_index_span *b)
+{
+    return a && b && a->ix == b->ix;
+}
+
+const char *ads_index_span_attr(const ads_index_span *s)
+{
+    return s ? s->ix->name : NULL;
+}
+
+size_t ads_index_span_ranges(const ads_index_span *s)
+{
+    return s ? s->n - 1 : 0;
+}
+
+/* ---- walking entries ---- */
+
+typedef struct ix_walk {
+    MDB_cursor *c;
+    size_t range; /* of the span */
+    bool open;
+} ix_walk;
+
+/* The next entry of span s from walk w: 1 with *k (the entry key without
+ * its index id) and *v, 0 at the end, or an error. */
+static int walk_next(ix_walk *w, ads_txn *txn, const ads_index_span *s, MDB_val *k, MDB_val *v,
+                     ads_error *err)
+{
+    unsigned char pre[4];
+    be32(pre, s->ix->id);
+    for (;;) {
+        int rc;
+        if (w->range >= s->n)
+            return 0;
+        const ix_range *r = &s->r[w->range];
+        if (!w->open) {
+            unsigned char seek[4 + ADS_INDEX_KEY_MAX];
+            memcpy(seek, pre, 4);
+            memcpy(seek + 4, r->lo, r->lo_len);
+            k->mv_data = seek;
+            k->mv_size = 4 + r->lo_len;
+            rc = mdb_cursor_get(w->c, k, v, MDB_SET_RANGE);
+            w->open = true;
+        } else {
+            rc = mdb_cursor_get(w->c, k, v, MDB_NEXT);
+        }
+        if (rc && rc != MDB_NOTFOUND)
+            return ads_db__lmdb(txn, err, rc, "reading an index");
+        const unsigned char *p = k->mv_data;
+        if (rc == MDB_NOTFOUND || k->mv_size < 4 || memcmp(p, pre, 4) != 0 ||
+            prefixcmp(p + 4, k->mv_size - 4, r->hi, r->hi_len) > 0) {
+            w->range++;
+            w->open = false;
+            continue;
+        }
+        k->mv_data = (unsigned char *)k->mv_data + 4;
+        k->mv_size -= 4;
+        if (in_span(s, w->range, k->mv_data, k->mv_size))
+            continue; /* an earlier range had it */
+        return 1;
+    }
+}
+
+int ads_index_span_count(uint64_t *out, ads_txn *txn, const ads_index_span *s, uint64_t cap,
+                         ads_error *err)
+{
+    if (!out || !txn || !s)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ix_walk w = {NULL, 0, false};
+    int rc = mdb_cursor_open(txn->txn, txn->db->index, &w.c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "reading an index");
+    MDB_val k, v;
+    *out = 0;
+    while (*out < cap && (rc = walk_next(&w, txn, s, &k, &v, err)) == 1)
+        (*out)++;
+    mdb_cursor_close(w.c);
+    return rc < 0 ? rc : 0;
+}
+
+/* ---- index scans ---- */
+
+struct ads_index_walk {
+    ads_txn *txn;
+    const ads_type *type;
+    ads_index_span **spans;
+    size_t n, at;
+    const ads_expr *where;
+    unsigned flags;
+    ix_walk w;
+    ads_arena *arena;
+    ads_buf val;
+    ads_row row;
+    unsigned char skey[ADS_KEY_INLINE_MAX];
+    uint64_t entries; /* index entries read */
+};
+
+int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
+                         ads_index_span *const *spans, size_t n, const ads_expr *where,
+                         unsigned flags, ads_error *err)
+{
+    if (!out || !txn || !t || !spans || !n)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (!txn->readonly || (flags & ADS_SCAN_HISTORY))
+        return ads_error_set(err, ADS_EINVAL,
+                             "an index scan reads latest rows in a read transaction");
+    for (size_t i = 0; i < n; i++)
+        if (!spans[i] || spans[i]->type->id != t->id)
+            return ads_error_set(err, ADS_EINVAL, "an index span of another type");
+    ads_index_walk *iw = calloc(1, sizeof *iw);
+    ads_index_span **sp = calloc(n, sizeof *sp);
+    if (!iw || !sp || !(iw->arena = ads_arena_new())) {
+        free(iw);
+        free(sp);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    memcpy(sp, spans, n * sizeof *sp);
+    iw->txn = txn;
+    iw->type = t;
+    iw->spans = sp;
+    iw->n = n;
+    iw->where = where;
+    iw->flags = flags;
+    int rc = mdb_cursor_open(txn->txn, txn->db->index, &iw->w.c);
+    if (rc) {
+        ads_index__walk_close(iw);
+        return ads_db__lmdb(txn, err, rc, "reading an index");
+    }
+    *out = iw;
+    return 0;
+}
+
+void ads_index__walk_close(ads_index_walk *iw)
+{
+    if (!iw)
+        return;
+    if (iw->w.c)
+        mdb_cursor_close(iw->w.c);
+    ads_arena_free(iw->arena);
+    ads_buf_free(&iw->val);
+    free(iw->spans);
+    free(iw);
+}
+
+uint64_t ads_index__walk_entries(const ads_index_walk *iw)
+{
+    return iw ? iw->entries : 0;
+}
+
+/* Did an earlier span yield the record of row data? */
+static bool seen_before(ads_index_walk *iw, const unsigned char *data, size_t len)
+{
+    for (size_t j = 0; j < iw->at; j++) {
+        const ads_index_span *s = iw->spans[j];
+        ads_buf_clear(&iw->val);
+        ads_index__value(&iw->val, data, len, s->ix->name, s->ix->len, iw->arena);
+        if (in_span(s, s->n, (const unsigned char *)iw->val.p, iw->val.len))
+            return true;
+    }
+    return false;
+}
+
+/* The record of entry k (v: where its stored key's rest starts) when it
+ * qualifies: 1 with iw->row, 0 not, or an error. */
+static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_error *err)
+{
+    const ads_type *t = iw->type;
+    const unsigned char *p = k->mv_data;
+    size_t off = v->mv_size == 2 ? ((size_t)((const unsigned char *)v->mv_data)[0] << 8 |
+                                    ((const unsigned char *)v->mv_data)[1])
+                                 : 0;
+    if (off < 5 || off > k->mv_size + 4 || k->mv_size + 4 - off + 4 > ADS_KEY_INLINE_MAX)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "type %s: an entry of the index on %s is corrupt (adstore verify "
+                             "says where)",
+                             t->name, iw->spans[iw->at]->ix->name);
+    size_t rest = k->mv_size + 4 - off, slen = 4 + rest;
+    be32(iw->skey, t->id);
+    memcpy(iw->skey + 4, p + off - 4, rest);
+    MDB_val lk = {slen, iw->skey}, lv;
+    int rc = mdb_get(iw->txn->txn, iw->txn->db->latest, &lk, &lv);
+    if (rc == MDB_NOTFOUND)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "type %s: the index on %s names a record that is not there "
+                             "(adstore verify says where)",
+                             t->name, iw->spans[iw->at]->ix->name);
+    if (rc)
+        return ads_db__lmdb(iw->txn, err, rc, "reading a record through an index");
+    row_env env;
+    if ((rc = ads_row__parse(&env, iw->skey, slen, lv.mv_data, lv.mv_size, t->name, err)))
+        return rc;
+    if ((env.flags & ROW_DELETED) && !(iw->flags & ADS_SCAN_DELETED))
+        return 0;
+    ads_arena_reset(iw->arena);
+    if (iw->at && seen_before(iw, env.data, env.len))
+        return 0;
+    ads_row__fill(&iw->row, t, iw->skey, slen, &env, true, iw->arena);
+    if (!iw->where)
+        return 1;
+    ads_value val;
+    ads_view view = ads_row_view(&iw->row, NULL);
+    if (ads_expr_eval(&val, iw->where, &view, iw->arena))
+        return ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory");
+    switch (val.type) {
+    case ADS_BOOLEAN:
+        return val.u.b;
+    case ADS_INTEGER:
+        return val.u.i != 0;
+    case ADS_REAL:
+        return val.u.r != 0;
+    default:
+        return 0;
+    }
+}
+
+int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err)
+{
+    MDB_val k, v;
+    while (iw->at < iw->n) {
+        int rc = walk_next(&iw->w, iw->txn, iw->spans[iw->at], &k, &v, err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0) {
+            iw->at++;
+            iw->w.range = 0;
+            iw->w.open = false;
+            continue;
+        }
+        iw->entries++;
+        if ((rc = offer(iw, &k, &v, err)) < 0)
+            return rc;
+        if (rc == 1) {
+            *row = &iw->row;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,344 @@
+/*
+ * tests/engine/test_index.c: secondary indexes in the engine: declaring
+ * with `Indexed = true` builds over the records already there, every write
+ * path keeps the entries (store, update, delete, purge, bulk load), spans
+ * select by value as `===` normalises it (case, 123 and 123.0, undefined,
+ * values with no key encoding), unions yield each record once, removing the
+ * declaration drops the entries, restore rebuilds them, and verify catches a
+ * damaged entry.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/engine/helpers.h"
+
+#define T0 1700000000.0
+
+static tstore ts;
+static ads_db *db;
+
+static int setup(void **state)
+{
+    (void)state;
+    db = ts_open(&ts, T0);
+    ts_declare(db, "Job", "Id", NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_verify(db), 0);
+    ts_close(&ts);
+    return 0;
+}
+
+static void store_ok(const char *text)
+{
+    ads_error err;
+    if (ts_store(db, &err, text))
+        fail_msg("store %s: %s", text, err.message);
+}
+
+static void index_on(const char *attr, const char *on)
+{
+    char text[300];
+    snprintf(text, sizeof text,
+             "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"%s\"; Indexed = %s ]", attr,
+             on);
+    store_ok(text);
+}
+
+/* One term of a lookup: op and the value's ClassAd text. */
+typedef struct term {
+    const char *attr;
+    ads_index_op op;
+    const char *value;
+} term;
+
+/* The Ids a lookup through the union of terms (each its own span unless
+ * and is set: then all terms are intersected in one span) yields, in
+ * order, space-separated; "-" when the attribute has no index. */
+static char *lookup(const term *terms, size_t n, bool and)
+{
+    ads_arena *a = ads_arena_new();
+    ads_txn *txn;
+    const ads_type *t;
+    ads_error err;
+    ads_index_span *spans[8];
+    size_t ns = 0;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Job", 3, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        ads_index_span *s;
+        int rc = ads_index_span_new(&s, txn, t, terms[i].attr, strlen(terms[i].attr), a, &err);
+        assert_true(rc >= 0);
+        if (rc == 0) {
+            ads_txn_abort(txn);
+            ads_arena_free(a);
+            return strdup("-");
+        }
+        const ads_expr *e;
+        const ads_value *v;
+        assert_int_equal(ads_expr_parse(&e, a, terms[i].value, strlen(terms[i].value), &err), 0);
+        assert_int_equal(ads_expr_prepare(&e, a, e, &err), 0);
+        assert_non_null(v = ads_expr_literal_value(e));
+        assert_int_equal(ads_index_span_add(s, terms[i].op, v, &err), 0);
+        if (and && ns)
+            assert_int_equal(ads_index_span_and(spans[0], s, &err), 0);
+        else
+            spans[ns++] = s;
+    }
+    ads_scan *sc;
+    ads_row *r;
+    ads_buf b = ADS_BUF_INIT;
+    assert_int_equal(ads_index_scan_open(&sc, txn, t, spans, ns, NULL, 0, &err), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
+        ads_value v;
+        ads_view view = ads_row_view(r, NULL);
+        const ads_expr *e;
+        assert_int_equal(ads_expr_parse(&e, a, "Id", 2, &err), 0);
+        ads_expr_eval(&v, e, &view, a);
+        if (b.len)
+            ads_buf_addc(&b, ' ');
+        ads_value_unparse(&b, &v);
+    }
+    if (rc < 0)
+        fail_msg("index scan: %s", err.message);
+    ads_scan_close(sc);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
+static void eq_free(char *got, const char *want)
+{
+    if (strcmp(got, want) != 0)
+        fail_msg("got  %s\nwant %s", got, want);
+    free(got);
+}
+
+static void load_jobs(void)
+{
+    store_ok("{ [ AdType = \"Job\"; Id = 1; Owner = \"alice\"; Status = 2; QDate = 100 ],"
+             "  [ AdType = \"Job\"; Id = 2; Owner = \"ALICE\"; Status = 2.0; QDate = 150.5 ],"
+             "  [ AdType = \"Job\"; Id = 3; Owner = \"bob\"; Status = 1; QDate = 200 ],"
+             "  [ AdType = \"Job\"; Id = 4; Status = true; QDate = 250 ] }");
+    /* alone, so that Status stays an expression (a list's records are
+     * evaluated) */
+    store_ok("[ AdType = \"Job\"; Id = 5; Owner = \"carol\"; Status := Id - 3; QDate = \"x\" ]");
+}
+
+static void index__built_over_existing_records(void **state)
+{
+    (void)state;
+    load_jobs();
+    term t1 = {"Owner", ADS_IX_EQ, "\"Alice\""};
+    eq_free(lookup(&t1, 1, false), "-");
+    index_on("Owner", "true");
+    index_on("Status", "true");
+    /* case-folded, as === compares; job 5's expression-free Owner too */
+    eq_free(lookup(&t1, 1, false), "1 2");
+    /* undefined: job 4 has no Owner */
+    term t2 = {"Owner", ADS_IX_EQ, "undefined"};
+    eq_free(lookup(&t2, 1, false), "4");
+    /* 2 and 2.0 meet; true is 1; job 5's expression is read by every lookup */
+    term t3 = {"Status", ADS_IX_EQ, "2"};
+    eq_free(lookup(&t3, 1, false), "5 1 2");
+    term t4 = {"Status", ADS_IX_LT, "2"};
+    eq_free(lookup(&t4, 1, false), "5 3 4 1 2");
+    /* the attribute name is case-insensitive */
+    term t5 = {"STATUS", ADS_IX_GE, "2"};
+    eq_free(lookup(&t5, 1, false), "5 1 2");
+}
+
+static void index__writes_keep_entries(void **state)
+{
+    (void)state;
+    index_on("Owner", "true");
+    load_jobs();
+    term t1 = {"Owner", ADS_IX_EQ, "\"bob\""};
+    eq_free(lookup(&t1, 1, false), "3");
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"Bob\" ]");
+    eq_free(lookup(&t1, 1, false), "1 3");
+    /* a deleted record stays in the index (its latest row says deleted);
+     * scans skip it unless they ask for deleted rows */
+    ads_txn *txn;
+    ads_row row;
+    ads_arena *a = ads_arena_new();
+    const ads_type *t;
+    ads_value key = ads_int(3);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Job", 3, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_delete(txn, &row, NULL, NULL), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    eq_free(lookup(&t1, 1, false), "1");
+    assert_int_equal(ts_verify(db), 0);
+    /* purged: gone from the index */
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Job", 3, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_purge(txn, &row, NULL), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    assert_int_equal(ts_verify(db), 0);
+    /* a row backfilled into the past does not move the entry */
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"zed\"; _Timestamp = 1000 ]");
+    eq_free(lookup(&t1, 1, false), "1");
+    /* a bulk load keeps them */
+    ads_bulk *b;
+    ads_error err;
+    assert_int_equal(ads_bulk_begin(&b, db, NULL, &err), 0);
+    for (int i = 10; i < 30; i++) {
+        char text[200];
+        const ads_record *rec;
+        snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = %d; Owner = \"%s\" ]", i,
+                 i % 2 ? "BOB" : "dan");
+        assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), &err), 0);
+        assert_int_equal(ads_bulk_add(b, rec, &err), 0);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    eq_free(lookup(&t1, 1, false), "1 11 13 15 17 19 21 23 25 27 29");
+    ads_arena_free(a);
+}
+
+static void index__union_and_intersection(void **state)
+{
+    (void)state;
+    load_jobs();
+    index_on("Owner", "true");
+    index_on("QDate", "true");
+    /* a union of spans on two indexes yields each record once */
+    term u[] = {{"Owner", ADS_IX_EQ, "\"alice\""}, {"QDate", ADS_IX_LE, "150.5"}};
+    eq_free(lookup(u, 2, false), "1 2");
+    term u2[] = {{"Owner", ADS_IX_EQ, "\"bob\""}, {"QDate", ADS_IX_GT, "150"}};
+    eq_free(lookup(u2, 2, false), "3 2 4");
+    /* two ranges on one index intersect; values of another kind never join
+     * a numeric range (job 5's "x" is a string) */
+    term r[] = {{"QDate", ADS_IX_GT, "120"}, {"QDate", ADS_IX_LT, "220"}};
+    eq_free(lookup(r, 2, true), "2 3");
+    term s[] = {{"QDate", ADS_IX_GE, "\"a\""}};
+    eq_free(lookup(s, 1, false), "5");
+}
+
+static void index__dropped_with_declaration(void **state)
+{
+    (void)state;
+    load_jobs();
+    index_on("Owner", "true");
+    term t1 = {"Owner", ADS_IX_EQ, "\"bob\""};
+    eq_free(lookup(&t1, 1, false), "3");
+    index_on("Owner", "false");
+    eq_free(lookup(&t1, 1, false), "-");
+    ads_index_stats s;
+    (void)s;
+    /* declared again: built again */
+    index_on("Owner", "true");
+    eq_free(lookup(&t1, 1, false), "3");
+    ads_error err;
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Attribute\"; ForType = \"Job\"; "
+                                        "ForName = \"Owner\"; Indexed = 1 ]"),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "an Attribute record's Indexed must be true or false, not integer");
+    assert_int_equal(ts_store(db, &err, "[ AdType = \"Attribute\"; ForType = \"Job\"; "
+                                        "ForName = \"_Timestamp\"; Indexed = true ]"),
+                     ADS_EINVAL);
+    assert_string_equal(err.message,
+                        "type Job: _Timestamp is a timeline attribute and cannot be indexed");
+}
+
+static int count_stats(void *ctx, const ads_index_stats *s)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 200 - n, "%s.%s=%llu ", s->type, s->attr, (unsigned long long)s->entries);
+    return 0;
+}
+
+static void index__stats_and_restore(void **state)
+{
+    (void)state;
+    load_jobs();
+    index_on("Owner", "true");
+    char got[200] = "";
+    ads_error err;
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=5 ");
+    /* dump, restore elsewhere: the index is rebuilt */
+    char dump[1200], dir[1200];
+    snprintf(dump, sizeof dump, "%s.dump", ts.path);
+    snprintf(dir, sizeof dir, "%s.restored", ts.path);
+    FILE *f = fopen(dump, "wb");
+    assert_non_null(f);
+    assert_int_equal(ads_db_dump(db, f, NULL, NULL, &err), 0);
+    fclose(f);
+    f = fopen(dump, "rb");
+    assert_int_equal(ads_restore(dir, f, NULL, NULL, &err), 0);
+    fclose(f);
+    ads_db *r;
+    assert_int_equal(ads_db_open(&r, dir, 0, &err), 0);
+    got[0] = 0;
+    assert_int_equal(ads_db_index_stats(r, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=5 ");
+    assert_int_equal(ts_verify(r), 0);
+    ads_db_close(r);
+    char cmd[2600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dump);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void report_count(void *ctx, const char *problem)
+{
+    char *out = ctx;
+    size_t n = strlen(out);
+    snprintf(out + n, 600 - n, "%s\n", problem);
+}
+
+static void index__verify_catches_damaged_entry(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"QUIRKYNAME\" ]");
+    index_on("Owner", "true");
+    ts_reopen_close(&ts);
+    char file[1200];
+    snprintf(file, sizeof file, "%s/data.mdb", ts.path);
+    /* the folded value is only in the index entry (the row keeps "QUIRKYNAME") */
+    assert_int_equal(ts_flip_file(file, "quirkyname", 10, 3, 0x01), 1);
+    db = ts_reopen(&ts);
+    ads_verify_result res;
+    char msgs[600] = "";
+    ads_error err;
+    assert_int_equal(ads_db_verify(&res, db, report_count, msgs, &err), 0);
+    assert_int_equal(res.problems, 2);
+    assert_string_equal(msgs,
+                        "type Job: the index on owner has an entry that does not match its "
+                        "record's latest row\n"
+                        "type Job: a record has no entry in the index on owner\n");
+    /* declaring again rebuilds nothing (it is declared); dropping and
+     * declaring does */
+    index_on("Owner", "false");
+    index_on("Owner", "true");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(index__built_over_existing_records, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__writes_keep_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__union_and_intersection, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__dropped_with_declaration, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__stats_and_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
