@@ -932,6 +932,40 @@ static bool hidden_name(ads_str n)
     return n.len && n.p[0] == '_';
 }
 
+/* Does r have an attribute SELECT * leaves out? */
+static bool has_hidden(const ads_record *r)
+{
+    for (size_t i = 0; i < ads_record_size(r); i++)
+        if (hidden_name(ads_record_name(r, i)))
+            return true;
+    return false;
+}
+
+/* SELECT *'s output row: the stored attributes (those not starting with
+ * '_' unless the statement shows them), the record itself when it has
+ * nothing to leave out (it lives in s->ra as a copy would). */
+static int project_star(qsel *s, rview *rv, ads_record_builder *b, const ads_record **out,
+                        ads_error *err)
+{
+    const ads_record *r = rv->main_rec;
+    int rc;
+    if (rv->row && (rc = ads_row_record(&r, rv->row, s->hidden ? ADS_ROW_TIMELINE : 0, s->ra, err)))
+        return rc;
+    if (r && (s->hidden || !has_hidden(r))) {
+        *out = r;
+        return 0;
+    }
+    for (size_t i = 0; r && i < ads_record_size(r); i++) {
+        ads_str n = ads_record_name(r, i);
+        if (!s->hidden && hidden_name(n))
+            continue;
+        if ((rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(r, i), err)))
+            return rc;
+    }
+    *out = ads_record_builder_finish(b);
+    return 0;
+}
+
 /* The output row for the current row: the select items, or the stored
  * attributes for SELECT *. */
 static int project(qsel *s, rview *rv, const ads_record **out, ads_error *err)
@@ -941,31 +975,16 @@ static int project(qsel *s, rview *rv, const ads_record **out, ads_error *err)
     int rc = ads_record_builder_new(&b, s->ra, err);
     if (rc)
         return rc;
-    if (s->st->star) {
-        const ads_record *r = NULL;
-        if (rv->row) {
-            if ((rc = ads_row_record(&r, rv->row, s->hidden ? ADS_ROW_TIMELINE : 0, s->ra, err)))
-                return rc;
-        } else {
-            r = rv->main_rec;
-        }
-        for (size_t i = 0; r && i < ads_record_size(r); i++) {
-            ads_str n = ads_record_name(r, i);
-            if (!s->hidden && hidden_name(n))
-                continue;
-            if ((rc = ads_record_builder_add(b, n.p, n.len, ads_record_expr(r, i), err)))
-                return rc;
-        }
-    } else {
-        for (size_t i = 0; i < s->st->nitems; i++) {
-            ads_value v;
-            if (ads_expr_eval(&v, s->items[i], &view, s->ra))
-                return ads_error_set(err, ADS_ENOMEM, "out of memory");
-            const sel_item *it = &s->st->items[i];
-            s->vals[i] = v;
-            if ((rc = ads_record_builder_add_value(b, it->label.p, it->label.len, &v, err)))
-                return rc;
-        }
+    if (s->st->star)
+        return project_star(s, rv, b, out, err);
+    for (size_t i = 0; i < s->st->nitems; i++) {
+        ads_value v;
+        if (ads_expr_eval(&v, s->items[i], &view, s->ra))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        const sel_item *it = &s->st->items[i];
+        s->vals[i] = v;
+        if ((rc = ads_record_builder_add_value(b, it->label.p, it->label.len, &v, err)))
+            return rc;
     }
     *out = ads_record_builder_finish(b);
     return 0;

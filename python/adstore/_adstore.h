@@ -30,19 +30,8 @@
 #include <adstore/idgen.h>
 #include <adstore/query.h>
 
-/* Rows a SELECT's worker converts before it hands them to the iterating
- * thread and waits: what a streaming SELECT holds in Python at most, twice. */
-#define ADSPY_CURSOR_BATCH 512
-
-/* Attribute names a Cursor keeps as str objects, so rows of the same shape
- * share their names instead of decoding them again (a power of two), and
- * the longest name kept. */
-#define ADSPY_NAME_CACHE 256
-#define ADSPY_NAME_CACHE_LEN 64
-
-/* Problems ads_db_verify reports that Store.verify keeps as messages (it
- * counts them all). */
-#define ADSPY_VERIFY_MESSAGES_MAX 1000
+/* The module's limits (ADS_PY_*) are in base/limits.h, with every other. */
+#include <adstore/limits.h>
 
 /* ---- errors.c ---------------------------------------------------------- */
 
@@ -89,11 +78,21 @@ PyObject *adspy_value_to_py(const ads_value *v);
 PyObject *adspy_expr_to_py(const ads_expr *e); /* a plain value if e is one, else an Expr */
 PyObject *adspy_record_to_py(const ads_record *r);
 
+/* A str already made, with a copy of its bytes to compare against. */
+typedef struct adspy_cached {
+    PyObject *s;
+    size_t len;
+    char bytes[ADS_PY_NAME_CACHE_LEN];
+} adspy_cached;
+
 /* Names, and short string values (states, architectures: what repeats
- * from row to row), already made: slots by a hash of their bytes. */
+ * from row to row), already made: names by their position in the row
+ * first (rows of a type list theirs in one order), then by a hash of their
+ * bytes, as values are. */
 typedef struct adspy_names {
-    PyObject *slot[ADSPY_NAME_CACHE];
-    PyObject *value[ADSPY_NAME_CACHE];
+    adspy_cached pos[ADS_PY_NAME_CACHE];
+    adspy_cached slot[ADS_PY_NAME_CACHE];
+    adspy_cached value[ADS_PY_NAME_CACHE];
 } adspy_names;
 /* As adspy_record_to_py, its names taken from (and added to) names. */
 PyObject *adspy_record_to_py_named(const ads_record *r, adspy_names *names);

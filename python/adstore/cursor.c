@@ -5,7 +5,7 @@
  * them one by one. A SELECT therefore runs in a worker thread of its own
  * (its transaction is used by that thread only), which converts each row to
  * a Record under the GIL, appends it to a batch, and once the batch holds
- * ADSPY_CURSOR_BATCH rows hands it to the iterating thread and waits until
+ * ADS_PY_CURSOR_BATCH rows hands it to the iterating thread and waits until
  * that thread asks for more. The statement's evaluation runs without the
  * GIL; at most two batches of rows exist at once, so a SELECT of a million
  * rows never holds a million. The two threads take turns: the worker only
@@ -101,7 +101,7 @@ static int sink_row(void *ctx, const ads_record *row, ads_error *err)
     Py_XDECREF(rec);
     if (rc < 0)
         PyErr_Fetch(&c->pyerr[0], &c->pyerr[1], &c->pyerr[2]);
-    bool full = PyList_GET_SIZE(c->batch) >= ADSPY_CURSOR_BATCH;
+    bool full = PyList_GET_SIZE(c->batch) >= ADS_PY_CURSOR_BATCH;
     c->ts = PyEval_SaveThread();
     if (rc < 0)
         return rc;

@@ -305,7 +305,7 @@ typedef struct {
 static void note_problem(void *ctx, const char *problem)
 {
     problems *p = ctx;
-    if (p->n >= ADSPY_VERIFY_MESSAGES_MAX || p->nomem)
+    if (p->n >= ADS_PY_VERIFY_MESSAGES_MAX || p->nomem)
         return;
     char **grown = realloc(p->msgs, (p->n + 1) * sizeof *grown);
     char *copy = grown ? strdup(problem) : NULL;

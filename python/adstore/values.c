@@ -598,32 +598,64 @@ PyObject *adspy_expr_to_py(const ads_expr *e)
 
 void adspy_names_clear(adspy_names *names)
 {
-    for (size_t i = 0; i < ADSPY_NAME_CACHE; i++) {
-        Py_CLEAR(names->slot[i]);
-        Py_CLEAR(names->value[i]);
+    for (size_t i = 0; i < ADS_PY_NAME_CACHE; i++) {
+        Py_CLEAR(names->pos[i].s);
+        Py_CLEAR(names->slot[i].s);
+        Py_CLEAR(names->value[i].s);
     }
 }
 
-/* The str of name's bytes, from cache (ADSPY_NAME_CACHE slots) when it
- * holds the same bytes. */
-static PyObject *cached_str(PyObject **cache, ads_str name)
+static bool cached_is(const adspy_cached *c, ads_str b)
 {
-    if (!cache || name.len > ADSPY_NAME_CACHE_LEN)
-        return adspy_str(name.p, name.len);
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < name.len; i++)
-        h = (h ^ (unsigned char)name.p[i]) * 16777619u;
-    PyObject **slot = &cache[h & (ADSPY_NAME_CACHE - 1)];
-    if (*slot) {
-        Py_ssize_t n;
-        const char *q = PyUnicode_AsUTF8AndSize(*slot, &n);
-        if (q && (size_t)n == name.len && !memcmp(q, name.p, name.len))
-            return Py_NewRef(*slot);
-        PyErr_Clear();
-    }
-    PyObject *s = adspy_str(name.p, name.len);
+    return c->s && c->len == b.len && memcmp(c->bytes, b.p, b.len) == 0;
+}
+
+/* Keep s, the str of b's bytes (b.len <= ADS_PY_NAME_CACHE_LEN), in c. */
+static void cache_keep(adspy_cached *c, PyObject *s, ads_str b)
+{
+    Py_XSETREF(c->s, Py_NewRef(s));
+    c->len = b.len;
+    memcpy(c->bytes, b.p, b.len);
+}
+
+/* The str of b's bytes, made and kept in c. */
+static PyObject *cache_put(adspy_cached *c, ads_str b)
+{
+    PyObject *s = adspy_str(b.p, b.len);
     if (s)
-        Py_XSETREF(*slot, Py_NewRef(s));
+        cache_keep(c, s, b);
+    return s;
+}
+
+/* The slot of cache (ADS_PY_NAME_CACHE of them) for b's bytes. */
+static adspy_cached *hashed_slot(adspy_cached *cache, ads_str b)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < b.len; i++)
+        h = (h ^ (unsigned char)b.p[i]) * 16777619u;
+    return &cache[h & (ADS_PY_NAME_CACHE - 1)];
+}
+
+/* The str of a short string value's bytes, from names when it has it. */
+static PyObject *cached_value(adspy_names *names, ads_str b)
+{
+    adspy_cached *c = hashed_slot(names->value, b);
+    return cached_is(c, b) ? Py_NewRef(c->s) : cache_put(c, b);
+}
+
+/* The str of the name at position i of a row, from names when it has it:
+ * where the last row had it, else by its hash. */
+static PyObject *cached_name(adspy_names *names, size_t i, ads_str b)
+{
+    if (!names || b.len > ADS_PY_NAME_CACHE_LEN)
+        return adspy_str(b.p, b.len);
+    adspy_cached *at = i < ADS_PY_NAME_CACHE ? &names->pos[i] : NULL;
+    if (at && cached_is(at, b))
+        return Py_NewRef(at->s);
+    adspy_cached *c = hashed_slot(names->slot, b);
+    PyObject *s = cached_is(c, b) ? Py_NewRef(c->s) : cache_put(c, b);
+    if (s && at)
+        cache_keep(at, s, b);
     return s;
 }
 
@@ -640,14 +672,14 @@ PyObject *adspy_record_to_py_named(const ads_record *rec, adspy_names *names)
     size_t n = ads_record_size(rec);
     for (size_t i = 0; i < n; i++) {
         ads_str name = ads_record_name(rec, i);
-        PyObject *k = cached_str(names ? names->slot : NULL, name);
+        PyObject *k = cached_name(names, i, name);
         const ads_expr *e = ads_record_expr(rec, i);
         const ads_value *lit = names ? ads_expr_literal_value(e) : NULL;
         PyObject *v;
         if (!k)
             v = NULL;
         else if (lit && lit->type == ADS_STRING && lit->u.s.len <= 32)
-            v = cached_str(names->value, lit->u.s);
+            v = cached_value(names, lit->u.s);
         else
             v = adspy_expr_to_py(e);
         int rc = v ? adspy_record_put(r, k, v) : -1;
