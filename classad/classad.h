@@ -288,9 +288,15 @@ int ads_expr_parse(const ads_expr **out, ads_arena *a, const char *text, size_t 
 /* Flags for ads_expr_parse_prefix. */
 enum {
     ADS_PARSE_NOCOPY = 1, /* the tree may point into text, which outlives it */
-    ADS_PARSE_QUERY = 2   /* the statement language's extras: calls named `name@`
+    ADS_PARSE_QUERY = 2,  /* the statement language's extras: calls named `name@`
                              (avg@(...)) and `@name` (@timerange(...)), and
                              name(*) as a call with no arguments marked star */
+    ADS_PARSE_PARAMS = 4  /* placeholders for bound values where an operand may
+                             start: `?` and `:name` (no space after the colon).
+                             Where an operator may follow, `?` and `:` keep
+                             their meaning (a ? b : c), and `?:` is always the
+                             elvis operator. Evaluated, a placeholder is error:
+                             its user replaces it (query/query.h binds them) */
 };
 
 /*
@@ -326,7 +332,8 @@ typedef enum ads_expr_kind {
     ADS_X_CALL,     /* ads_expr_name(args...) */
     ADS_X_LIST,     /* { args... } */
     ADS_X_RECORD,   /* [ ... ]: ads_expr_record */
-    ADS_X_PAREN     /* ( arg 0 ) */
+    ADS_X_PAREN,    /* ( arg 0 ) */
+    ADS_X_PARAM     /* a placeholder (ADS_PARSE_PARAMS): ads_expr_param */
 } ads_expr_kind;
 
 ads_expr_kind ads_expr_kind_of(const ads_expr *e);
@@ -340,6 +347,11 @@ size_t ads_expr_nargs(const ads_expr *e);
 const ads_expr *ads_expr_arg(const ads_expr *e, size_t i);
 /* The record of a record node, else NULL. */
 const ads_record *ads_expr_record(const ads_expr *e);
+/* For a placeholder (ADS_X_PARAM): true, with *name its name (`:name`;
+ * empty for `?`), *offset the byte offset of its `?` or `:` in the text
+ * parsed, and *line, *column (1-based) there. False for other nodes. Any
+ * out-parameter may be NULL. */
+bool ads_expr_param(const ads_expr *e, ads_str *name, size_t *offset, int *line, int *column);
 /* True for a call written name(*) (ADS_PARSE_QUERY). */
 bool ads_expr_star(const ads_expr *e);
 

@@ -44,6 +44,7 @@ typedef struct token {
 } token;
 
 typedef struct lexer {
+    const char *text; /* the whole text (offsets count from it) */
     const char *p, *end, *line_start;
     int line;
     ads_arena *arena;
@@ -80,7 +81,8 @@ typedef enum node_kind {
     N_CALL,    /* u.call */
     N_LIST,    /* u.list */
     N_RECORD,  /* u.rec */
-    N_PAREN    /* (u.ops.a): kept so unparse shows the parentheses written */
+    N_PAREN,   /* (u.ops.a): kept so unparse shows the parentheses written */
+    N_PARAM    /* u.param: a statement's placeholder, `?` or `:name` (ADS_PARSE_PARAMS) */
 } node_kind;
 
 typedef enum op_kind {
@@ -142,6 +144,11 @@ struct ads_expr {
             size_t n;
         } list;
         const ads_record *rec;
+        struct {
+            ads_str name;  /* `:name`'s name; empty for `?` */
+            size_t offset; /* of the `?` or `:` in the parsed text */
+            int line, column;
+        } param;
     } u;
 };
 

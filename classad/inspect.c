@@ -60,6 +60,8 @@ ads_expr_kind ads_expr_kind_of(const ads_expr *e)
         return ADS_X_RECORD;
     case N_PAREN:
         return ADS_X_PAREN;
+    case N_PARAM:
+        return ADS_X_PARAM;
     }
     return ADS_X_LITERAL;
 }
@@ -88,6 +90,8 @@ ads_str ads_expr_name(const ads_expr *e)
         return e->u.sel.name;
     case N_CALL:
         return e->u.call.name;
+    case N_PARAM:
+        return e->u.param.name;
     default: {
         ads_str none = {"", 0};
         return none;
@@ -138,6 +142,21 @@ const ads_expr *ads_expr_arg(const ads_expr *e, size_t i)
 const ads_record *ads_expr_record(const ads_expr *e)
 {
     return e->kind == N_RECORD ? e->u.rec : NULL;
+}
+
+bool ads_expr_param(const ads_expr *e, ads_str *name, size_t *offset, int *line, int *column)
+{
+    if (!e || e->kind != N_PARAM)
+        return false;
+    if (name)
+        *name = e->u.param.name;
+    if (offset)
+        *offset = e->u.param.offset;
+    if (line)
+        *line = e->u.param.line;
+    if (column)
+        *column = e->u.param.column;
+    return true;
 }
 
 bool ads_expr_star(const ads_expr *e)

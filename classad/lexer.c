@@ -538,6 +538,7 @@ int ads_lex__init(lexer *lx, const char *text, size_t len, ads_arena *a, ads_err
 int ads_lex__init_at(lexer *lx, const char *text, size_t len, size_t start, bool query,
                      ads_arena *a, ads_error *err)
 {
+    lx->text = text;
     lx->p = text;
     lx->end = text + len;
     lx->line_start = text;

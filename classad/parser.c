@@ -18,6 +18,7 @@ typedef struct parser {
     ads_error *err;
     int depth;
     bool query; /* the statement language's extras (ADS_PARSE_QUERY) */
+    bool params; /* placeholders `?` and `:name` as operands (ADS_PARSE_PARAMS) */
 } parser;
 
 static int fail_tok(parser *ps, const char *expected)
@@ -198,6 +199,36 @@ static int literal(parser *ps, const ads_expr **out, ads_value v)
     return next(ps);
 }
 
+/* A placeholder where an operand starts: `?`, or `:` and a name right
+ * after it. Both tokens are operators elsewhere, so nothing that parsed
+ * before reads differently. */
+static int parse_param(parser *ps, const ads_expr **out)
+{
+    const token *t = &ps->lx.tok;
+    ads_expr *e = node(ps, N_PARAM);
+    if (!e)
+        return oom(ps);
+    e->u.param.offset = (size_t)(t->start - ps->lx.text);
+    e->u.param.line = t->line;
+    e->u.param.column = t->column;
+    bool named = t->kind == T_COLON;
+    const char *after = t->start + t->len;
+    /* `?` ends a value: `? - 1` subtracts, `? in {...}` tests membership */
+    ps->lx.value_before = !named;
+    int rc = next(ps);
+    if (rc)
+        return rc;
+    if (named) {
+        if (ps->lx.tok.kind != T_NAME || ps->lx.tok.quoted || ps->lx.tok.start != after)
+            return fail_tok(ps, "a parameter name right after ':'");
+        e->u.param.name = ps->lx.tok.v.s;
+        if ((rc = next(ps)))
+            return rc;
+    }
+    *out = e;
+    return 0;
+}
+
 static int parse_primary(parser *ps, const ads_expr **out)
 {
     token *t = &ps->lx.tok;
@@ -269,6 +300,11 @@ static int parse_primary(parser *ps, const ads_expr **out)
     }
     case T_LBRACE:
         return parse_list(ps, out);
+    case T_QUESTION:
+    case T_COLON:
+        if (!ps->params)
+            return fail_tok(ps, "an expression");
+        return parse_param(ps, out);
     case T_LBRACKET: {
         const ads_record *r;
         if ((rc = parse_record_body(ps, &r)))
@@ -511,6 +547,7 @@ static int start(parser *ps, ads_arena *a, const char *text, size_t len, ads_err
     ps->err = err;
     ps->depth = 0;
     ps->query = false;
+    ps->params = false;
     if (!a || (!text && len))
         return ads_error_set(err, ADS_EINVAL, "parse: NULL argument");
     if (len > ADS_MAX_TEXT)
@@ -566,6 +603,7 @@ int ads_expr_parse_prefix(const ads_expr **out, ads_arena *a, const char *text, 
     ps.err = err;
     ps.depth = 0;
     ps.query = (flags & ADS_PARSE_QUERY) != 0;
+    ps.params = (flags & ADS_PARSE_PARAMS) != 0;
     if (!out || !a || !end || (!text && len) || start_at > len)
         return ads_error_set(err, ADS_EINVAL, "parse: NULL argument");
     if (len > ADS_MAX_TEXT)

@@ -229,6 +229,8 @@ static int check_expr(const ads_expr *e, ads_str attr, ads_error *err)
         return 0;
     case N_RECORD:
         return check_record(e->u.rec, &attr, err);
+    case N_PARAM:
+        return 0;
     }
     return 0;
 }

@@ -426,6 +426,10 @@ static void expr_text(ads_buf *b, const ads_expr *e, const style *st)
         ads_buf_adds(b, " ?: ");
         child(b, e->u.ops.b, P_COND, st);
         return;
+    case N_PARAM:
+        ads_buf_addc(b, e->u.param.name.len ? ':' : '?');
+        ads_buf_add(b, e->u.param.name.p, e->u.param.name.len);
+        return;
     case N_CALL:
         ads_buf_add(b, e->u.call.name.p, e->u.call.name.len);
         ads_buf_addc(b, '(');

@@ -197,6 +197,9 @@ static bool expr_same(const ads_expr *a, const ads_expr *b)
         return true;
     case N_RECORD:
         return records_match(a->u.rec, b->u.rec, ads_value_same, expr_same);
+    case N_PARAM:
+        return a->u.param.offset == b->u.param.offset &&
+               str_same(a->u.param.name, b->u.param.name);
     }
     return false;
 }

@@ -390,7 +390,7 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
     if (!info)
         info = &local;
     memset(info, 0, sizeof *info);
-    ads_exec_options defopt = {false};
+    ads_exec_options defopt = ADS_EXEC_OPTIONS_INIT;
     if (!opt)
         opt = &defopt;
     ads_budget_start(&q->budget, q->max_bytes, q->max_seconds);
@@ -408,7 +408,8 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((rc = ads_stmt__parse(&st, a, copy, len, start, end, err)))
+    if ((rc = ads_stmt__parse(&st, a, copy, len, start, end, err)) ||
+        (rc = ads_q__bind(&st, opt->params, opt->params_script, a, err)))
         goto cleanup;
     info->kind = st.kind;
     if ((rc = check_stmt(&st, &tf, &rest, a, err)))
@@ -1451,7 +1452,9 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         } else {
             ads_scan *sc;
             ads_row *r;
-            if (!(rc = ads_scan_open(&sc, s.txn, s.type, pushed, flags, err))) {
+            ads_q__iplan ip;
+            if (!(rc = ads_q__open_rows(&sc, &ip, q, s.txn, s.type, conj, nconj, st->alias, pushed,
+                                        flags, a, err))) {
                 while ((rc = ads_scan_next(&r, sc, err)) == 1)
                     if ((rc = run_rows(&s, r, err)))
                         break;

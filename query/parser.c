@@ -206,7 +206,8 @@ static int expr(sp *p, const ads_expr **out, const char *what)
         return fail(p, what);
     size_t stop;
     int rc = ads_expr_parse_prefix(out, p->a, p->text, p->end, p->pos,
-                                   ADS_PARSE_NOCOPY | ADS_PARSE_QUERY, &stop, p->err);
+                                   ADS_PARSE_NOCOPY | ADS_PARSE_QUERY | ADS_PARSE_PARAMS, &stop,
+                                   p->err);
     if (rc)
         return rc;
     if (!p->kw && ads_expr_kind_of(*out) == ADS_X_ATTR && is_word_start(p->text[p->pos])) {
@@ -307,6 +308,21 @@ static int default_label(sp *p, sel_item *it, size_t from, size_t to)
         return ads_error_set(p->err, ADS_ENOMEM, "out of memory");
     it->label.p = s;
     it->label.len = strlen(s);
+    return 0;
+}
+
+/* LIMIT ? or LIMIT :name: the placeholder alone (bound before the
+ * statement runs, params.c). */
+static int limit_param(sp *p, stmt *st)
+{
+    size_t s = p->pos;
+    int rc = expr(p, &st->limit_param, "a whole number after LIMIT");
+    if (rc)
+        return rc;
+    if (ads_expr_kind_of(st->limit_param) != ADS_X_PARAM) {
+        p->pos = s;
+        return fail(p, "a whole number or one placeholder after LIMIT");
+    }
     return 0;
 }
 
@@ -422,6 +438,8 @@ static int parse_select(sp *p, stmt *st)
     }
     if (accept(p, "limit")) {
         skip(p);
+        if (p->pos < p->end && (p->text[p->pos] == '?' || p->text[p->pos] == ':'))
+            return limit_param(p, st);
         size_t s = p->pos;
         int64_t v = 0;
         while (p->pos < p->end && p->text[p->pos] >= '0' && p->text[p->pos] <= '9') {
@@ -564,7 +582,7 @@ static int parse_stmt(sp *p, stmt *st)
     if (p->pos < p->end) {
         switch (st->kind) {
         case ADS_STMT_SELECT:
-            if (st->limit >= 0)
+            if (st->limit >= 0 || st->limit_param)
                 return fail(p, "the end of the statement");
             if (st->norder)
                 return fail(p, "',', ASC, DESC, LIMIT or the end of the statement");

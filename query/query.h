@@ -52,6 +52,14 @@ void ads_query_set_limits(ads_query *q, size_t max_bytes, double max_seconds);
  * runs normally. */
 void ads_query_interrupt(ads_query *q);
 
+/* Whether SELECT reads through secondary indexes (docs/indexes.md):
+ * ADS_INDEXES_AUTO (the default: when the planner expects an index to read
+ * fewer rows than a quarter of the type), ADS_INDEXES_OFF (always scan) or
+ * ADS_INDEXES_ALWAYS (whenever a term has an index: for tests). Results
+ * are the same whichever is chosen. */
+enum { ADS_INDEXES_AUTO = 0, ADS_INDEXES_OFF = 1, ADS_INDEXES_ALWAYS = 2 };
+void ads_query_use_indexes(ads_query *q, int policy);
+
 /* ------------------------------------------------------------------------ */
 /* Datasources (SELECT ... USING name)                                      */
 /* ------------------------------------------------------------------------ */
@@ -119,12 +127,68 @@ typedef struct ads_exec_info {
     uint64_t records;
 } ads_exec_info;
 
+/* ------------------------------------------------------------------------ */
+/* Bound parameters                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Values for a statement's placeholders (docs/query.md, "Parameters"). A
+ * placeholder stands where an operand may start in any expression of a
+ * statement (select list, WHERE, JOIN's ON, GROUP BY, ORDER BY, SET values,
+ * members of STORE's records) and as LIMIT's count: `?` takes the next
+ * positional value (the first `?` of a statement is 1, the second 2, ...),
+ * `:name` the value bound to name (letters, digits and '_', compared
+ * ignoring case, as attribute names are). Where an operator may follow, `?`
+ * and `:` keep their ClassAd meaning (a ? b : c), and `?:` is always the
+ * elvis operator. One statement uses one style, not both.
+ *
+ * A value is bound as a value: it is copied (strings, lists, records)
+ * into the ads_params and takes the placeholder's place as a literal, never
+ * as text, so a string bound is a string whatever it holds. Binding an index
+ * or name again replaces its value. An ads_params is used by one thread at
+ * a time; it may serve any number of statements.
+ */
+typedef struct ads_params ads_params;
+/* ADS_ENOMEM. */
+int ads_params_new(ads_params **out, ads_error *err);
+void ads_params_free(ads_params *p);
+/* Forget every value. */
+void ads_params_clear(ads_params *p);
+/* Bind v to the index-th `?` (1-based). ADS_EINVAL (index 0, NULL
+ * argument), ADS_ELIMIT (index or values past ADS_MAX_PARAMS), ADS_ENOMEM. */
+int ads_params_bind(ads_params *p, size_t index, const ads_value *v, ads_error *err);
+/* Bind v to `:name` (name given with or without its ':'). ADS_EINVAL (not
+ * a name), ADS_ELIMIT, ADS_ENOMEM. */
+int ads_params_bind_name(ads_params *p, const char *name, size_t len, const ads_value *v,
+                         ads_error *err);
+/* After the statements of a script ran with ads_exec_options.params_script:
+ * ADS_EINVAL naming the first value that no statement used since it was
+ * bound (a misspelt name, one value too many), else 0. */
+int ads_params_check_used(const ads_params *p, ads_error *err);
+
 /* Options for a statement. */
 typedef struct ads_exec_options {
     bool hidden; /* SELECT * includes attributes whose names start with '_' */
+    /* Values for the statement's placeholders (NULL: none bound). Every
+     * placeholder needs a value; a value no placeholder takes is an error
+     * too, unless params_script is set (the values serve a whole script:
+     * ads_params_check_used then tells). Errors (ADS_EINVAL, with the
+     * placeholder's line and column): no value bound, `?` and `:name` in
+     * one statement, LIMIT's value not a whole number >= 0. */
+    ads_params *params;
+    bool params_script;
+    /* Run in this transaction, begun by the caller, instead of one of the
+     * statement's own (NULL). A read transaction runs SELECT and refuses
+     * writes (ADS_EREADONLY); a write transaction runs any statement, and
+     * its SELECTs see what it wrote. Nothing commits: the caller commits or
+     * aborts txn, with its own engine calls. A write statement that fails
+     * may have written part of its rows into txn: abort it then. A map
+     * that fills is not grown and run again as for a statement's own
+     * transaction: txn is broken (ads_txn_commit reports ADS_EMAPFULL). */
+    ads_txn *txn;
 } ads_exec_options;
 /* Every field at its default (start from it: a field added later keeps its default). */
-#define ADS_EXEC_OPTIONS_INIT {.hidden = false}
+#define ADS_EXEC_OPTIONS_INIT {.hidden = false, .params = NULL, .params_script = false, .txn = NULL}
 
 /*
  * Parse and run one statement (len bytes of text; a trailing ';' is

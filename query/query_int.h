@@ -60,6 +60,7 @@ typedef struct stmt {
     order_item *order;
     size_t norder;
     int64_t limit; /* -1: none */
+    const ads_expr *limit_param; /* LIMIT ? or :name, until bound (params.c) */
     /* PURGE HISTORY (kind ADS_STMT_PURGE) */
     bool history;
     /* UPDATE */
@@ -75,6 +76,12 @@ typedef struct stmt {
  * in arena a. ADS_ESYNTAX with line and column; ADS_ENOMEM; ADS_ELIMIT. */
 int ads_stmt__parse(stmt *st, ads_arena *a, const char *text, size_t len, size_t start,
                     size_t end, ads_error *err);
+
+/* Bind p's values to the placeholders of st (params.c): each is replaced
+ * by a literal of its value (made in a), LIMIT's sets st->limit. Unless
+ * script, a value of p that st does not take is an error. ADS_EINVAL with
+ * the placeholder's line and column; ADS_ELIMIT; ADS_ENOMEM. */
+int ads_q__bind(stmt *st, ads_params *p, bool script, ads_arena *a, ads_error *err);
 
 /* ---- the session ---- */
 
