@@ -13,15 +13,41 @@ static inline unsigned char fold(unsigned char c)
     return (c >= 'A' && c <= 'Z') ? (unsigned char)(c | 0x20) : c;
 }
 
+/* x with the ASCII capitals of its 8 bytes made small, the others kept:
+ * a byte below 0x80 that is >= 'A' and <= 'Z' gains 0x20. */
+static inline uint64_t fold8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+    uint64_t low7 = x & ~high;
+    uint64_t ge_a = low7 + ones * (0x80 - 'A');
+    uint64_t gt_z = low7 + ones * (0x80 - 'Z' - 1);
+    uint64_t upper = ge_a & ~gt_z & ~x & high;
+    return x | (upper >> 2);
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t x)
+{
+    h = (h ^ x) * 0x9e3779b97f4a7c15u;
+    return h ^ (h >> 29);
+}
+
 uint32_t ads_name_hash(const char *name, size_t len)
 {
-    /* FNV-1a over the folded bytes */
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= fold((unsigned char)name[i]);
-        h *= 16777619u;
+    /* eight folded bytes at a time, the last ones zero-padded; the length
+     * is mixed in, so "a" and "a\0" differ */
+    uint64_t h = 0x243f6a8885a308d3u ^ len, x;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&x, name + i, 8);
+        h = mix(h, fold8(x));
     }
-    return h;
+    if (i < len) {
+        x = 0;
+        memcpy(&x, name + i, len - i);
+        h = mix(h, fold8(x));
+    }
+    h *= 0xff51afd7ed558ccdu;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
 bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen)
