@@ -98,6 +98,7 @@ struct ads_query {
     double max_seconds;
     ads_budget budget;  /* the running statement's */
     volatile sig_atomic_t interrupted; /* ads_query_interrupt (a signal handler may set it) */
+    int index_policy;   /* ads_query_use_indexes */
 };
 
 /* A new arena counting against the running statement's budget; NULL when
@@ -208,6 +209,32 @@ void ads_q__coll_free(qcoll *c);
  * while *left (LIMIT still to go; -1 none) allows, counted in *rows. */
 int ads_q__emit_row(qcoll *coll, const ads_sink *sink, uint64_t *rows, int64_t *left,
                     const ads_record *row, const ads_value *keys, ads_error *err);
+
+/* ---- index choice (plan.c) ---- */
+
+/* The secondary index a SELECT reads through: the union of spans (n 0: a
+ * scan), the entries the planner counted, how many terms it weighed, and
+ * the conjunct(s) the spans answer, unparsed. */
+typedef struct ads_q__iplan {
+    ads_index_span **spans;
+    size_t n;
+    uint64_t estimate;
+    size_t candidates;
+    const char *text;
+} ads_q__iplan;
+
+/* Choose an index for the top-level conjuncts conj of a WHERE on type t
+ * (alias: the FROM alias), under q's policy. ADS_ENOMEM, ADS_ESTORAGE. */
+int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_type *t,
+                      const ads_expr *const *conj, size_t nconj, ads_str alias, ads_arena *a,
+                      ads_error *err);
+
+/* Open the rows of t for a SELECT: through the index ads_q__plan_index
+ * chose (*ip tells which), else a scan (ads_scan_open with where and
+ * flags). An index is never used for history (ADS_SCAN_HISTORY). */
+int ads_q__open_rows(ads_scan **out, ads_q__iplan *ip, ads_query *q, ads_txn *txn,
+                     const ads_type *t, const ads_expr *const *conj, size_t nconj, ads_str alias,
+                     const ads_expr *where, unsigned flags, ads_arena *a, ads_error *err);
 
 int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err);

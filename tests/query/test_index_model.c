@@ -1,0 +1,278 @@
+/*
+ * tests/query/test_index_model.c: the property that makes indexes safe:
+ * every SELECT gives the same rows with and without them. Random stores
+ * (mixed integers and reals, booleans, strings differing in case, values
+ * left undefined, expressions, deletions, purges, rows backfilled into the
+ * past, records re-keyed, indexes dropped and declared again between
+ * statements) and random WHERE clauses over the indexed attributes (==,
+ * ===, is, in, ranges on either side, isUndefined, AND and OR of them) run
+ * with the planner forced onto every index it can use and with indexes
+ * off; the rows must be equal, and verify must find the store sound.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tests/engine/helpers.h"
+#include "tests/query/rows.h"
+
+#define T0 1700000000.0
+#define RECORDS 80
+#define ROUNDS 40
+#define QUERIES_PER_ROUND 60
+
+static tstore ts;
+static ads_db *db;
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static size_t pick(size_t n)
+{
+    return (size_t)(next() % n);
+}
+
+/* Values the records hold and the queries compare with. */
+static const char *values[] = {"1",     "2",     "2.0",   "3",     "3.5",  "true",  "false",
+                               "-1",    "0",     "1e300", "\"x\"", "\"X\"", "\"y\"", "\"abc\"",
+                               "\"ABC\"", "\"b_c\"", "\"B_C\"", "\"\"",  "`2024-01-01T00:00:00Z`",
+                               "`90`", "{ 1, 2 }"};
+#define NVALUES (sizeof values / sizeof values[0])
+static const char *attrs[] = {"A", "B", "S"};
+
+static void store_ok(const char *text)
+{
+    ads_error err;
+    if (ts_store(db, &err, text))
+        fail_msg("store %s: %s", text, err.message);
+}
+
+/* A random record with key id: each attribute a value, an expression, or absent. */
+static void random_record(char *out, size_t cap, int id, bool past)
+{
+    size_t n = (size_t)snprintf(out, cap, "[ AdType = \"Job\"; Id = %d; ", id);
+    for (size_t i = 0; i < 3; i++) {
+        size_t r = pick(10);
+        if (r == 0)
+            continue; /* absent (undefined) */
+        if (r == 1)
+            n += (size_t)snprintf(out + n, cap - n, "%s := Id %% 3; ", attrs[i]);
+        else
+            n += (size_t)snprintf(out + n, cap - n, "%s = %s; ", attrs[i], values[pick(NVALUES)]);
+    }
+    if (past)
+        n += (size_t)snprintf(out + n, cap - n, "_Timestamp = %d; ", 1000 + (int)pick(1000));
+    snprintf(out + n, cap - n, "Z = 1 ]");
+}
+
+static void declare(const char *attr, bool on)
+{
+    char text[200];
+    snprintf(text, sizeof text,
+             "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"%s\"; Indexed = %s ]", attr,
+             on ? "true" : "false");
+    store_ok(text);
+}
+
+static void run(ads_query *q, const char *stmt, ads_buf *out)
+{
+    ads_sink sink = {rows_begin, rows_row, rows_end, NULL};
+    ads_exec_info info;
+    ads_error err;
+    ads_buf_clear(&rows_got);
+    if (ads_query_exec(q, stmt, strlen(stmt), &sink, NULL, &info, &err))
+        fail_msg("%s\n  failed: %s", stmt, err.message);
+    ads_buf_clear(out);
+    ads_buf_add(out, rows_got.p, rows_got.len);
+}
+
+static void mutate(void)
+{
+    char text[600];
+    for (int k = 0; k < 10; k++) {
+        int id = (int)pick(RECORDS);
+        size_t what = pick(10);
+        if (what < 5) {
+            random_record(text, sizeof text, id, false);
+            store_ok(text);
+        } else if (what == 5) {
+            random_record(text, sizeof text, id, true); /* backfilled: not latest */
+            store_ok(text);
+        } else if (what == 6) {
+            snprintf(text, sizeof text, "DELETE FROM Job WHERE Id == %d", id);
+            ads_query *q;
+            assert_int_equal(ads_query_new(&q, db, NULL), 0);
+            ads_buf b = ADS_BUF_INIT;
+            ads_exec_info info;
+            assert_int_equal(ads_query_exec(q, text, strlen(text), NULL, NULL, &info, NULL), 0);
+            ads_buf_free(&b);
+            ads_query_free(q);
+        } else if (what == 7) {
+            /* re-keyed: the record goes and comes back under another key */
+            snprintf(text, sizeof text, "PURGE FROM Job WHERE Id == %d", id);
+            ads_query *q;
+            ads_exec_info info;
+            assert_int_equal(ads_query_new(&q, db, NULL), 0);
+            assert_int_equal(ads_query_exec(q, text, strlen(text), NULL, NULL, &info, NULL), 0);
+            ads_query_free(q);
+            random_record(text, sizeof text, RECORDS + id, false);
+            store_ok(text);
+        } else if (what == 8) {
+            snprintf(text, sizeof text, "UPDATE Job SET A = B, B = S WHERE Id == %d", id);
+            ads_query *q;
+            ads_exec_info info;
+            assert_int_equal(ads_query_new(&q, db, NULL), 0);
+            assert_int_equal(ads_query_exec(q, text, strlen(text), NULL, NULL, &info, NULL), 0);
+            ads_query_free(q);
+        } else {
+            const char *a = attrs[pick(3)];
+            declare(a, false);
+            declare(a, true);
+        }
+    }
+}
+
+/* A random term over an indexed attribute. */
+static size_t random_term(char *out, size_t cap)
+{
+    const char *a = attrs[pick(3)];
+    const char *v = values[pick(NVALUES)];
+    static const char *ops[] = {"==", "===", "is", "<", "<=", ">", ">=", "=?=", "!="};
+    switch (pick(6)) {
+    case 0:
+        return (size_t)snprintf(out, cap, "%s in { %s, %s }", a, v, values[pick(NVALUES)]);
+    case 1:
+        return (size_t)snprintf(out, cap, pick(2) ? "isUndefined(%s)" : "%s is undefined", a);
+    case 2:
+        return (size_t)snprintf(out, cap, "%s %s %s", v, ops[pick(9)], a);
+    default:
+        return (size_t)snprintf(out, cap, "%s %s %s", a, ops[pick(9)], v);
+    }
+}
+
+static void random_where(char *out, size_t cap)
+{
+    size_t n = 0, terms = 1 + pick(3);
+    for (size_t i = 0; i < terms; i++) {
+        if (i)
+            n += (size_t)snprintf(out + n, cap - n, pick(3) ? " && " : " || ");
+        if (pick(4) == 0) {
+            n += (size_t)snprintf(out + n, cap - n, "(");
+            n += random_term(out + n, cap - n);
+            n += (size_t)snprintf(out + n, cap - n, " || ");
+            n += random_term(out + n, cap - n);
+            n += (size_t)snprintf(out + n, cap - n, ")");
+        } else {
+            n += random_term(out + n, cap - n);
+        }
+    }
+}
+
+static void index_model__same_rows_with_and_without_indexes(void **state)
+{
+    (void)state;
+    char text[600], stmt[1200];
+    for (int id = 0; id < RECORDS; id++) {
+        random_record(text, sizeof text, id, false);
+        store_ok(text);
+    }
+    for (size_t i = 0; i < 3; i++)
+        declare(attrs[i], true);
+    ads_query *with, *without;
+    assert_int_equal(ads_query_new(&with, db, NULL), 0);
+    assert_int_equal(ads_query_new(&without, db, NULL), 0);
+    ads_query_use_indexes(with, ADS_INDEXES_ALWAYS);
+    ads_query_use_indexes(without, ADS_INDEXES_OFF);
+    ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
+    size_t cases = 0, nonempty = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int k = 0; k < QUERIES_PER_ROUND; k++) {
+            random_where(text, sizeof text);
+            /* ORDER BY: rows through an index come in value order */
+            snprintf(stmt, sizeof stmt, "SELECT Id, A, B, S FROM Job WHERE %s ORDER BY Id%s",
+                     text, pick(4) == 0 ? " LIMIT 3" : "");
+            run(with, stmt, &a);
+            run(without, stmt, &b);
+            if (strcmp(ads_buf_cstr(&a), ads_buf_cstr(&b)) != 0)
+                fail_msg("%s\n  with indexes:\n%s  without:\n%s", stmt, ads_buf_cstr(&a),
+                         ads_buf_cstr(&b));
+            cases++;
+            nonempty += a.len > 0;
+        }
+        mutate();
+        if (round % 10 == 9)
+            assert_int_equal(ts_verify(db), 0);
+    }
+    /* the cases are not all trivially empty */
+    assert_true(nonempty > cases / 4);
+    ads_buf_free(&a);
+    ads_buf_free(&b);
+    ads_query_free(with);
+    ads_query_free(without);
+}
+
+/* Known answers through the index, for the shapes the planner reads. */
+static void index_model__known_answers(void **state)
+{
+    (void)state;
+    store_ok("{ [ AdType = \"Job\"; Id = 1; A = 2; S = \"abc\" ], [ AdType = \"Job\"; Id = 2; "
+             "A = 2.0; S = \"ABC\" ], [ AdType = \"Job\"; Id = 3; A = 5 ], [ AdType = \"Job\"; "
+             "Id = 4; A = true; S = \"b\" ] }");
+    declare("A", true);
+    declare("S", true);
+    ads_query *q;
+    assert_int_equal(ads_query_new(&q, db, NULL), 0);
+    ads_query_use_indexes(q, ADS_INDEXES_ALWAYS);
+    rows_expect(q, "SELECT Id FROM Job WHERE A == 2 ORDER BY Id", "[ Id = 1 ]\n[ Id = 2 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE A is 2 ORDER BY Id", "[ Id = 1 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE S == \"ABC\" && A > 1.5 ORDER BY Id",
+                "[ Id = 1 ]\n[ Id = 2 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE S is \"ABC\"", "[ Id = 2 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE isUndefined(S)", "[ Id = 3 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE 1 < A && A <= 5 ORDER BY Id",
+                "[ Id = 1 ]\n[ Id = 2 ]\n[ Id = 3 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE A == 1 || S == \"b\" || A == 5 ORDER BY Id",
+                "[ Id = 3 ]\n[ Id = 4 ]\n");
+    rows_expect(q, "SELECT Id FROM Job WHERE A in { 5, 1 } ORDER BY Id",
+                "[ Id = 3 ]\n[ Id = 4 ]\n");
+    ads_query_free(q);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    db = ts_open(&ts, T0);
+    ts_declare(db, "Job", "Id", NULL);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    assert_int_equal(ts_verify(db), 0);
+    ts_close(&ts);
+    ads_buf_free(&rows_got);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(index_model__known_answers, setup, teardown),
+        cmocka_unit_test_setup_teardown(index_model__same_rows_with_and_without_indexes, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
