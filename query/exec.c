@@ -311,6 +311,10 @@ static int check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *
         return rc;
     if ((rc = ads_q__split_temporal(st, st->where, tf, rest, a, err)))
         return rc;
+    if (st->explain && (st->kind != ADS_STMT_SELECT || tf->kind != 0))
+        return ads_error_set(err, ADS_EINVAL,
+                             "EXPLAIN shows the plan of a SELECT of latest rows or history, "
+                             "without a temporal filter");
     const ads_expr *bad = ads_q__find_agg_only(st->where);
     if (bad)
         return agg_misplaced(st, bad, "WHERE filters rows before they are grouped", err);
@@ -1400,6 +1404,25 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     if (st->norder && (rc = ads_q__coll_new(&s.coll, q, st->order, st->norder, st->limit, err)))
         goto cleanup;
 
+    if (st->explain) {
+        ads_value keys[16];
+        ads_q__iplan ip = {0};
+        bool *jl = ads_arena_alloc(a, (s.njoins ? s.njoins : 1) * sizeof *jl);
+        ads_str none = {"", 0};
+        ads_q__xsel x = {st, ds ? NULL : s.type, st->has_using ? st->using_name : none,
+                         false, mentions_latest, mentions_deleted, &ip, pushed, s.post, jl,
+                         s.njoins, grouped};
+        x.point = !ds && s.type && nconj && pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+        for (size_t i = 0; jl && i < s.njoins; i++)
+            jl[i] = s.joins[i].key_lookup;
+        if (!jl)
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        else if (x.type && !x.point && !mentions_latest)
+            rc = ads_q__plan_index(&ip, q, s.txn, s.type, conj, nconj, st->alias, a, err);
+        if (!rc)
+            rc = ads_q__explain(&x, sink, &info->rows, a, err);
+        goto cleanup;
+    }
     /* tell the sink its columns */
     if (sink && sink->begin) {
         ads_str *cols = ads_arena_alloc(a, (st->nitems ? st->nitems : 1) * sizeof *cols);

@@ -563,6 +563,7 @@ static int parse_store(sp *p, stmt *st)
 static int parse_stmt(sp *p, stmt *st)
 {
     int rc;
+    st->explain = accept(p, "explain");
     if (accept(p, "select"))
         rc = parse_select(p, st);
     else if (accept(p, "update"))

@@ -60,6 +60,7 @@ typedef struct stmt {
     order_item *order;
     size_t norder;
     int64_t limit; /* -1: none */
+    bool explain;  /* EXPLAIN: show the plan instead (explain.c) */
     const ads_expr *limit_param; /* LIMIT ? or :name, until bound (params.c) */
     /* PURGE HISTORY (kind ADS_STMT_PURGE) */
     bool history;
@@ -235,6 +236,25 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
 int ads_q__open_rows(ads_scan **out, ads_q__iplan *ip, ads_query *q, ads_txn *txn,
                      const ads_type *t, const ads_expr *const *conj, size_t nconj, ads_str alias,
                      const ads_expr *where, unsigned flags, ads_arena *a, ads_error *err);
+
+/* What EXPLAIN shows of a planned SELECT (explain.c; exec.c fills it). */
+typedef struct ads_q__xsel {
+    const stmt *st;
+    const ads_type *type;      /* NULL: every type, or no type */
+    ads_str ds_name;           /* USING name (len 0: none) */
+    bool point, history, deleted;
+    const ads_q__iplan *ip;    /* the index chosen (n 0: none) */
+    const ads_expr *pushed;    /* WHERE tested on each row as it is read */
+    const ads_expr *post;      /* WHERE tested after the joins */
+    const bool *join_lookup;   /* per JOIN: a key lookup */
+    size_t njoins;
+    bool grouped;
+} ads_q__xsel;
+
+/* Send the plan to sink: columns Step and Plan, a row per step (*steps
+ * of them). */
+int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, ads_arena *a,
+                   ads_error *err);
 
 int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err);

@@ -110,6 +110,20 @@ static int print_type(void *ctx, const ads_type_stats *s)
     return 0;
 }
 
+static int print_index(void *ctx, const ads_index_stats *s)
+{
+    bool *header = ctx;
+    char b[32], name[420];
+    if (!*header) {
+        printf("\n%-37s %12s %12s\n", "index (type.attribute)", "entries", "size");
+        *header = true;
+    }
+    human(b, sizeof b, (double)s->bytes);
+    snprintf(name, sizeof name, "%s.%s", s->type, s->attr);
+    printf("%-37s %12llu %12s\n", name, (unsigned long long)s->entries, b);
+    return 0;
+}
+
 int cmd_stats(cli_ctx *c, int argc, char **argv)
 {
     int rc = only_common(c, argc, argv, "stats");
@@ -125,6 +139,11 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
     if ((rc = ads_db_info_get(&info, db, &err)) ||
         (rc = ads_db_type_stats(db, print_type, progress_cb, &x, &err))) {
         progress_done(&x.bar);
+        ads_db_close(db);
+        return cli_fail_err(c, &err);
+    }
+    bool ix_header = false;
+    if ((rc = ads_db_index_stats(db, print_index, &ix_header, &err))) {
         ads_db_close(db);
         return cli_fail_err(c, &err);
     }

@@ -29,6 +29,7 @@ static const char shell_help[] =
     "                    number of records holding each\n"
     "  .read FILE        run the statements of FILE (as execute --file)\n"
     "  .timer on|off     each statement's wall time\n"
+    "  .explain SELECT   the plan of a SELECT (as EXPLAIN SELECT ...)\n"
     "  .help             this text\n"
     "  .quit             leave (so do .exit and Ctrl-D)\n"
     "Ctrl-C cancels the statement being typed or run.\n"
@@ -202,6 +203,15 @@ static bool dot(shell *sh, const char *l)
         run_own(sh, "SELECT ForType USING types WHERE !Builtin");
     } else if (strcmp(cmd, ".schema") == 0) {
         schema(sh, arg);
+    } else if (strcmp(cmd, ".explain") == 0) {
+        ads_buf text = ADS_BUF_INIT;
+        ads_buf_adds(&text, "EXPLAIN ");
+        ads_buf_adds(&text, arg);
+        if (*arg && !text.failed)
+            run(sh, text.p, text.len, 0, text.len);
+        else
+            fprintf(stderr, ".explain takes a SELECT statement\n");
+        ads_buf_free(&text);
     } else if (strcmp(cmd, ".read") == 0) {
         if (*arg)
             read_file(sh, arg);

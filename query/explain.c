@@ -1,0 +1,145 @@
+/*
+ * query/explain.c: `EXPLAIN SELECT ...` (docs/query.md, docs/indexes.md).
+ * The SELECT is planned as it would run (exec.c calls here once its plan
+ * is made, before anything is read) and each step of the plan becomes one
+ * row with two attributes, Step (1, 2, ...) and Plan (what the step does):
+ * where the rows come from (a scan of a type's latest rows or of every
+ * row, a key lookup, an index with the terms it answers, its ranges and
+ * the entries it was counted at, a datasource), the WHERE left to test on
+ * each row, each JOIN and how it finds its rows, grouping, sorting and the
+ * LIMIT. EXPLAIN reads at most what the planner counts; it returns no rows
+ * of the statement.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "query/query_int.h"
+
+typedef struct xout {
+    const ads_sink *sink;
+    ads_arena *a;
+    long step;
+    ads_buf line;
+} xout;
+
+static int emit(xout *x, ads_error *err)
+{
+    ads_record_builder *b;
+    int rc = ads_record_builder_new(&b, x->a, err);
+    if (rc)
+        return rc;
+    const ads_expr *step, *plan;
+    char *text = ads_arena_strndup(x->a, x->line.p ? x->line.p : "", x->line.len);
+    if (!text || x->line.failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_value sv = ads_int(++x->step), pv = ads_string(text, x->line.len);
+    if ((rc = ads_expr_literal(&step, x->a, &sv, err)) ||
+        (rc = ads_expr_literal(&plan, x->a, &pv, err)) ||
+        (rc = ads_record_builder_add(b, "Step", 4, step, err)) ||
+        (rc = ads_record_builder_add(b, "Plan", 4, plan, err)))
+        return rc;
+    ads_buf_clear(&x->line);
+    return x->sink && x->sink->row ? x->sink->row(x->sink->ctx, ads_record_builder_finish(b), err)
+                                   : 0;
+}
+
+static void add_expr(xout *x, const char *what, const ads_expr *e)
+{
+    ads_buf_adds(&x->line, what);
+    ads_expr_unparse(&x->line, e);
+}
+
+/* Where the rows come from. */
+static int source(xout *x, const ads_q__xsel *s, ads_error *err)
+{
+    const char *tname = s->type ? ads_type_name(s->type) : NULL;
+    if (s->ds_name.len) {
+        ads_buf_printf(&x->line, "datasource %.*s: every row it gives", (int)s->ds_name.len,
+                       s->ds_name.p);
+    } else if (!tname) {
+        ads_buf_adds(&x->line, s->st->has_from || s->st->has_using
+                                   ? "one row (no type is read)"
+                                   : "scan every type's latest rows, in type and key order");
+    } else if (s->point) {
+        ads_buf_printf(&x->line, "key lookup in %s: the %s given by WHERE", tname,
+                       ads_type_key_count(s->type) > 1 ? "key attributes" : "key attribute");
+        if (s->history)
+            ads_buf_adds(&x->line, ", then that record's every row, oldest first");
+    } else if (s->ip && s->ip->n) {
+        ads_buf_printf(&x->line, "index on %s.", tname);
+        for (size_t i = 0; i < s->ip->n; i++)
+            ads_buf_printf(&x->line, "%s%s", i ? " | " : "", ads_index_span_attr(s->ip->spans[i]));
+        ads_buf_printf(&x->line, ": %s (", s->ip->text);
+        size_t ranges = 0;
+        for (size_t i = 0; i < s->ip->n; i++)
+            ranges += ads_index_span_ranges(s->ip->spans[i]);
+        ads_buf_printf(&x->line, "%zu value range%s, %llu entr%s counted", ranges,
+                       ranges == 1 ? "" : "s", (unsigned long long)s->ip->estimate,
+                       s->ip->estimate == 1 ? "y" : "ies");
+        if (s->ip->n > 1)
+            ads_buf_adds(&x->line, ", a union: each record once");
+        ads_buf_adds(&x->line, "), then each record's latest row");
+    } else {
+        ads_buf_printf(&x->line, "scan %s: %s, in key order", tname,
+                       s->history ? "every row of every record" : "latest rows");
+        if (s->ip && s->ip->candidates)
+            ads_buf_printf(&x->line, " (%zu indexed term%s weighed: an index would read a "
+                                     "quarter of the type or more)",
+                           s->ip->candidates, s->ip->candidates == 1 ? "" : "s");
+    }
+    if (s->deleted)
+        ads_buf_adds(&x->line, "; deleted records included");
+    return emit(x, err);
+}
+
+int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, ads_arena *a,
+                   ads_error *err)
+{
+    static const ads_str cols[2] = {{"Step", 4}, {"Plan", 4}};
+    xout x = {sink, a, 0, ADS_BUF_INIT};
+    const stmt *st = s->st;
+    int rc = sink && sink->begin ? sink->begin(sink->ctx, cols, 2, err) : 0;
+    if (!rc)
+        rc = source(&x, s, err);
+    if (!rc && s->pushed) {
+        add_expr(&x, "filter each row: ", s->pushed);
+        rc = emit(&x, err);
+    }
+    for (size_t i = 0; !rc && i < s->njoins; i++) {
+        const join_clause *j = &st->joins[i];
+        ads_buf_printf(&x.line, "%s join %.*s %.*s: %s", j->outer ? "outer" : "inner",
+                       (int)j->type.len, j->type.p, (int)j->alias.len, j->alias.p,
+                       s->join_lookup[i] ? "a key lookup per row"
+                                         : "a scan of its latest rows per row");
+        ads_buf_adds(&x.line, j->all ? ", every row ON accepts" : ", the first row ON accepts");
+        rc = emit(&x, err);
+    }
+    if (!rc && s->post) {
+        add_expr(&x, s->njoins ? "filter each joined row: " : "filter each row: ", s->post);
+        rc = emit(&x, err);
+    }
+    if (!rc && s->grouped) {
+        ads_buf_printf(&x.line, "group by %zu expression%s: one entry per group", st->ngroup,
+                       st->ngroup == 1 ? "" : "s");
+        rc = emit(&x, err);
+    }
+    if (!rc && st->norder) {
+        ads_buf_printf(&x.line, "sort by %zu key%s", st->norder, st->norder == 1 ? "" : "s");
+        if (st->limit >= 0)
+            ads_buf_printf(&x.line, ", keeping the best %lld", (long long)st->limit);
+        rc = emit(&x, err);
+    }
+    if (!rc && st->limit >= 0) {
+        ads_buf_printf(&x.line, "limit %lld rows", (long long)st->limit);
+        rc = emit(&x, err);
+    }
+    if (!rc) {
+        ads_buf_adds(&x.line, st->star ? "project every attribute" : "project the select list");
+        rc = emit(&x, err);
+    }
+    if (!rc && sink && sink->end)
+        rc = sink->end(sink->ctx, err);
+    *steps = (uint64_t)x.step;
+    ads_buf_free(&x.line);
+    return rc;
+}
