@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# `adstore serve` end to end, with curl: refusals (tokens, roles, methods,
+# routes, bodies too large, malformed JSON, non-loopback without TLS), TLS
+# with a certificate made here, a result larger than the held-back head
+# streamed whole, concurrent readers beside a writer (nothing lost, nothing
+# torn), SIGTERM with a request in flight (it finishes, the store closes),
+# and kill -9 under writes (the store verifies; every acknowledged write is
+# there).
+#   check_server.sh ADSTORE
+set -uo pipefail
+ADSTORE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/server_env.sh"
+require_tools curl openssl python3
+work=$(mktemp -d)
+trap 'stop_server 2>/dev/null; rm -rf "$work"' EXIT
+failures=0 checks=0
+
+check() { # check NAME WANT GOT
+  checks=$((checks + 1))
+  if [ "$2" != "$3" ]; then
+    echo "FAIL $1"
+    echo "  want: $2"
+    echo "  got:  $3"
+    failures=$((failures + 1))
+  fi
+}
+
+contains() { # contains NAME NEEDLE HAYSTACK
+  checks=$((checks + 1))
+  if [[ $3 != *"$2"* ]]; then
+    echo "FAIL $1: '$2' not in:"
+    printf '  %s\n' "$3"
+    failures=$((failures + 1))
+  fi
+}
+
+W=$("$ADSTORE" serve --tokens "$work/tokens" --add-token w --role write 2>/dev/null)
+R=$("$ADSTORE" serve --tokens "$work/tokens" --add-token r --role read 2>/dev/null)
+HW="Authorization: Bearer $W"
+HR="Authorization: Bearer $R"
+
+# ---- options ----
+out=$("$ADSTORE" serve --tokens "$work/tokens" --add-token w 2>&1)
+check "a token name is used once" "adstore serve: $work/tokens already has a token named 'w'" "$out"
+out=$("$ADSTORE" serve --add-token x 2>&1)
+contains "--add-token needs --tokens" "adstore serve: --add-token needs --tokens FILE" "$out"
+out=$("$ADSTORE" -d "$work/db" serve --listen 0.0.0.0:0 --tokens "$work/tokens" 2>&1)
+contains "no TLS beyond loopback" "refusing to listen on 0.0.0.0:0 without TLS and tokens" "$out"
+out=$("$ADSTORE" -d "$work/db" serve --listen localhost:80 2>&1)
+contains "addresses are literals" "the address must be an IPv4 or [IPv6] literal" "$out"
+printf 'w write nothex\n' > "$work/badtokens"
+out=$("$ADSTORE" -d "$work/db" serve --tokens "$work/badtokens" 2>&1)
+check "a bad tokens file" "adstore serve: $work/badtokens:1: expected 'NAME read|write SHA256-HEX'" "$out"
+check "tokens file mode" "600" "$(stat -c %a "$work/tokens")"
+contains "the file holds hashes only" "w write " "$(cat "$work/tokens")"
+checks=$((checks + 1))
+if grep -q "$W" "$work/tokens"; then echo "FAIL the tokens file holds a token"; failures=$((failures + 1)); fi
+
+# ---- refusals ----
+start_server "$work" --tokens "$work/tokens" || exit 1
+U=$ADSTORE_URL
+code() { curl -s -o "$work/body" -w '%{http_code}' "$@"; }
+check "health needs no token" 200 "$(code "$U/api/health")"
+check "no token: 401" 401 "$(code "$U/api/types")"
+check "a bad token: 401" 401 "$(code -H 'Authorization: Bearer ads_00' "$U/api/types")"
+check "not bearer: 401" 401 "$(code -H "Authorization: Basic $W" "$U/api/types")"
+check "a good token" 200 "$(code -H "$HR" "$U/api/types")"
+check "read token writing a statement: 403" 403 "$(code -H "$HR" --data 'STORE [ AdType = "Type"; ForType = "T"; KeyAttributes = { "K" } ]' "$U/api/query")"
+check "read token storing records: 403" 403 "$(code -H "$HR" --data '[ AdType = "T"; K = 1 ]' "$U/api/records")"
+check "read token importing: 403" 403 "$(code -H "$HR" --data '[ AdType = "T"; K = 1 ]' "$U/api/import")"
+check "read token taking ids: 403" 403 "$(code -H "$HR" -X POST "$U/api/ids")"
+check "write token" 200 "$(code -H "$HW" --data 'STORE [ AdType = "Type"; ForType = "T"; KeyAttributes = { "K" } ]' "$U/api/query")"
+check "read token reading" 200 "$(code -H "$HR" --data 'SELECT * FROM T' "$U/api/query")"
+check "unknown route" 404 "$(code -H "$HR" "$U/api/nope")"
+check "wrong method" 405 "$(code -H "$HR" "$U/api/query")"
+check "bad record path" 404 "$(code -H "$HR" "$U/api/records/T/x?K=1")"
+check "record without key" 400 "$(code -H "$HR" "$U/api/records/T")"
+check "bad key name" 400 "$(code -H "$HR" "$U/api/records/T?K%20x=1")"
+check "unknown format" 400 "$(code -H "$HR" --data 'SELECT * FROM T' "$U/api/query?format=yaml")"
+contains "unknown format message" "unknown format 'yaml'" "$(cat "$work/body")"
+check "empty statement" 400 "$(code -H "$HR" -X POST "$U/api/query")"
+check "malformed JSON statement" 400 "$(code -H "$HR" -H 'Content-Type: application/json' --data '{"statement": ' "$U/api/query")"
+contains "malformed JSON has a position" '"line":1,"column"' "$(cat "$work/body")"
+check "statement of the wrong type" 400 "$(code -H "$HR" -H 'Content-Type: application/json' --data '{"statement": ["SELECT"]}' "$U/api/query")"
+check "format of the wrong type" 400 "$(code -H "$HR" -H 'Content-Type: application/json' --data '{"statement": "SELECT * FROM T", "format": 1}' "$U/api/query")"
+check "malformed JSON records" 400 "$(code -H "$HW" -H 'Content-Type: application/json' --data '[{"AdType": "T", "K": 1}, {"AdType": }]' "$U/api/records")"
+check "all or nothing" 200 "$(code -H "$HR" "$U/api/types")"
+contains "nothing stored by a failed body" '{"ForType":"T","KeyAttributes":["K"],"Count":0' "$(cat "$work/body")"
+check "a record missing its key" 400 "$(code -H "$HW" --data '[ AdType = "T"; X = 1 ]' "$U/api/records")"
+check "ids count too large" 400 "$(code -H "$HW" -X POST "$U/api/ids?count=10001")"
+check "ids count not a number" 400 "$(code -H "$HW" -X POST "$U/api/ids?count=1x")"
+check "ids of an unknown sequence" 404 "$(code -H "$HW" -X POST "$U/api/ids?sequence=nope")"
+check "ids default" 200 "$(code -H "$HW" -X POST "$U/api/ids?count=2")"
+contains "ids are OUIDs" '{"sequence":"ordered","values":["#' "$(cat "$work/body")"
+head -c 9000000 /dev/zero > "$work/huge"
+check "a huge body: 413" 413 "$(code -H "$HW" --data-binary @"$work/huge" "$U/api/import")"
+check "a huge chunked body: 413" 413 "$(code -H "$HW" -H 'Transfer-Encoding: chunked' --data-binary @"$work/huge" "$U/api/import")"
+check "a NUL in a statement" 400 "$(printf 'SELECT * FROM T\0' | code -H "$HW" --data-binary @- "$U/api/query")"
+check "stats" 200 "$(code -H "$HR" "$U/api/stats")"
+contains "stats count failures" '"failures":' "$(cat "$work/body")"
+check "the page" 200 "$(code "$U/")"
+contains "the page is html" "<textarea id=\"stmt\"" "$(cat "$work/body")"
+
+# ---- a result larger than the head, streamed ----
+python3 -c '
+for i in range(30000):
+    print("[ AdType = \"T\"; K = %d; Pad = \"%s\" ]" % (i, "x" * 40))' > "$work/t.ads"
+check "import" 200 "$(code -H "$HW" --data-binary @"$work/t.ads" "$U/api/import")"
+check "imported count" '{"stored":30000,"unchanged":0}' "$(cat "$work/body")"
+n=$(curl -s -H "$HR" --data 'SELECT K FROM T' "$U/api/query" | wc -l)
+check "jsonl streamed whole" 30000 "$n"
+n=$(curl -s -H "$HR" --data 'SELECT K FROM T' "$U/api/query?format=json" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')
+check "json streamed whole and well formed" 30000 "$n"
+n=$(curl -s -H "$HR" --data 'SELECT * FROM T' "$U/api/query?format=csv" | wc -l)
+check "csv streamed whole" 30001 "$n"
+
+# ---- concurrent readers and a writer ----
+for r in 1 2 3 4; do
+  (for i in $(seq 1 15); do
+     curl -s -H "$HR" --data 'SELECT count(*) AS n FROM T' "$U/api/query" >> "$work/reads.$r"
+   done) &
+done
+for i in $(seq 30000 30099); do
+  curl -s -H "$HW" --data "[ AdType = \"T\"; K = $i ]" "$U/api/records" >> "$work/writes"
+done
+wait $(jobs -p | grep -v "^$SERVER_PID\$") 2>/dev/null
+check "every write acknowledged" 100 "$(grep -c '{"stored":1,"unchanged":0}' "$work/writes")"
+torn=$(cat "$work"/reads.* | python3 -c '
+import json, sys
+bad = 0; prev = 0
+for line in sys.stdin:
+    n = json.loads(line)["n"]
+    if not 30000 <= n <= 30100: bad += 1
+print(bad)')
+check "reads are whole counts between the writes" 0 "$torn"
+check "nothing lost" '{"n":30100}' "$(curl -s -H "$HR" --data 'SELECT count(*) AS n FROM T' "$U/api/query")"
+
+# ---- SIGTERM with a request in flight ----
+# 30200 rows of 440 bytes read at 2 MB/s: several seconds, far more than the
+# socket buffers hold, so the response is still being sent when TERM comes.
+big='SELECT K, strcat(Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad) AS P FROM T'
+curl -s --limit-rate 2M -H "$HR" --data "$big" "$U/api/query" > "$work/slow" &
+slow=$!
+sleep 1
+stop_server TERM
+wait "$slow"
+check "the request in flight finished" 30100 "$(wc -l < "$work/slow")"
+check "serve exits 0 on SIGTERM" 0 "$SERVER_STATUS"
+check "it was in flight when the signal came" "POST /api/query 200" \
+  "$(sed -n '/^stopping on signal 15/,$p' "$work/serve.log" | grep -o 'POST /api/query 200' | head -1)"
+contains "the store was closed" "serve: stopped; the store is closed" "$(cat "$work/serve.log")"
+contains "one log line per request" " r POST /api/query 200 " "$(cat "$work/serve.log")"
+
+# ---- TLS ----
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
+  -days 2 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+start_server "$work" --tokens "$work/tokens" --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" || exit 1
+check "TLS" 200 "$(code --cacert "$work/cert.pem" -H "$HR" --data 'SELECT count(*) AS n FROM T' "$ADSTORE_URL/api/query")"
+check "TLS answer" '{"n":30100}' "$(cat "$work/body")"
+check "TLS with an unknown certificate fails" 000 "$(code "$ADSTORE_URL/api/health")"
+check "plain HTTP to a TLS port fails" 000 "$(code "http://127.0.0.1:$PORT/api/health")"
+stop_server TERM
+check "TLS server exits 0" 0 "$SERVER_STATUS"
+
+# ---- kill -9 under writes ----
+start_server "$work" --tokens "$work/tokens" || exit 1
+: > "$work/acked"
+(for i in $(seq 100000 100999); do
+   if curl -s -H "$HW" --data "[ AdType = \"T\"; K = $i ]" "$ADSTORE_URL/api/records" | grep -q '"stored":1'; then
+     echo "$i" >> "$work/acked"
+   fi
+ done) &
+writer=$!
+for i in $(seq 1 100); do [ "$(wc -l < "$work/acked")" -ge 50 ] && break; sleep 0.1; done
+stop_server KILL
+wait "$writer"
+acked=$(wc -l < "$work/acked")
+checks=$((checks + 1))
+[ "$acked" -ge 1 ] || { echo "FAIL no write acknowledged before the kill"; failures=$((failures + 1)); }
+"$ADSTORE" -d "$work/db" verify > "$work/verify" 2>&1
+check "the store verifies after kill -9" 0 "$?"
+"$ADSTORE" -d "$work/db" execute -f values 'SELECT K FROM T WHERE K >= 100000' 2>/dev/null | sort > "$work/present"
+missing=$(sort "$work/acked" | comm -23 - "$work/present" | wc -l)
+check "every acknowledged write is there" 0 "$missing"
+
+echo "check_server: $checks checks, $failures failed"
+[ "$failures" = 0 ]
