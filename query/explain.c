@@ -119,8 +119,11 @@ int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, 
         rc = emit(&x, err);
     }
     if (!rc && s->grouped) {
-        ads_buf_printf(&x.line, "group by %zu expression%s: one entry per group", st->ngroup,
-                       st->ngroup == 1 ? "" : "s");
+        if (st->ngroup)
+            ads_buf_printf(&x.line, "group by %zu expression%s: one entry per group",
+                           st->ngroup, st->ngroup == 1 ? "" : "s");
+        else
+            ads_buf_adds(&x.line, "aggregate every row into one group");
         rc = emit(&x, err);
     }
     if (!rc && st->norder) {

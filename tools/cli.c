@@ -346,6 +346,9 @@ static const help_entry help_entries[] = {
      "  PURGE HISTORY FROM Type [WHERE [expr &&] _Timestamp < T]\n"
      "         (rows before the row in effect at T go; T: now - HistoryRetention)\n"
      "  STORE [ AdType = \"Type\"; ... ], ...  (merged over the record in effect)\n"
+     "  EXPLAIN SELECT ...                   (the plan: scan, key lookup, index...)\n"
+     "Indexes: Indexed = true on an Attribute record (ForType, ForName) keeps one;\n"
+     "docs/indexes.md.\n"
      "\n"
      "Aggregates: count(*), count, sum, avg, min, max, count_distinct, list,\n"
      "distinct; timeline: avg@, sum@, min@, max@ over @intervals. A syntax error\n"
@@ -363,8 +366,8 @@ static const help_entry help_entries[] = {
      "span lines; each runs as 'adstore execute' would run it. Ctrl-C cancels\n"
      "the statement being typed or run, never the shell; Ctrl-D leaves.\n"
      "Commands: .format [F], .headers on|off, .hidden, .tables, .schema TYPE,\n"
-     ".read FILE, .timer on|off, .help, .quit. Without a terminal it reads\n"
-     "statements from standard input, one after another.\n"},
+     ".read FILE, .timer on|off, .explain SELECT, .help, .quit. Without a\n"
+     "terminal it reads statements from standard input, one after another.\n"},
     {"eval", "Usage: adstore eval [-c RECORD] EXPR\n"
              "\n"
              "Evaluate the ClassAd expression EXPR in the context of RECORD (new ClassAd\n"
