@@ -995,6 +995,8 @@ int main(int argc, char **argv)
         failed = 1;
     if (bench_real(&cfg))
         failed = 1;
+    if (bench_index(&cfg))
+        failed = 1;
     if (notes[0])
         printf("\n%s", notes);
     if (dir == tmpl) {

@@ -63,4 +63,9 @@ int bench_history(const config *cfg);
  * program, the SQLite library and DuckDB (bench_real.c). */
 int bench_real(const config *cfg);
 
+/* Secondary indexes, P11: loads with and without indexes, and three
+ * queries through indexes against SQLite's expression indexes and
+ * adstore's own full scan (bench_index.c). */
+int bench_index(const config *cfg);
+
 #endif
