@@ -292,6 +292,10 @@ struct ads_txn {
 
     /* the backfill batch in effect (bulk loads), or NULL */
     ads_backfill *backfill;
+
+    /* an index was declared or dropped in this transaction: a type a caller
+     * looked up before may list stale indexes (index.c looks it up again) */
+    bool indexes_changed;
 };
 
 /* ---- shared helpers ---- */

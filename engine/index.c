@@ -157,6 +157,13 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
                    const unsigned char *old, size_t olen, const unsigned char *now, size_t nlen,
                    ads_error *err)
 {
+    /* a caller may hold the type from before an index changed in this
+     * transaction (a bulk batch remembers its types): take it afresh */
+    if (txn->indexes_changed && !t->builtin) {
+        int rc = ads_types__by_name(&t, txn, t->folded, strlen(t->folded), err);
+        if (rc)
+            return rc;
+    }
     if (!t->nindexes)
         return 0;
     ads_arena *a = ads_arena_new();
@@ -352,6 +359,7 @@ static int create(ads_txn *txn, const ads_type *t, const char *name, size_t len,
     if ((rc = ads_db__meta_put(txn, (const char *)rk, rlen, idb, 4, err)) ||
         (rc = build(txn, t, &ix, err)))
         return rc;
+    txn->indexes_changed = true;
     return ads_types__changed(txn, err);
 }
 
@@ -371,6 +379,7 @@ static int drop(ads_txn *txn, const ads_type *t, const char *name, size_t len, a
     if ((rc = clear(txn, id, err)) ||
         (rc = ads_db__del(txn, txn->db->meta, rk, rlen, err)))
         return rc;
+    txn->indexes_changed = true;
     return ads_types__changed(txn, err);
 }
 

@@ -985,7 +985,7 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
         (rc = ads_hooks__note(txn, t, ADS_CHANGE_PURGED, cur.data, cur.len, 0, 0, false, err)))
         return rc;
     bool was_deleted = (cur.flags & ROW_DELETED) != 0;
-    if (t->nindexes || t->id == ADS_TYPEID_ATTRIBUTE) {
+    if (t->nindexes || txn->indexes_changed || t->id == ADS_TYPEID_ATTRIBUTE) {
         /* the row's bytes are LMDB's until the next write: keep a copy */
         unsigned char *copy = malloc(cur.len ? cur.len : 1);
         if (!copy)

@@ -209,6 +209,25 @@ static void index__writes_keep_entries(void **state)
     }
     assert_int_equal(ads_bulk_end(b, &err), 0);
     eq_free(lookup(&t1, 1, false), "1 11 13 15 17 19 21 23 25 27 29");
+    /* one batch: records, the declaration of an index, more records (the
+     * batch looked the type up before the index existed) */
+    assert_int_equal(ads_bulk_begin(&b, db, NULL, &err), 0);
+    const char *batch[] = {
+        "[ AdType = \"Job\"; Id = 40; Status = 7 ]",
+        "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"Status\"; Indexed = true ]",
+        "[ AdType = \"Job\"; Id = 41; Status = 7 ]",
+        "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"Owner\"; Indexed = false ]",
+        "[ AdType = \"Job\"; Id = 42; Status = 7; Owner = \"bob\" ]"};
+    for (size_t i = 0; i < sizeof batch / sizeof batch[0]; i++) {
+        const ads_record *rec;
+        assert_int_equal(ads_record_parse(&rec, a, batch[i], strlen(batch[i]), &err), 0);
+        assert_int_equal(ads_bulk_add(b, rec, &err), 0);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    term t2 = {"Status", ADS_IX_EQ, "7"};
+    eq_free(lookup(&t2, 1, false), "5 40 41 42"); /* 5: an expression, read by every lookup */
+    eq_free(lookup(&t1, 1, false), "-");
+    assert_int_equal(ts_verify(db), 0);
     ads_arena_free(a);
 }
 
