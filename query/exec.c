@@ -100,6 +100,7 @@ void ads_query_free(ads_query *q)
 {
     if (!q)
         return;
+    ads_query_rollback(q);
     for (size_t i = 0; i < q->nds; i++)
         free(q->ds[i].name);
     free(q->ds);
@@ -416,7 +417,11 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
         (rc = ads_q__bind(&st, opt->params, opt->params_script, a, err)))
         goto cleanup;
     info->kind = st.kind;
-    if ((rc = check_stmt(&st, &tf, &rest, a, err)))
+    if (ads_q__is_control(&st)) {
+        rc = ads_q__control(q, &st, opt, err);
+        goto cleanup;
+    }
+    if ((rc = check_stmt(&st, &tf, &rest, a, err)) || (rc = ads_q__txn_enter(q, opt, err)))
         goto cleanup;
     if (st.kind != ADS_STMT_SELECT) {
         rc = ads_q__write(q, &st, rest, info, err);
@@ -435,6 +440,7 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
         rc = ads_q__select(q, &st, sink, opt, info, err);
     }
 cleanup:
+    ads_q__txn_leave(q, opt, rc, info);
     ads_arena_free(a);
     return over_limit(q, rc, err);
 }
@@ -1265,7 +1271,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         ads_arena_free(a);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    int rc = ads_txn_begin(&s.txn, q->db, ADS_TXN_READONLY, err);
+    int rc = ads_q__txn_read(q, &s.txn, err);
     if (rc)
         goto cleanup;
 
@@ -1509,7 +1515,7 @@ cleanup:
         ads_arena_free(s.joins[i].ra);
     ads_q__group_free(s.group);
     ads_q__coll_free(s.coll);
-    ads_txn_abort(s.txn);
+    ads_q__txn_done(q, s.txn);
     ads_arena_free(s.ra);
     ads_arena_free(a);
     return rc;

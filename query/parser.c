@@ -559,6 +559,14 @@ static int parse_store(sp *p, stmt *st)
     return 0;
 }
 
+/* BEGIN, COMMIT (or END), ROLLBACK, each with an optional TRANSACTION. */
+static int parse_control(sp *p, stmt *st, ads_stmt_kind kind)
+{
+    st->kind = kind;
+    accept(p, "transaction");
+    return 0;
+}
+
 /* The statement at p: its kind's clauses, then the end of the statement. */
 static int parse_stmt(sp *p, stmt *st)
 {
@@ -574,8 +582,14 @@ static int parse_stmt(sp *p, stmt *st)
         rc = parse_purge(p, st);
     else if (accept(p, "store"))
         rc = parse_store(p, st);
+    else if (accept(p, "begin"))
+        rc = parse_control(p, st, ADS_STMT_BEGIN);
+    else if (accept(p, "commit") || accept(p, "end"))
+        rc = parse_control(p, st, ADS_STMT_COMMIT);
+    else if (accept(p, "rollback"))
+        rc = parse_control(p, st, ADS_STMT_ROLLBACK);
     else
-        return fail(p, "SELECT, UPDATE, DELETE, PURGE or STORE");
+        return fail(p, "SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK");
     if (rc)
         return rc;
     accept_char(p, ';');
@@ -604,6 +618,10 @@ static int parse_stmt(sp *p, stmt *st)
                                      : "',', WHERE or the end of the statement");
         case ADS_STMT_STORE:
             return fail(p, "',' or the end of the statement");
+        case ADS_STMT_BEGIN:
+        case ADS_STMT_COMMIT:
+        case ADS_STMT_ROLLBACK:
+            return fail(p, "the end of the statement");
         default:
             return fail(p, st->where ? "the end of the statement"
                                      : "WHERE or the end of the statement");

@@ -113,7 +113,10 @@ typedef enum ads_stmt_kind {
     ADS_STMT_UPDATE,
     ADS_STMT_DELETE,
     ADS_STMT_PURGE,
-    ADS_STMT_STORE
+    ADS_STMT_STORE,
+    ADS_STMT_BEGIN,   /* BEGIN [TRANSACTION] */
+    ADS_STMT_COMMIT,  /* COMMIT [TRANSACTION], END [TRANSACTION] */
+    ADS_STMT_ROLLBACK /* ROLLBACK [TRANSACTION] */
 } ads_stmt_kind;
 
 /* What a statement did. */
@@ -125,7 +128,28 @@ typedef struct ads_exec_info {
     bool history;       /* PURGE HISTORY: rows counts history rows removed, records the
                            records removed whole (deleted before the cut) */
     uint64_t records;
+    bool rolled_back; /* the statement failed inside BEGIN ... COMMIT: the whole
+                         transaction was rolled back */
 } ads_exec_info;
+
+/*
+ * Transactions in a session: BEGIN opens a write transaction that the
+ * session's statements share until COMMIT (which commits it) or ROLLBACK
+ * (which discards it); SELECTs inside see what it wrote, other readers see
+ * none of it until COMMIT, and other writers wait (LMDB's one writer).
+ * Transactions do not nest. Any statement that fails inside one (a
+ * syntax error, a nested BEGIN, a write half done) rolls it back whole
+ * (ads_exec_info.rolled_back): the statements after it run on their own. The map is not grown inside a transaction:
+ * one that fills it fails (ADS_EMAPFULL at COMMIT) and the next grows it.
+ * Errors of BEGIN, COMMIT and ROLLBACK: ADS_EINVAL (nested BEGIN, COMMIT or
+ * ROLLBACK without BEGIN, any of them with ads_exec_options.txn), and what
+ * ads_txn_begin and ads_txn_commit report.
+ */
+/* True while BEGIN's transaction is open. */
+bool ads_query_in_txn(const ads_query *q);
+/* Roll BEGIN's transaction back, if one is open (what a program does when
+ * its script ends inside one). ads_query_free does it too. */
+void ads_query_rollback(ads_query *q);
 
 /* ------------------------------------------------------------------------ */
 /* Bound parameters                                                         */

@@ -86,6 +86,23 @@ int ads_q__bind(stmt *st, ads_params *p, bool script, ads_arena *a, ads_error *e
 
 /* ---- the session ---- */
 
+/* The transaction a statement runs in (session.c). BEGIN, COMMIT and
+ * ROLLBACK are run by ads_q__control. Around any other statement,
+ * ads_q__txn_enter sets q->txn (the caller's, or BEGIN's, or NULL: the
+ * statement's own), and ads_q__txn_leave, given any statement's result,
+ * rolls BEGIN's transaction back if the statement failed
+ * (info->rolled_back). In between, ads_q__txn_read gives the transaction
+ * to read in (q->txn, or a new read transaction), ads_q__txn_done ends
+ * what txn_read began, and ads_q__txn_write runs fn in q->txn or, without
+ * one, through ads_db_write. */
+bool ads_q__is_control(const stmt *st);
+int ads_q__control(ads_query *q, const stmt *st, const ads_exec_options *opt, ads_error *err);
+int ads_q__txn_enter(ads_query *q, const ads_exec_options *opt, ads_error *err);
+void ads_q__txn_leave(ads_query *q, const ads_exec_options *opt, int rc, ads_exec_info *info);
+int ads_q__txn_read(ads_query *q, ads_txn **out, ads_error *err);
+void ads_q__txn_done(ads_query *q, ads_txn *txn);
+int ads_q__txn_write(ads_query *q, ads_txn_fn fn, void *ctx, ads_error *err);
+
 typedef struct ds_entry {
     char *name; /* lower case */
     ads_datasource ds;
@@ -99,6 +116,8 @@ struct ads_query {
     double max_seconds;
     ads_budget budget;  /* the running statement's */
     volatile sig_atomic_t interrupted; /* ads_query_interrupt (a signal handler may set it) */
+    ads_txn *session;   /* BEGIN's transaction, until COMMIT or ROLLBACK (session.c) */
+    ads_txn *txn;       /* the running statement's: the caller's, the session's or NULL */
     int index_policy;   /* ads_query_use_indexes */
 };
 

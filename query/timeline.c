@@ -1273,7 +1273,7 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
-    if ((rc = ads_txn_begin(&txn, q->db, ADS_TXN_READONLY, err)))
+    if ((rc = ads_q__txn_read(q, &txn, err)))
         goto cleanup;
     if (st->has_from && (rc = ads_txn_type(&type, txn, st->type.p, st->type.len, err))) {
         ads_q__error_at(st, st->type, rc, err);
@@ -1377,7 +1377,7 @@ cleanup:
     ads_timeline_close(it);
     ads_q__group_free(group);
     ads_q__coll_free(coll);
-    ads_txn_abort(txn);
+    ads_q__txn_done(q, txn);
     ads_arena_free(ra);
     ads_arena_free(a);
     return rc;

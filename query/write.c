@@ -2,7 +2,8 @@
  * query/write.c: UPDATE, DELETE, PURGE and STORE (shared/spec/query.md
  * sections 1 and 2). Each runs in one write transaction through
  * ads_db_write, so it is atomic (a failure writes nothing) and a full map is
- * grown and the statement run again. The row set of UPDATE / DELETE / PURGE
+ * grown and the statement run again; or in the caller's or BEGIN's
+ * transaction (session.c), which commits or rolls back with the rest. The row set of UPDATE / DELETE / PURGE
  * is a scan of latest rows with the WHERE evaluated on the stored bytes;
  * deleted records are visible to DELETE and UPDATE only when the statement
  * mentions _Deleted, and always to PURGE. PURGE HISTORY trims each picked
@@ -254,7 +255,7 @@ static int purge_history(ads_query *q, const stmt *st, ads_exec_info *info, ads_
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = st->where ? split_where(&h, st->where, a, err) : 0;
     if (!rc)
-        rc = ads_db_write(q->db, history_fn, &h, err);
+        rc = ads_q__txn_write(q, history_fn, &h, err);
     if (!rc) {
         info->history = true;
         info->rows = h.res.rows;
@@ -313,7 +314,7 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
     if (st->kind == ADS_STMT_STORE) {
-        rc = ads_db_write(q->db, store_fn, &j, err);
+        rc = ads_q__txn_write(q, store_fn, &j, err);
         goto done;
     }
     if (st->kind == ADS_STMT_PURGE && st->history) {
@@ -335,7 +336,7 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
         /* a key attribute cannot be SET: check against the type */
         ads_txn *txn;
         const ads_type *t;
-        if ((rc = ads_txn_begin(&txn, q->db, ADS_TXN_READONLY, err)))
+        if ((rc = ads_q__txn_read(q, &txn, err)))
             goto done;
         if ((rc = ads_txn_type(&t, txn, st->type.p, st->type.len, err)))
             ads_q__error_at(st, st->type, rc, err);
@@ -351,11 +352,11 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
                                        (int)n.len, n.p, ads_type_name(t));
             }
         }
-        ads_txn_abort(txn);
+        ads_q__txn_done(q, txn);
         if (rc)
             goto done;
     }
-    rc = ads_db_write(q->db, rows_fn, &j, err);
+    rc = ads_q__txn_write(q, rows_fn, &j, err);
 done:
     if (!rc) {
         info->rows = j.done;

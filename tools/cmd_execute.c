@@ -18,13 +18,21 @@
 
 void runner_init(runner *r, cli_ctx *c)
 {
-    *r = (runner){c, NULL, NULL, ADS_FORMAT_TEXT, true, stdout, NULL, NULL, false, false,
-                  {false}, false, ADS_DEFAULT_STMT_MEMORY, ADS_DEFAULT_STMT_SECONDS};
+    *r = (runner){.c = c,
+                  .fmt = ADS_FORMAT_TEXT,
+                  .header = true,
+                  .out = stdout,
+                  .opt = ADS_EXEC_OPTIONS_INIT,
+                  .max_bytes = ADS_DEFAULT_STMT_MEMORY,
+                  .max_seconds = ADS_DEFAULT_STMT_SECONDS};
 }
 
 int runner_close(runner *r)
 {
     int rc = 0;
+    ads_params_free(r->params);
+    r->params = NULL;
+    r->opt.params = NULL;
     ads_query_free(r->q);
     ads_db_close(r->db);
     r->q = NULL;
@@ -63,7 +71,12 @@ static int open_store(runner *r, bool write)
 static void report(const ads_exec_info *info)
 {
     static const char *const verbs[] = {"", "updated", "deleted", "purged", "stored"};
-    if (info->kind == ADS_STMT_SELECT)
+    if (info->kind == ADS_STMT_BEGIN || info->kind == ADS_STMT_COMMIT ||
+        info->kind == ADS_STMT_ROLLBACK)
+        fprintf(stderr, "transaction %s\n", info->kind == ADS_STMT_BEGIN    ? "begun"
+                                            : info->kind == ADS_STMT_COMMIT ? "committed"
+                                                                            : "rolled back");
+    else if (info->kind == ADS_STMT_SELECT)
         fprintf(stderr, "%llu row%s\n", (unsigned long long)info->rows,
                 info->rows == 1 ? "" : "s");
     else if (info->history && info->records)
@@ -90,6 +103,47 @@ static int fail_stmt(runner *r, const ads_error *err)
     return cli_fail_err(r->c, err);
 }
 
+/* "the transaction begun at line N" (N: the open BEGIN's line, when
+ * known), for messages. */
+static const char *txn_name(const runner *r, char *buf, size_t cap)
+{
+    if (r->txn_line > 0)
+        snprintf(buf, cap, "the transaction begun at line %d", r->txn_line);
+    else
+        snprintf(buf, cap, "the transaction");
+    return buf;
+}
+
+/* After a statement failed inside a transaction (already rolled back by
+ * the library, or here): say so. EXIT_INPUT. */
+static int rolled_back(runner *r)
+{
+    char what[64];
+    ads_query_rollback(r->q);
+    return cli_fail(r->c, EXIT_INPUT, "%s was rolled back: nothing it wrote was kept",
+                    txn_name(r, what, sizeof what));
+}
+
+/* The line of byte at in text (1-based). */
+static int line_at(const char *text, size_t at)
+{
+    int line = 1;
+    for (size_t i = 0; i < at; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+int runner_end(runner *r, const char *where)
+{
+    if (!ads_query_in_txn(r->q))
+        return 0;
+    char what[64];
+    ads_query_rollback(r->q);
+    return cli_fail(r->c, EXIT_INPUT,
+                    "%s inside %s: rolled back, nothing it wrote was kept (end it with COMMIT)",
+                    where, txn_name(r, what, sizeof what));
+}
+
 /* Run the statement at [start, end) of a script; 0 or an exit status. The
  * statement is parsed before the store is opened, so a statement that does
  * not parse never creates a store; a SELECT opens it read-only. */
@@ -97,8 +151,10 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
 {
     ads_error err;
     ads_stmt_kind kind;
-    if (ads_query_parse(text, len, start, end, &kind, &err))
-        return fail_stmt(r, &err);
+    if (ads_query_parse(text, len, start, end, &kind, &err)) {
+        int rc = fail_stmt(r, &err);
+        return ads_query_in_txn(r->q) ? rolled_back(r) : rc;
+    }
     int rc = open_store(r, kind != ADS_STMT_SELECT);
     if (rc)
         return rc;
@@ -122,8 +178,14 @@ int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end
     if (r->timer)
         fprintf(stderr, "time: %.3f s\n",
                 (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    if (rc && info.rolled_back) {
+        fail_stmt(r, &err);
+        return rolled_back(r);
+    }
     if (rc)
         return fail_stmt(r, &err);
+    if (kind == ADS_STMT_BEGIN)
+        r->txn_line = line_at(text, start);
     if (!r->quiet)
         report(&info);
     return 0;
@@ -135,13 +197,21 @@ static int run_script(runner *r, const char *text, size_t len)
     int n = 0;
     while (ads_query_next_statement(text, len, &pos, &start, &end)) {
         int rc = runner_run(r, text, len, start, end);
-        if (rc)
+        if (rc) {
+            runner_end(r, "a failed statement");
             return rc;
+        }
         n++;
     }
     if (n == 0)
         return cli_fail(r->c, EXIT_USAGE, "no statement given");
-    return 0;
+    int rc = runner_end(r, "the end of input");
+    if (!rc && r->params) {
+        ads_error err;
+        if (ads_params_check_used(r->params, &err))
+            rc = cli_fail(r->c, EXIT_USAGE, "--param: %s", err.message);
+    }
+    return rc;
 }
 
 static char *read_all(FILE *f, size_t *len)
@@ -205,6 +275,39 @@ static int format_opt(cli_ctx *c, cli_args *a, runner *r, const char *opt)
     return 0;
 }
 
+/* --param NAME=EXPR (the value of :NAME) or --param EXPR (the next ?):
+ * EXPR is a ClassAd expression, evaluated alone (no record). */
+static int param_opt(cli_ctx *c, runner *r, const char *v)
+{
+    ads_error err;
+    if (!r->params && ads_params_new(&r->params, &err))
+        return cli_fail_err(c, &err);
+    r->opt.params = r->params;
+    size_t n = 0;
+    while ((v[n] >= 'A' && v[n] <= 'Z') || (v[n] >= 'a' && v[n] <= 'z') || v[n] == '_' ||
+           (n && v[n] >= '0' && v[n] <= '9'))
+        n++;
+    bool named = n > 0 && v[n] == '=' && v[n + 1] != '=';
+    const char *text = named ? v + n + 1 : v;
+    ads_arena *a = ads_arena_new();
+    const ads_expr *e;
+    ads_value val;
+    int rc = a ? ads_expr_parse(&e, a, text, strlen(text), &err)
+               : ads_error_set(&err, ADS_ENOMEM, "out of memory");
+    if (!rc && ads_expr_eval(&val, e, NULL, a))
+        rc = ads_error_set(&err, ADS_ENOMEM, "out of memory");
+    if (!rc)
+        rc = named ? ads_params_bind_name(r->params, v, n, &val, &err)
+                   : ads_params_bind(r->params, ++r->npositional, &val, &err);
+    ads_arena_free(a);
+    if (rc && err.line > 0)
+        return cli_fail(c, EXIT_USAGE, "--param '%s': column %d: %s", v,
+                        err.column + (int)(text - v), err.message);
+    if (rc)
+        return cli_fail(c, EXIT_USAGE, "--param '%s': %s", v, err.message);
+    return 0;
+}
+
 /* -o FILE: results go to FILE (created or truncated) instead of stdout. */
 static int output_opt(cli_ctx *c, cli_args *a, runner *r, const char *opt)
 {
@@ -245,6 +348,12 @@ int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help)
             if (!v)
                 return EXIT_USAGE;
             r->file = v;
+        } else if (cli_is_opt(opt, NULL, "--param")) {
+            const char *v = cli_args_value(a, c, opt);
+            if (!v)
+                return EXIT_USAGE;
+            if ((rc = param_opt(c, r, v)))
+                return rc;
         } else if (cli_is_opt(opt, NULL, "--hidden")) {
             r->opt.hidden = true;
         } else if (cli_is_opt(opt, NULL, "--max-memory") || cli_is_opt(opt, NULL, "--max-time")) {
@@ -329,12 +438,13 @@ int cmd_execute(cli_ctx *c, int argc, char **argv)
         rc = cli_fail(c, EXIT_USAGE,
                       "expected a statement (or --file FILE, or - to read statements from stdin)");
     if (rc == 0) {
+        r.opt.params_script = r.file || (a.nops == 1 && strcmp(a.ops[0], "-") == 0);
         if (r.file)
             rc = run_file(&r, r.file);
         else if (a.nops == 1 && strcmp(a.ops[0], "-") == 0)
             rc = run_file(&r, "-");
-        else
-            rc = run_operands(&r, a.ops, a.nops);
+        else if (!(rc = run_operands(&r, a.ops, a.nops)))
+            rc = runner_end(&r, "the end of the statement");
     }
     free(ops);
     int crc = runner_close(&r);

@@ -25,6 +25,9 @@ typedef struct runner {
     bool create; /* the store may be created */
     size_t max_bytes; /* each statement's limits (--max-memory, --max-time) */
     double max_seconds;
+    ads_params *params; /* --param values (NULL: none given) */
+    size_t npositional; /* --param values without a name so far */
+    int txn_line;       /* the line of the open BEGIN, for messages */
 } runner;
 
 /* A runner for c with the default format and limits; no store opened yet. */
@@ -40,5 +43,10 @@ int runner_options(cli_ctx *c, cli_args *a, runner *r, const char *help);
 /* Run the statement at [start, end) of text: 0 or an exit status (after a
  * message on stderr). */
 int runner_run(runner *r, const char *text, size_t len, size_t start, size_t end);
+
+/* At the end of a script or of the shell's input: a transaction BEGIN left
+ * open is rolled back, with a message naming BEGIN's line (where is "the
+ * end of input", say); returns EXIT_INPUT then, else 0. */
+int runner_end(runner *r, const char *where);
 
 #endif

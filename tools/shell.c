@@ -75,6 +75,7 @@ static void run(shell *sh, const char *text, size_t len, size_t s, size_t e)
     running = &sh->r;
     int rc = runner_run(&sh->r, text, len, s, e);
     running = NULL;
+    sh->r.txn_line = 0; /* lines count from each statement typed: no use in messages */
     if (rc)
         sh->status = rc; /* the exit status remembers */
 }
@@ -353,6 +354,8 @@ int cmd_shell(cli_ctx *c, int argc, char **argv)
         printf("adstore shell: statements end with ';', .help for help, .quit to leave\n");
     }
     loop(&sh);
+    if (runner_end(&sh.r, "the end of input"))
+        sh.status = EXIT_INPUT;
     if (sh.tty && hist[0])
         write_history(hist);
     sigaction(SIGINT, &old, NULL);

@@ -294,6 +294,9 @@ static const char *kind_name(ads_stmt_kind k)
     case ADS_STMT_DELETE: return "delete";
     case ADS_STMT_PURGE: return "purge";
     case ADS_STMT_STORE: return "store";
+    case ADS_STMT_BEGIN: return "begin";
+    case ADS_STMT_COMMIT: return "commit";
+    case ADS_STMT_ROLLBACK: return "rollback";
     }
     return "?";
 }

@@ -263,7 +263,7 @@ static void execute__a_statement_that_does_not_parse_never_creates_a_store(void 
 {
     (void)state;
     EXPECT(NULL, 1, "",
-           "adstore execute: line 1, column 1: expected SELECT, UPDATE, DELETE, PURGE or STORE, "
+           "adstore execute: line 1, column 1: expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, "
            "found 'STOR'\n",
            "-d", store, "execute", "STOR x");
     assert_false(exists(store));
@@ -284,7 +284,7 @@ static void execute__a_statement_that_does_not_parse_never_creates_a_store(void 
     assert_false(exists(store));
     /* in a script likewise, with the line counted from the script's start */
     EXPECT("// a script\n\n  STOR x", 1, "",
-           "adstore execute: line 3, column 3: expected SELECT, UPDATE, DELETE, PURGE or STORE, "
+           "adstore execute: line 3, column 3: expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, "
            "found 'STOR'\n",
            "-d", store, "execute", "-");
     assert_false(exists(store));
@@ -441,7 +441,7 @@ static void shell__dot_commands_and_errors(void **state)
     /* an error does not end the shell, but the exit status remembers it */
     assert_string_equal(r.err, "1 row\n"
                                "adstore shell: line 1, column 1: expected SELECT, UPDATE, DELETE, "
-                               "PURGE or STORE, found 'SELEC'\n"
+                               "PURGE, STORE, BEGIN, COMMIT or ROLLBACK, found 'SELEC'\n"
                                "unknown command '.bogus'; .help lists them\n"
                                "unknown format 'yaml'; expected text, native, json, jsonl, "
                                "csv, tabular, values or xml\n"

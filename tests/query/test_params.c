@@ -361,6 +361,129 @@ static void params__values_are_copied_at_bind(void **state)
     expect("SELECT Memory FROM Machine WHERE Name == ?", "[ Memory = 50 ]\n");
 }
 
+/* ---- a caller's transaction ---- */
+
+static void txn__statements_and_engine_calls_commit_together(void **state)
+{
+    (void)state;
+    ads_txn *txn;
+    ads_error err;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
+    expect_in("UPDATE Machine SET Memory = 1 WHERE Name == \"a\"", txn, "");
+    expect_in("STORE [ AdType = \"Machine\"; Name = \"x\"; Memory = 9 ]", txn, "");
+    ads_arena *a = ads_arena_new();
+    const ads_record *rec;
+    const char *text = "[ AdType = \"Machine\"; Name = \"y\"; Memory = 8 ]";
+    assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), &err), 0);
+    assert_int_equal(ads_txn_store(txn, rec, NULL, &err), 0);
+    /* the transaction's own SELECT sees its writes; others do not yet */
+    expect_in("SELECT Name, Memory FROM Machine WHERE Memory < 10 ORDER BY Name", txn,
+              "[ Name = \"a\"; Memory = 1 ]\n[ Name = \"x\"; Memory = 9 ]\n"
+              "[ Name = \"y\"; Memory = 8 ]\n");
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    expect("SELECT Name FROM Machine WHERE Memory < 10 ORDER BY Name",
+           "[ Name = \"a\" ]\n[ Name = \"x\" ]\n[ Name = \"y\" ]\n");
+    ads_arena_free(a);
+}
+
+static void txn__abort_discards_every_statement(void **state)
+{
+    (void)state;
+    ads_txn *txn;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    expect_in("DELETE FROM Machine", txn, "");
+    expect_in("STORE [ AdType = \"Machine\"; Name = \"x\"; Memory = 9 ]", txn, "");
+    expect_in("SELECT Name FROM Machine", txn, "[ Name = \"x\" ]\n");
+    ads_txn_abort(txn);
+    expect("SELECT Name FROM Machine ORDER BY Name",
+           "[ Name = \"a\" ]\n[ Name = \"b\" ]\n[ Name = \"c\" ]\n");
+}
+
+static void txn__read_transaction_refuses_writes(void **state)
+{
+    (void)state;
+    ads_txn *txn;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    expect_in("SELECT count(*) AS n FROM Machine", txn, "[ n = 3 ]\n");
+    expect_error_in("DELETE FROM Machine", txn, ADS_EREADONLY, 0, 0,
+                    "a statement that writes cannot run in a read-only transaction");
+    expect_error_in("BEGIN", txn, ADS_EINVAL, 0, 0,
+                    "BEGIN cannot run in a transaction the caller began: the caller commits or "
+                    "aborts it");
+    ads_txn_abort(txn);
+    expect("SELECT count(*) AS n FROM Machine", "[ n = 3 ]\n");
+}
+
+/* ---- BEGIN, COMMIT, ROLLBACK ---- */
+
+static void session__commit_keeps_rollback_discards(void **state)
+{
+    (void)state;
+    expect("BEGIN", "");
+    assert_true(ads_query_in_txn(q));
+    expect("UPDATE Machine SET Memory = 7 WHERE Name == \"a\"", "");
+    expect("SELECT Memory FROM Machine WHERE Name == \"a\"", "[ Memory = 7 ]\n");
+    expect("ROLLBACK TRANSACTION", "");
+    assert_false(ads_query_in_txn(q));
+    expect("SELECT Memory FROM Machine WHERE Name == \"a\"", "[ Memory = 100 ]\n");
+    expect("begin transaction", "");
+    expect("UPDATE Machine SET Memory = 7 WHERE Name == \"a\"", "");
+    expect("DELETE FROM Machine WHERE Name == \"b\"", "");
+    expect("END", "");
+    expect("SELECT Name, Memory FROM Machine ORDER BY Name",
+           "[ Name = \"a\"; Memory = 7 ]\n[ Name = \"c\"; Memory = 50 ]\n");
+}
+
+static void session__misuse_is_refused(void **state)
+{
+    (void)state;
+    expect_error("COMMIT", ADS_EINVAL, 0, 0, "COMMIT without BEGIN: no transaction is open");
+    expect_error("ROLLBACK", ADS_EINVAL, 0, 0, "ROLLBACK without BEGIN: no transaction is open");
+    expect_error("BEGIN WORK", ADS_ESYNTAX, 1, 7, "expected the end of the statement, found 'WORK'");
+    expect("BEGIN", "");
+    expect_error("BEGIN", ADS_EINVAL, 0, 0,
+                 "BEGIN inside a transaction: transactions do not nest (COMMIT or ROLLBACK the "
+                 "open one first)");
+    /* the failure rolled the transaction back */
+    assert_false(ads_query_in_txn(q));
+    ads_txn *txn;
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    expect("BEGIN", "");
+    expect_error_in("SELECT 1 AS one", txn, ADS_EINVAL, 0, 0,
+                    "a statement cannot run in the caller's transaction while BEGIN's is open");
+    ads_txn_abort(txn);
+    ads_query_rollback(q);
+    assert_false(ads_query_in_txn(q));
+}
+
+static void session__failing_statement_rolls_back_whole(void **state)
+{
+    (void)state;
+    expect("BEGIN", "");
+    expect("STORE [ AdType = \"Machine\"; Name = \"x\" ]", "");
+    ads_exec_info info;
+    ads_error err;
+    assert_int_equal(exec_in("STORE [ AdType = \"Machine\"; Memory = 1 ]", NULL, false, &info,
+                             &err),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "a record of type Machine needs key attribute Name");
+    assert_true(info.rolled_back);
+    assert_false(ads_query_in_txn(q));
+    expect("SELECT Name FROM Machine WHERE Name == \"x\"", "");
+    /* a syntax error rolls back too */
+    expect("BEGIN", "");
+    expect("DELETE FROM Machine", "");
+    assert_int_equal(exec_in("SELEC 1", NULL, false, &info, &err), ADS_ESYNTAX);
+    assert_true(info.rolled_back);
+    expect("SELECT count(*) AS n FROM Machine", "[ n = 3 ]\n");
+    /* the session's query freed with a transaction open: rolled back */
+    expect("BEGIN", "");
+    expect("DELETE FROM Machine", "");
+    ads_query_free(q);
+    assert_int_equal(ads_query_new(&q, db, NULL), 0);
+    expect("SELECT count(*) AS n FROM Machine", "[ n = 3 ]\n");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -379,6 +502,12 @@ int main(void)
         T(params__limit_value_must_be_a_count),
         T(params__syntax_and_binding_errors),
         T(params__values_are_copied_at_bind),
+        T(txn__statements_and_engine_calls_commit_together),
+        T(txn__abort_discards_every_statement),
+        T(txn__read_transaction_refuses_writes),
+        T(session__commit_keeps_rollback_discards),
+        T(session__misuse_is_refused),
+        T(session__failing_statement_rolls_back_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

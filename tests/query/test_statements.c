@@ -1533,11 +1533,11 @@ static void errors__syntax_names_the_place_and_what_was_expected(void **state)
          "expected ',', AS, FROM, USING, WHERE, GROUP BY, ORDER BY, LIMIT or the end of the "
          "statement, found 'b'"},
         {"SELEC * FROM Machine", 1, 1,
-         "expected SELECT, UPDATE, DELETE, PURGE or STORE, found 'SELEC'"},
+         "expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, found 'SELEC'"},
         {"", 1, 1,
-         "expected SELECT, UPDATE, DELETE, PURGE or STORE, found the end of the "
+         "expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, found the end of the "
          "statement"},
-        {"42", 1, 1, "expected SELECT, UPDATE, DELETE, PURGE or STORE, found '4'"},
+        {"42", 1, 1, "expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, found '4'"},
         {"SELECT", 1, 7,
          "expected an expression or '*' in the select list, found the end of the statement"},
         {"SELECT FROM Machine", 1, 8,
@@ -1665,7 +1665,7 @@ static void errors__a_statement_parses_and_checks_without_a_store(void **state)
     assert_int_equal(err.line, 2);
     assert_int_equal(err.column, 3);
     assert_string_equal(err.message,
-                        "expected SELECT, UPDATE, DELETE, PURGE or STORE, found 'STOR'");
+                        "expected SELECT, UPDATE, DELETE, PURGE, STORE, BEGIN, COMMIT or ROLLBACK, found 'STOR'");
     t = "DELETE WHERE Name == \"a\"";
     assert_int_equal(ads_query_parse(t, strlen(t), 0, strlen(t), &kind, &err), ADS_EINVAL);
     t = "UPDATE M SET a = 1, A = 2";
