@@ -209,7 +209,7 @@ static int run_script(runner *r, const char *text, size_t len)
     if (!rc && r->params) {
         ads_error err;
         if (ads_params_check_used(r->params, &err))
-            rc = cli_fail(r->c, EXIT_USAGE, "--param: %s", err.message);
+            rc = cli_fail(r->c, EXIT_INPUT, "--param: %s", err.message);
     }
     return rc;
 }
