@@ -13,6 +13,9 @@
 # opens a here-document (<<END, <<'END', <<-END) goes on to the line that
 # closes it; lines going on a command that is not complete yet (an open
 # quote, a loop) may carry the "> " prompt of bash, which is dropped.
+# Commands run with standard output line-buffered (stdbuf -oL), as it is on
+# a terminal, so that their stdout and stderr lines come in the order a
+# reader of a terminal sees them.
 # Other blocks (grammars, C, layouts) are not run.
 #
 # What the program prints is compared exactly, except for what is different
@@ -63,7 +66,7 @@ run_one() {
     export "${BASH_REMATCH[1]}=${BASH_REMATCH[2]}" # lasts for the rest of the document
     doc_exports+=("${BASH_REMATCH[1]}")
   fi
-  (cd "$work" && PATH="$bindir:$PATH" bash -c "$cmd") > "$tmp/got" 2>&1 || status=$?
+  (cd "$work" && PATH="$bindir:$PATH" stdbuf -oL bash -c "$cmd") > "$tmp/got" 2>&1 || status=$?
   ran=$((ran + 1))
   normalize < "$want" > "$tmp/want.n"
   normalize < "$tmp/got" > "$tmp/got.n"
