@@ -480,10 +480,11 @@ int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, a
 void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
                       size_t len, ads_arena *a);
 /* The latest row of the record stored under skey changes from old (NULL: a
- * new record) to now (NULL: purged): move its entries in t's indexes. */
+ * new record) to now (NULL: purged): move its entries in t's indexes.
+ * scratch: an arena the call may allocate in (the write's), or NULL. */
 int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
                    const unsigned char *old, size_t olen, const unsigned char *now, size_t nlen,
-                   ads_error *err);
+                   ads_arena *scratch, ads_error *err);
 /* An Attribute record's latest row changes from old to now (either NULL):
  * build or drop the index it declares with Indexed. ADS_EINVAL for an
  * Indexed that is not a boolean, a built-in type or a timeline attribute. */

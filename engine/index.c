@@ -155,7 +155,7 @@ static int put_entry(ads_txn *txn, const ads_buf *k, uint16_t off, ads_error *er
 
 int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
                    const unsigned char *old, size_t olen, const unsigned char *now, size_t nlen,
-                   ads_error *err)
+                   ads_arena *scratch, ads_error *err)
 {
     /* a caller may hold the type from before an index changed in this
      * transaction (a bulk batch remembers its types): take it afresh */
@@ -166,7 +166,7 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
     }
     if (!t->nindexes)
         return 0;
-    ads_arena *a = ads_arena_new();
+    ads_arena *a = scratch ? scratch : ads_arena_new();
     ads_buf ok = ADS_BUF_INIT, nk = ADS_BUF_INIT;
     int rc = a ? 0 : ads_error_set(err, ADS_ENOMEM, "out of memory");
     for (size_t i = 0; i < t->nindexes && !rc; i++) {
@@ -190,11 +190,11 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
         }
         if (!rc && now)
             rc = put_entry(txn, &nk, noff, err);
-        ads_arena_reset(a);
     }
     ads_buf_free(&ok);
     ads_buf_free(&nk);
-    ads_arena_free(a);
+    if (a != scratch)
+        ads_arena_free(a);
     return rc;
 }
 

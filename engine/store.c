@@ -740,7 +740,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             note_last(txn, skey, slen);
         /* secondary indexes follow the latest row, in this transaction */
         if ((rc = ads_index__row(txn, t, skey, slen, found ? latest.data : NULL,
-                                 found ? latest.len : 0, ndata, nlen, err)))
+                                 found ? latest.len : 0, ndata, nlen, a, err)))
             goto cleanup;
         bool was_live = found && !(latest.flags & ROW_DELETED);
         if (t->id == ADS_TYPEID_ATTRIBUTE &&
@@ -991,7 +991,7 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
         if (!copy)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         memcpy(copy, cur.data, cur.len);
-        rc = ads_index__row(txn, t, skey, slen, copy, cur.len, NULL, 0, err);
+        rc = ads_index__row(txn, t, skey, slen, copy, cur.len, NULL, 0, NULL, err);
         if (!rc && t->id == ADS_TYPEID_ATTRIBUTE && !was_deleted)
             rc = ads_index__declared(txn, copy, cur.len, NULL, 0, err);
         free(copy);
