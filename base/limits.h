@@ -119,9 +119,11 @@
 /* Bytes of one request body (a statement, records, an imported file): a
  * larger body is refused with 413 before it is read whole. */
 #define ADS_SERVE_MAX_BODY ((size_t)8 << 20)
-/* Connections served at once (a thread each); more wait in the kernel's
- * accept queue. With ADS_SERVE_MAX_BODY this bounds request memory. */
-#define ADS_SERVE_MAX_CONNECTIONS 64u
+/* Connections served at once (a thread each), and from one client address:
+ * a connection over either is closed at once. With ADS_SERVE_MAX_BODY this
+ * bounds request memory; the second keeps one host from taking them all. */
+#define ADS_SERVE_MAX_CONNECTIONS 256u
+#define ADS_SERVE_MAX_PER_IP 64u
 /* Seconds a connection may sit idle (reading nothing, sending nothing)
  * before it is closed: a slow client cannot hold a thread for ever. */
 #define ADS_SERVE_CONN_TIMEOUT 30u

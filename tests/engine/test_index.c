@@ -16,6 +16,9 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/engine/helpers.h"
 
@@ -349,6 +352,55 @@ static void index__verify_catches_damaged_entry(void **state)
     index_on("Owner", "true");
 }
 
+/* A process killed while its declaring transaction is open (the index
+ * built, not committed) leaves the store as it was: no index, nothing to
+ * repair; declaring again builds it. */
+static void index__killed_mid_declaration_leaves_store_usable(void **state)
+{
+    (void)state;
+    ads_bulk *b;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_bulk_begin(&b, db, NULL, &err), 0);
+    for (int i = 0; i < 5000; i++) {
+        char text[120];
+        const ads_record *rec;
+        snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = %d; Owner = \"u%d\" ]", i, i % 7);
+        assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), &err), 0);
+        assert_int_equal(ads_bulk_add(b, rec, &err), 0);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ts_reopen_close(&ts);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ads_db *cdb;
+        ads_txn *txn;
+        const ads_record *rec;
+        const char *decl = "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"Owner\"; "
+                           "Indexed = true ]";
+        if (ads_db_open(&cdb, ts.path, 0, NULL) || ads_record_parse(&rec, a, decl, strlen(decl), NULL) ||
+            ads_txn_begin(&txn, cdb, 0, NULL) || ads_txn_store(txn, rec, NULL, NULL))
+            _exit(3);
+        raise(SIGKILL); /* built, not committed */
+        _exit(4);
+    }
+    assert_true(pid > 0);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    db = ts_reopen(&ts);
+    assert_int_equal(ts_verify(db), 0);
+    term t1 = {"Owner", ADS_IX_EQ, "\"u3\""};
+    eq_free(lookup(&t1, 1, false), "-");
+    assert_int_equal(ts_count(db, "Job", false), 5000);
+    index_on("Owner", "true");
+    char *got = lookup(&t1, 1, false);
+    assert_int_equal(strlen(got) > 0 && strncmp(got, "3 10 17", 7) == 0, 1);
+    free(got);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +410,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__dropped_with_declaration, setup, teardown),
         cmocka_unit_test_setup_teardown(index__stats_and_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__killed_mid_declaration_leaves_store_usable, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
