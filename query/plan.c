@@ -217,7 +217,8 @@ static int choose(planner *p, cand *c, size_t n, uint64_t limit, cand **best)
     for (uint64_t cap = 256;; cap *= 8) {
         uint64_t cut = cap < limit ? cap : limit;
         for (size_t i = 0; i < n; i++) {
-            int rc = count(p, &c[i], cut);
+            /* once one is counted in full, the rest need not go past it */
+            int rc = count(p, &c[i], *best && (*best)->count < cut ? (*best)->count : cut);
             if (rc)
                 return rc;
             if (c[i].done && (!*best || c[i].count < (*best)->count))
