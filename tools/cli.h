@@ -11,7 +11,8 @@
 #include "engine/engine.h"
 
 /* Exit statuses (shared/spec/tools.md; docs/tools.md, "Common rules"):
- * EXIT_SALVAGED is `dump --salvage` having left bad rows out. */
+ * EXIT_SALVAGED is `dump --salvage` having left bad rows out, or
+ * `import -k` having skipped bad records: done, but not all of it. */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_SALVAGED = 3 };
 
 /* Options common to every subcommand. */

@@ -116,10 +116,11 @@ int cmd_dump(cli_ctx *c, int argc, char **argv)
                 rc = EXIT_USAGE;
                 goto done;
             }
-        } else if (cli_is_opt(opt, "-f", "--format") || strcmp(opt, "-format") == 0) {
+        } else if (cli_is_opt(opt, "-f", "--format") || cli_is_opt(opt, NULL, "-format")) {
             /* -format F: execute's older spelling, kept alike in every command */
-            v = strcmp(opt, "-format") == 0 ? (a.i < a.argc ? a.argv[a.i++] : NULL)
-                                            : cli_args_value(&a, c, opt);
+            v = strcmp(opt, "-format") == 0     ? (a.i < a.argc ? a.argv[a.i++] : NULL)
+                : strncmp(opt, "-format=", 8) == 0 ? opt + 8
+                                                   : cli_args_value(&a, c, opt);
             if (!v && strcmp(opt, "-format") == 0)
                 cli_fail(c, EXIT_USAGE, "option %s needs a value", opt);
             if (!v) {

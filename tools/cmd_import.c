@@ -972,8 +972,11 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
         } else if (cli_is_opt(opt, "-h", "--help")) {
             free(ops);
             return cli_print_help("import");
-        } else if (cli_is_opt(opt, "-f", "--format")) {
-            if (!(v = cli_args_value(&args, c, opt)))
+        } else if (cli_is_opt(opt, "-f", "--format") || cli_is_opt(opt, NULL, "-format")) {
+            /* -format F: execute's spelling, accepted alike by every command */
+            if (!(v = strcmp(opt, "-format") == 0 ? cli_args_value(&args, c, "--format")
+                      : strncmp(opt, "-format=", 8) == 0 ? opt + 8
+                                                          : cli_args_value(&args, c, opt)))
                 goto usage;
             forced = F_AUTO;
             for (int i = 1; i <= F_DUMP; i++)
@@ -1119,6 +1122,9 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     if (sync)
         fprintf(stderr, ", %llu deleted", (unsigned long long)sr.deleted);
     fputc('\n', stderr);
+    /* -k: the import finished, but the input is not all in the store */
+    if (rc == EXIT_OK && im.total_bad)
+        rc = EXIT_SALVAGED;
 out:
     free(ops);
     return rc;

@@ -761,7 +761,7 @@ static void import__keep_going_lists_bad_records_and_loads_the_rest(void **state
         int line[9], sl = 0, sc = 0;
         write_small(P(file), (fmt5)f, name, kinds, 8, false, line, &sl, &sc);
         run_result r;
-        RUN(r, 0, "-d", db, "import", "--batch", "2", "--keep-going", P(file));
+        RUN(r, 3, "-d", db, "import", "--batch", "2", "--keep-going", P(file));
         char want[1600], msg[200];
         snprintf(want, sizeof want,
                  "skipped %s:%d: no type named Nope (store a Type record first)\n"
@@ -788,7 +788,7 @@ static void import__keep_going_lists_bad_records_and_loads_the_rest(void **state
     int line[5], sl, sc;
     write_small(P("kg-ts.long"), B_LONG, "ts", kinds, 4, true, line, &sl, &sc);
     run_result r;
-    RUN(r, 0, "-d", db, "import", "-k", "--backfill", "-b", "3", P("kg-ts.long"));
+    RUN(r, 3, "-d", db, "import", "-k", "--backfill", "-b", "3", P("kg-ts.long"));
     char want[1600];
     snprintf(want, sizeof want,
              "skipped %s:%d: a backfill needs _Timestamp on every record: an AbsTime, seconds "
@@ -803,6 +803,32 @@ static void import__keep_going_lists_bad_records_and_loads_the_rest(void **state
     assert_string_equal(out, "[ X = 1; _Timestamp = `2020-03-01T10:01:00Z` ]\n"
                              "[ X = 3; _Timestamp = `2020-03-01T10:03:00Z` ]\n");
     free(out);
+}
+
+/* -format F and -format=F are import's as they are execute's and dump's;
+ * -k that skipped a record exits 3 (the input is not all in the store),
+ * -k that skipped nothing exits 0. */
+static void import__format_spellings_and_keep_going_exit_status(void **state)
+{
+    (void)state;
+    const char *db = P("db");
+    declare_machine(db);
+    write_file(P("m.txt"), "[ AdType = \"Machine\"; Name = \"a\" ]\n");
+    write_file(P("j.txt"), "{\"AdType\": \"Machine\", \"Name\": \"b\"}\n");
+    DO(0, "-d", db, "import", "-format", "classad", P("m.txt"));
+    DO(0, "-d", db, "import", "-format=json", P("j.txt"));
+    DO(0, "-d", db, "import", "--restart", "--format=classad", P("m.txt"));
+    DO(0, "-d", db, "import", "--restart", "-f", "json", "-k", P("j.txt"));
+    assert_int_equal(count_of(db, "Machine"), 2);
+    write_file(P("bad.txt"), "[ AdType = \"Machine\"; Name = \"c\" ]\n[ AdType = \"Machine\" ]\n");
+    run_result r;
+    RUN(r, 3, "-d", db, "import", "-format", "classad", "-k", P("bad.txt"));
+    contains(r.err, ", 1 bad record skipped\n");
+    run_free(&r);
+    assert_int_equal(count_of(db, "Machine"), 3);
+    RUN(r, 2, "-d", db, "import", "-format", "yaml", P("bad.txt"));
+    contains(r.err, "unknown format 'yaml'; expected long, classad, json, xml or dump");
+    run_free(&r);
 }
 
 static void import__bad_dumps_and_files_are_refused(void **state)
@@ -1808,6 +1834,7 @@ int main(void)
         T(import__type_option_types_records_without_adtype),
         T(import__a_bad_record_stops_it_and_its_batch_is_not_stored),
         T(import__keep_going_lists_bad_records_and_loads_the_rest),
+        T(import__format_spellings_and_keep_going_exit_status),
         T(import__bad_dumps_and_files_are_refused),
         T(import__rerun_goes_on_after_the_last_committed_batch),
         T(import__a_file_changed_after_a_partial_import_is_refused),

@@ -175,7 +175,7 @@ static void sync__nothing_deleted_after_a_bad_record(void **state)
                "[ AdType = \"Machine\"; Name = \"a\" ]\n[ AdType = \"Machine\"; Nam = \"b\" ]\n");
     sync_import(p1, NULL, ", 0 deleted\n");
     run_result r;
-    RUN(r, 0, "-d", store, "import", "--sync", "-k", p2);
+    RUN(r, 3, "-d", store, "import", "--sync", "-k", p2);
     if (!strstr(r.err, "--sync deletes nothing when bad records were skipped"))
         fail_msg("%s", r.err);
     run_free(&r);
