@@ -91,10 +91,11 @@
  * evaluated, groups, sorted rows, strings it builds), and wall time. */
 #define ADS_DEFAULT_STMT_MEMORY ((size_t)512 << 20)
 #define ADS_DEFAULT_STMT_SECONDS 3600.0
-/* Bytes of rows a bulk load commits between two drops of the store's mapped
- * pages (madvise): the resident set stays near the pages these rows touch,
- * and a load does not fault the whole map back in after every batch. */
-#define ADS_BULK_UNMAP_BYTES ((size_t)64 << 20)
+/* Resident file-backed bytes of the process above which a bulk load drops
+ * the store's mapped pages after a batch (madvise): the resident set stays
+ * bounded whatever the number of rows, and a load whose pages fit does not
+ * fault the whole map back in after every batch. */
+#define ADS_BULK_RESIDENT_BYTES ((size_t)64 << 20)
 
 /* The Python module (python/adstore): rows a SELECT's worker converts
  * before it hands them to the iterating thread and waits (what a streaming

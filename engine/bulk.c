@@ -257,7 +257,6 @@ struct ads_bulk {
     uint64_t committed, added;
     uint64_t unchanged; /* committed records that appended no row */
     uint64_t failed;
-    size_t unmapped_after; /* row bytes committed since the map's pages were last dropped */
 };
 
 int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err)
@@ -637,12 +636,10 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     }
     b->committed += b->n;
     b->unchanged += run.unchanged;
-    b->unmapped_after += b->rows.len;
     ads_bulk_discard(b);
-    if (b->unmapped_after >= ADS_BULK_UNMAP_BYTES) {
-        /* keep the resident set flat without faulting every page back in
-         * after every batch (a cost out-of-order loads pay most) */
-        b->unmapped_after = 0;
+    if (ads_db__resident_file_bytes() > ADS_BULK_RESIDENT_BYTES) {
+        /* keep the resident set bounded without faulting every page back
+         * in after every batch when they fit */
         pthread_rwlock_rdlock(&b->db->resize);
         ads_db__drop_map_pages(b->db);
         pthread_rwlock_unlock(&b->db->resize);

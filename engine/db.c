@@ -945,6 +945,24 @@ static int map_range(ads_db *db, uintptr_t *lo, uintptr_t *hi)
     return found;
 }
 
+size_t ads_db__resident_file_bytes(void)
+{
+    char buf[256];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return SIZE_MAX;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    unsigned long size, resident, shared;
+    if (n <= 0)
+        return SIZE_MAX;
+    buf[n] = 0;
+    if (sscanf(buf, "%lu %lu %lu", &size, &resident, &shared) != 3)
+        return SIZE_MAX;
+    long page = sysconf(_SC_PAGESIZE);
+    return page > 0 ? (size_t)shared * (size_t)page : SIZE_MAX;
+}
+
 void ads_db__drop_map_pages(ads_db *db)
 {
     uintptr_t lo, hi;

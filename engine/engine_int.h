@@ -343,6 +343,11 @@ double ads_db__now(ads_txn *txn);
  * db->resize (a transaction does), so the map cannot move meanwhile. */
 void ads_db__drop_map_pages(ads_db *db);
 
+/* File-backed bytes resident in this process (the store's map, libraries):
+ * the "shared" pages of /proc/self/statm; SIZE_MAX when unknown, so that a
+ * caller bounding it drops pages. */
+size_t ads_db__resident_file_bytes(void);
+
 /* Lower-case ASCII copy of s into the transaction arena (NUL-terminated). */
 char *ads_db__fold(ads_txn *txn, const char *s, size_t len);
 
