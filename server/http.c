@@ -287,6 +287,7 @@ static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_file
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, (void *)&la->ss},
         {MHD_OPTION_CONNECTION_LIMIT, ADS_SERVE_MAX_CONNECTIONS, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, ADS_SERVE_MAX_PER_IP, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, ADS_SERVE_CONN_TIMEOUT, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
         {MHD_OPTION_HTTPS_MEM_CERT, 0, tls->cert},
@@ -294,7 +295,7 @@ static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_file
         {MHD_OPTION_END, 0, NULL},
     };
     if (tls->cert == NULL)
-        opts[4].option = MHD_OPTION_END;
+        opts[5].option = MHD_OPTION_END;
     struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                             MHD_OPTION_ARRAY, opts, MHD_OPTION_END);

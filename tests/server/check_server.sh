@@ -102,6 +102,31 @@ contains "stats count failures" '"failures":' "$(cat "$work/body")"
 check "the page" 200 "$(code "$U/")"
 contains "the page is html" "<textarea id=\"stmt\"" "$(cat "$work/body")"
 
+# ---- hostile bytes: each answered with a 4xx (or closed), the server unharmed ----
+hostile=$(python3 - "$PORT" "$W" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+def status(data):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.settimeout(10)
+    try:
+        s.sendall(data)
+        return s.recv(12)[9:12].decode() or "closed"
+    except OSError:
+        return "closed"
+    finally:
+        s.close()
+H = b"Host: x\r\nAuthorization: Bearer " + sys.argv[2].encode() + b"\r\n"
+print(status(b"GET / HTTP/1.1\r\n" + H + b"X: " + b"a" * 100000 + b"\r\n\r\n"),
+      status(b"POST /api/query HTTP/1.1\r\n" + H + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"),
+      status(b"POST /api/query HTTP/1.1\r\n" + H + b"Content-Length: -5\r\n\r\n"),
+      status(b"POST /api/query HTTP/1.1\r\n" + H + b"Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n" + b"[" * 2000),
+      status(b"POST /api/records HTTP/1.1\r\n" + H + b"Content-Length: 2000\r\n\r\n" + b"[" * 2000))
+PY
+)
+check "hostile requests" "431 400 400 400 422" "$hostile"
+check "still serving" 200 "$(code "$U/api/health")"
+
 # ---- a result larger than the head, streamed ----
 python3 -c '
 for i in range(30000):
@@ -142,7 +167,10 @@ check "nothing lost" '{"n":30100}' "$(curl -s -H "$HR" --data 'SELECT count(*) A
 big='SELECT K, strcat(Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad) AS P FROM T'
 curl -s --limit-rate 2M -H "$HR" --data "$big" "$U/api/query" > "$work/slow" &
 slow=$!
-sleep 1
+for i in $(seq 1 100); do # until the server counts it in flight (stats itself is the other)
+  curl -s -H "$HR" "$U/api/stats" | grep -q '"active":[2-9]' && break
+  sleep 0.1
+done
 stop_server TERM
 wait "$slow"
 check "the request in flight finished" 30100 "$(wc -l < "$work/slow")"
@@ -183,6 +211,12 @@ check "the store verifies after kill -9" 0 "$?"
 "$ADSTORE" -d "$work/db" execute -f values 'SELECT K FROM T WHERE K >= 100000' 2>/dev/null | sort > "$work/present"
 missing=$(sort "$work/acked" | comm -23 - "$work/present" | wc -l)
 check "every acknowledged write is there" 0 "$missing"
+
+checks=$((checks + 1))
+if grep -n 'Sanitizer\|runtime error' "$work/serve.log"; then
+  echo "FAIL the server's log has sanitizer reports (above)"
+  failures=$((failures + 1))
+fi
 
 echo "check_server: $checks checks, $failures failed"
 [ "$failures" = 0 ]
