@@ -247,14 +247,15 @@ static pvalue *lookup(ads_params *p, const pslot *s, size_t index)
 static int match(pfound *f, ads_params *p, bool *marks, ads_error *err)
 {
     qsort(f->s, f->n, sizeof f->s[0], by_offset);
-    size_t positional = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        pslot *s = &f->s[i];
-        if (i && (s->name.len == 0) != (f->s[0].name.len == 0))
-            return ads_error_set_at(err, ADS_EINVAL, s->line, s->column,
+    for (size_t i = 1; i < f->n; i++)
+        if ((f->s[i].name.len == 0) != (f->s[0].name.len == 0))
+            return ads_error_set_at(err, ADS_EINVAL, f->s[i].line, f->s[i].column,
                                     "a statement uses ? or :name placeholders, not both "
                                     "(the first here is %s)",
                                     f->s[0].name.len ? ":name" : "?");
+    size_t positional = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        pslot *s = &f->s[i];
         size_t index = s->name.len ? 0 : ++positional;
         pvalue *e = lookup(p, s, index);
         if (!e) {

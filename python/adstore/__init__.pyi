@@ -127,7 +127,13 @@ class Store:
     closed: bool
     def execute(self, statement: str, params: Optional[Any] = None, *,
                 hidden: bool = False) -> Cursor:
-        """Run one statement; a Cursor over its rows (a SELECT streams). Non-empty params raise NotSupportedError."""
+        """Run one statement; a Cursor over its rows (a SELECT streams).
+
+        params: a sequence (the values of the statement's ? placeholders, in
+        order) or a mapping (the values of its :name placeholders), bound as
+        values, never spliced into the text. BEGIN, COMMIT and ROLLBACK raise
+        NotSupportedError (each execute commits on its own): use
+        `with store.transaction():` and its methods."""
     def store(self, records: Union[Mapping[str, Member], Iterable[Mapping[str, Member]]], *,
               batch: int = 0, backfill: bool = False) -> int:
         """Store a record or an iterable of records (merge semantics), committed every batch records (0: 10000); the number stored."""

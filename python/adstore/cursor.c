@@ -29,6 +29,7 @@ typedef struct {
     char *text; /* the statement (owned) */
     size_t len;
     bool hidden;
+    ads_params *params; /* Store.execute's params, bound (NULL: none) */
 
     pthread_t thread;
     bool started;      /* a worker thread exists and is not joined */
@@ -135,7 +136,7 @@ static void *worker(void *arg)
         rc = ads_query_new(&q, c->store->db, &c->err);
         if (rc == 0) {
             ads_sink sink = {sink_begin, sink_row, sink_end, c};
-            ads_exec_options opt = {.hidden = c->hidden};
+            ads_exec_options opt = {.hidden = c->hidden, .params = c->params};
             rc = ads_query_exec(q, c->text, c->len, &sink, &opt, &c->info, &c->err);
             ads_query_free(q);
         }
@@ -280,6 +281,7 @@ static void cursor_dealloc(PyObject *self)
     Py_XDECREF(c->batch);
     Py_XDECREF(c->rows);
     Py_XDECREF(c->columns);
+    ads_params_free(c->params);
     adspy_names_clear(&c->names);
     Py_XDECREF(c->store);
     PyMem_Free(c->text);
@@ -382,19 +384,71 @@ static adspy_Cursor *cursor_alloc(adspy_Store *s, const char *text, size_t len)
     return c;
 }
 
-static int params_refuse(PyObject *params)
+/* One value: converted as Store.store converts values, then bound by
+ * position (name NULL; index from 1) or by name. */
+static int bind_one(ads_params *p, size_t index, PyObject *name, PyObject *value)
 {
+    adspy_conv conv = {ads_arena_new(), 0};
+    ads_value v;
+    ads_error err;
+    ads_str n = {"", 0};
+    int rc = conv.a ? 0 : (PyErr_NoMemory(), -1);
+    if (rc == 0 && name)
+        rc = adspy_utf8(&n, conv.a, name, "a parameter name");
+    if (rc == 0)
+        rc = adspy_value_from_py(&v, &conv, value);
+    if (rc == 0) {
+        int brc = name ? ads_params_bind_name(p, n.p, n.len, &v, &err)
+                       : ads_params_bind(p, index, &v, &err);
+        if (brc < 0) {
+            adspy_raise(&err);
+            rc = -1;
+        }
+    }
+    ads_arena_free(conv.a);
+    return rc;
+}
+
+/* params: None, a mapping (values of :name placeholders) or a sequence
+ * other than str and bytes (values of ?, in order). 0 with *out (NULL for
+ * None), or -1 with an exception. */
+static int params_from_py(ads_params **out, PyObject *params)
+{
+    *out = NULL;
     if (params == Py_None)
         return 0;
-    Py_ssize_t n = PyObject_Length(params);
-    if (n < 0)
+    bool mapping = PyDict_Check(params) || PyObject_HasAttrString(params, "keys");
+    if (!mapping && (PyUnicode_Check(params) || PyBytes_Check(params) ||
+                     PyByteArray_Check(params) || !PySequence_Check(params))) {
+        PyErr_Format(PyExc_TypeError,
+                     "params must be a sequence (values of ?) or a mapping (values of :name), "
+                     "not %.80s",
+                     Py_TYPE(params)->tp_name);
         return -1;
-    if (n == 0)
-        return 0;
-    PyErr_SetString(adspy_NotSupportedError,
-                    "bound parameters are not supported yet: the statement API has no "
-                    "binding; write the values into the statement's text (pass params=None)");
-    return -1;
+    }
+    PyObject *items = mapping ? PyMapping_Items(params) : PySequence_Fast(params, "params");
+    if (!items)
+        return -1;
+    ads_error err;
+    int rc = ads_params_new(out, &err) < 0 ? (adspy_raise(&err), -1) : 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+    for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(items, i);
+        if (!mapping) {
+            rc = bind_one(*out, (size_t)i + 1, NULL, it);
+        } else if (!PyUnicode_Check(PyTuple_GET_ITEM(it, 0))) {
+            PyErr_SetString(PyExc_TypeError, "params: a mapping's keys are parameter names (str)");
+            rc = -1;
+        } else {
+            rc = bind_one(*out, 0, PyTuple_GET_ITEM(it, 0), PyTuple_GET_ITEM(it, 1));
+        }
+    }
+    Py_DECREF(items);
+    if (rc < 0) {
+        ads_params_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 static PyObject *run_write(adspy_Cursor *c)
@@ -405,7 +459,7 @@ static PyObject *run_write(adspy_Cursor *c)
     Py_BEGIN_ALLOW_THREADS
     rc = ads_query_new(&q, c->store->db, &c->err);
     if (rc == 0) {
-        ads_exec_options opt = {.hidden = c->hidden};
+        ads_exec_options opt = {.hidden = c->hidden, .params = c->params};
         rc = ads_query_exec(q, c->text, c->len, NULL, &opt, &c->info, &c->err);
         ads_query_free(q);
     }
@@ -426,21 +480,30 @@ PyObject *adspy_cursor_new(adspy_Store *s, PyObject *args, PyObject *kw)
     int hidden = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "U|O$p:execute", names, &stmt, &params, &hidden))
         return NULL;
-    if (params_refuse(params) < 0)
+    ads_params *bound;
+    if (params_from_py(&bound, params) < 0)
         return NULL;
     Py_ssize_t n;
     const char *text = PyUnicode_AsUTF8AndSize(stmt, &n);
-    if (!text)
-        return NULL;
     ads_stmt_kind kind;
     ads_error err;
-    if (ads_query_parse(text, (size_t)n, 0, (size_t)n, &kind, &err) < 0)
-        return adspy_raise(&err);
-    if (adspy_store_check(s, kind != ADS_STMT_SELECT) < 0)
-        return NULL;
-    adspy_Cursor *c = cursor_alloc(s, text, (size_t)n);
-    if (!c)
-        return NULL;
+    adspy_Cursor *c = NULL;
+    if (!text)
+        goto fail;
+    if (ads_query_parse(text, (size_t)n, 0, (size_t)n, &kind, &err) < 0) {
+        adspy_raise(&err);
+        goto fail;
+    }
+    if (kind == ADS_STMT_BEGIN || kind == ADS_STMT_COMMIT || kind == ADS_STMT_ROLLBACK) {
+        /* each execute runs in a session of its own: BEGIN would end with it */
+        PyErr_SetString(adspy_NotSupportedError,
+                        "BEGIN, COMMIT and ROLLBACK: use 'with store.transaction():' instead");
+        goto fail;
+    }
+    if (adspy_store_check(s, kind != ADS_STMT_SELECT) < 0 ||
+        !(c = cursor_alloc(s, text, (size_t)n)))
+        goto fail;
+    c->params = bound;
     c->hidden = hidden != 0;
     c->info.kind = kind;
     if (kind != ADS_STMT_SELECT)
@@ -452,6 +515,9 @@ PyObject *adspy_cursor_new(adspy_Store *s, PyObject *args, PyObject *kw)
     c->started = true;
     s->active++;
     return (PyObject *)c;
+fail:
+    ads_params_free(bound);
+    return NULL;
 }
 
 int adspy_cursor_init_type(PyObject *m)
