@@ -69,6 +69,9 @@
 /* Index entries the planner counts per term when it estimates which
  * index of an AND reads least (it stops at the smallest count so far). */
 #define ADS_INDEX_ESTIMATE_MAX 100000u
+/* Other indexes of an AND one index scan probes per record before reading
+ * its row. */
+#define ADS_INDEX_FILTERS_MAX 4
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510

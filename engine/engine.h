@@ -498,6 +498,15 @@ int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
                         ads_index_span *const *spans, size_t n, const ads_expr *where,
                         unsigned flags, ads_error *err);
 
+/* Make index scan s skip, before reading its row, every record without an
+ * entry in span (a span of another index of the type: the other term of
+ * an AND). Only spans of exact values can be probed so (`==`, `is`, `in`
+ * of values; numbers within 2^53): 1 if taken, 0 if not (nothing
+ * changes; the WHERE decides as before). At most ADS_INDEX_FILTERS_MAX. */
+int ads_index_scan_filter(ads_scan *s, const ads_index_span *span);
+/* Would ads_index_scan_filter take span (its ranges all exact values)? */
+bool ads_index_span_exact(const ads_index_span *s);
+
 /* Rows (or index entries, for an index scan) a scan has read so far. */
 uint64_t ads_scan_read(const ads_scan *s);
 

@@ -504,6 +504,8 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
                          unsigned flags, ads_error *err);
 int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err);
 uint64_t ads_index__walk_entries(const ads_index_walk *iw);
+/* ads_index_scan_filter's work: 1 taken, 0 not. */
+int ads_index__walk_filter(ads_index_walk *iw, const ads_index_span *s);
 void ads_index__walk_close(ads_index_walk *iw);
 /* Verify every index against the rows: report each problem. */
 int ads_index__verify(ads_txn *txn, void (*report)(void *ctx, const char *problem), void *ctx,

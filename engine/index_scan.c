@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/limits.h"
 #include "classad/msgpack.h"
 #include "engine/engine_int.h"
 
@@ -337,6 +338,10 @@ struct ads_index_walk {
     ads_row row;
     unsigned char skey[ADS_KEY_INLINE_MAX];
     uint64_t entries; /* index entries read */
+    /* spans of other indexes every record must have an entry in (the
+     * other terms of an AND), probed before its row is read */
+    const ads_index_span *filters[ADS_INDEX_FILTERS_MAX];
+    size_t nfilters;
 };
 
 int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
@@ -386,6 +391,68 @@ void ads_index__walk_close(ads_index_walk *iw)
     free(iw);
 }
 
+/* Can span s be probed: every range one exact value (not a prefix: a
+ * number's bound is its double, exact only below 2^53, where no integer
+ * has a residual)? */
+static bool probeable(const ads_index_span *s)
+{
+    for (size_t i = 1; i < s->n; i++) {
+        const ix_range *r = &s->r[i];
+        if (r->lo_len != r->hi_len || memcmp(r->lo, r->hi, r->lo_len) != 0)
+            return false;
+        if (r->lo[0] == KEY_NUMBER) {
+            double d = r->lo_len == 9 ? ads_key__double_of_sortable(r->lo + 1) : 1e300;
+            if (!(d > -9007199254740992.0 && d < 9007199254740992.0))
+                return false;
+        }
+    }
+    return true;
+}
+
+bool ads_index_span_exact(const ads_index_span *s)
+{
+    return s && probeable(s);
+}
+
+int ads_index__walk_filter(ads_index_walk *iw, const ads_index_span *s)
+{
+    if (!iw || !s || iw->nfilters == ADS_INDEX_FILTERS_MAX || s->type->id != iw->type->id ||
+        !probeable(s))
+        return 0;
+    iw->filters[iw->nfilters++] = s;
+    return 1;
+}
+
+/* Has the record whose stored key ends in rest (rlen bytes) an entry in
+ * span s? 1, 0, or an LMDB error. */
+static int probe(ads_index_walk *iw, const ads_index_span *s, const unsigned char *rest,
+                 size_t rlen)
+{
+    unsigned char k[4 + ADS_INDEX_KEY_MAX + 8];
+    static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
+    be32(k, s->ix->id);
+    for (size_t i = 0; i < s->n; i++) {
+        const ix_range *r = &s->r[i];
+        size_t n = 4 + r->lo_len;
+        bool number = r->lo[0] == KEY_NUMBER;
+        if (n + (number ? 8 : 0) + rlen > sizeof k)
+            continue; /* longer than any entry: no entry holds it */
+        memcpy(k + 4, r->lo, r->lo_len);
+        if (number) {
+            memcpy(k + n, zero_residual, 8);
+            n += 8;
+        }
+        memcpy(k + n, rest, rlen);
+        MDB_val mk = {n + rlen, k}, mv;
+        int rc = mdb_get(iw->txn->txn, iw->txn->db->index, &mk, &mv);
+        if (rc == 0)
+            return 1;
+        if (rc != MDB_NOTFOUND)
+            return rc;
+    }
+    return 0;
+}
+
 uint64_t ads_index__walk_entries(const ads_index_walk *iw)
 {
     return iw ? iw->entries : 0;
@@ -419,6 +486,13 @@ static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_err
                              "says where)",
                              t->name, iw->spans[iw->at]->ix->name);
     size_t rest = k->mv_size + 4 - off, slen = 4 + rest;
+    for (size_t i = 0; i < iw->nfilters; i++) {
+        int rc = probe(iw, iw->filters[i], p + off - 4, rest);
+        if (rc == 0)
+            return 0; /* another term of the AND cannot hold */
+        if (rc != 1)
+            return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+    }
     be32(iw->skey, t->id);
     memcpy(iw->skey + 4, p + off - 4, rest);
     MDB_val lk = {slen, iw->skey}, lv;

@@ -226,6 +226,11 @@ int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
     return 0;
 }
 
+int ads_index_scan_filter(ads_scan *s, const ads_index_span *span)
+{
+    return s && s->ix ? ads_index__walk_filter(s->ix, span) : 0;
+}
+
 uint64_t ads_scan_read(const ads_scan *s)
 {
     return !s ? 0 : s->ix ? ads_index__walk_entries(s->ix) : s->read;

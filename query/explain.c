@@ -78,7 +78,11 @@ static int source(xout *x, const ads_q__xsel *s, ads_error *err)
                        s->ip->estimate == 1 ? "y" : "ies");
         if (s->ip->n > 1)
             ads_buf_adds(&x->line, ", a union: each record once");
-        ads_buf_adds(&x->line, "), then each record's latest row");
+        ads_buf_adds(&x->line, ")");
+        for (size_t i = 0; i < s->ip->nfilters; i++)
+            ads_buf_printf(&x->line, "%s%s", i ? ", " : ", each entry probed in the index on ",
+                           ads_index_span_attr(s->ip->filters[i]));
+        ads_buf_adds(&x->line, ", then each record's latest row");
     } else {
         ads_buf_printf(&x->line, "scan %s: %s, in key order", tname,
                        s->history ? "every row of every record" : "latest rows");

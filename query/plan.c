@@ -270,6 +270,19 @@ static int merge_same(planner *p, cand *c, size_t *n)
     return 0;
 }
 
+/* The other single-span candidates of the AND, as filters for best. */
+static int add_filters(planner *p, ads_q__iplan *out, const cand *best, const cand *c, size_t n)
+{
+    out->filters = ads_arena_alloc(p->a, (n ? n : 1) * sizeof *out->filters);
+    if (!out->filters)
+        return ads_error_set(p->err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (&c[i] != best && c[i].n == 1 && ads_index_span_exact(c[i].spans[0]) &&
+            out->nfilters < ADS_INDEX_FILTERS_MAX)
+            out->filters[out->nfilters++] = c[i].spans[0];
+    return 0;
+}
+
 int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_type *t,
                       const ads_expr *const *conj, size_t nconj, ads_str alias, ads_arena *a,
                       ads_error *err)
@@ -306,6 +319,8 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
             for (size_t i = 0; i < n; i++)
                 if (!best || c[i].count < best->count)
                     best = &c[i];
+        if (!rc && best && best->n == 1)
+            rc = add_filters(&p, out, best, c, n);
         if (!rc && best) {
             out->spans = best->spans;
             out->n = best->n;
@@ -330,9 +345,16 @@ int ads_q__open_rows(ads_scan **out, ads_q__iplan *ip, ads_query *q, ads_txn *tx
         rc = ads_q__plan_index(ip, q, txn, t, conj, nconj, alias, a, err);
     if (rc)
         return rc;
-    if (ip->n)
-        return ads_index_scan_open(out, txn, t, ip->spans, ip->n, where, flags, err);
-    return ads_scan_open(out, txn, t, where, flags, err);
+    if (!ip->n)
+        return ads_scan_open(out, txn, t, where, flags, err);
+    if ((rc = ads_index_scan_open(out, txn, t, ip->spans, ip->n, where, flags, err)))
+        return rc;
+    size_t kept = 0;
+    for (size_t i = 0; i < ip->nfilters; i++)
+        if (ads_index_scan_filter(*out, ip->filters[i]))
+            ip->filters[kept++] = ip->filters[i];
+    ip->nfilters = kept;
+    return 0;
 }
 
 void ads_query_use_indexes(ads_query *q, int policy)

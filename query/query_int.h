@@ -241,6 +241,10 @@ typedef struct ads_q__iplan {
     uint64_t estimate;
     size_t candidates;
     const char *text;
+    /* single-span terms of other indexes in the AND, probed per entry
+     * (ads_index_scan_filter); ads_q__open_rows keeps those it took */
+    ads_index_span **filters;
+    size_t nfilters;
 } ads_q__iplan;
 
 /* Choose an index for the top-level conjuncts conj of a WHERE on type t

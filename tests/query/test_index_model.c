@@ -267,7 +267,7 @@ static void index_model__explain_shows_the_plan(void **state)
     assert_int_equal(ads_query_new(&q, db, NULL), 0);
     rows_expect(q, "EXPLAIN SELECT Id FROM Job WHERE S == \"odd\" && A == 7 ORDER BY Id LIMIT 2",
                 "[ Step = 1; Plan = \"index on Job.a: A == 7 (1 value range, 4 entries counted), "
-                "then each record's latest row\" ]\n"
+                "each entry probed in the index on s, then each record's latest row\" ]\n"
                 "[ Step = 2; Plan = \"filter each row: S == \\\"odd\\\" && A == 7\" ]\n"
                 "[ Step = 3; Plan = \"sort by 1 key, keeping the best 2\" ]\n"
                 "[ Step = 4; Plan = \"limit 2 rows\" ]\n"
