@@ -31,6 +31,11 @@
 #     "node 1b3f568b7ece" (stats) and 'Node = "1b3f568b7ece"' (text dumps);
 #   - a carriage return ending a line (csv ends its lines with CRLF);
 #   - the scratch directory's path, if a command prints it, becomes "<dir>".
+# Nothing else is: generated ids, sizes and counts are compared as shown, so
+# the examples select around ids (or use their own scratch stores) rather
+# than print them. An output line cannot start with "$ " (it would be read as
+# the next command). Each example that differs is named "DOC:LINE: $ COMMAND"
+# with its exit status and a diff of the normalized lines.
 #   check_doc_examples.sh ADSTORE DOC...
 set -uo pipefail
 prog=$1
