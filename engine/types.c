@@ -426,11 +426,12 @@ static int parse_decl(type_decl *d, const unsigned char *data, size_t len, ads_a
     }
     if ((rc = row_attr(&v, &mv, "HistoryRetention", a, err)))
         return rc;
-    if (v.type == ADS_RELTIME && v.u.rel >= 0)
+    if (v.type == ADS_RELTIME && v.u.rel > 0)
         d->retention = v.u.rel;
     else if (v.type != ADS_UNDEFINED)
         return ads_error_set(err, ADS_EINVAL,
-                             "type %.*s: HistoryRetention must be a non-negative RelTime",
+                             "type %.*s: HistoryRetention must be a positive RelTime (leave it "
+                             "out to keep all history)",
                              (int)d->name.len, d->name.p);
     if ((rc = row_attr(&v, &mv, "KeepUnchangedRows", a, err)))
         return rc;

@@ -294,8 +294,8 @@ static int check_counts(vstate *vs, ads_error *err)
         const char *name = type_name(vs, c->id, tn, sizeof tn);
         if (m.records != c->records || m.deleted != c->deleted || m.history != c->history)
             problem(vs,
-                    "type %s: counts say %llu records (%llu deleted), %llu history rows; the rows "
-                    "say %llu (%llu), %llu",
+                    "type %s: counts say records %llu (deleted %llu), history rows %llu; the "
+                    "rows say %llu (%llu), %llu",
                     name, (unsigned long long)m.records, (unsigned long long)m.deleted,
                     (unsigned long long)m.history, (unsigned long long)c->records,
                     (unsigned long long)c->deleted, (unsigned long long)c->history);

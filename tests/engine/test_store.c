@@ -741,6 +741,17 @@ static void unchanged__keep_unchanged_rows_keeps_every_row(void **state)
     store_fails("[ AdType = \"Type\"; ForType = \"Bad\"; KeyAttributes = { \"Name\" }; "
                 "KeepUnchangedRows = 1 ]",
                 ADS_EINVAL, "type Bad: KeepUnchangedRows must be a boolean");
+    /* a retention of nothing would read as "no retention": refused */
+    store_fails("[ AdType = \"Type\"; ForType = \"Bad\"; KeyAttributes = { \"Name\" }; "
+                "HistoryRetention = `0s` ]",
+                ADS_EINVAL,
+                "type Bad: HistoryRetention must be a positive RelTime (leave it out to keep "
+                "all history)");
+    store_fails("[ AdType = \"Type\"; ForType = \"Bad\"; KeyAttributes = { \"Name\" }; "
+                "HistoryRetention = -`1h` ]",
+                ADS_EINVAL,
+                "type Bad: HistoryRetention must be a positive RelTime (leave it out to keep "
+                "all history)");
 }
 
 /* A bulk load of the same snapshot again: every record unchanged, counted,

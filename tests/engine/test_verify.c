@@ -135,8 +135,8 @@ static void corrupt__flipped_byte_is_reported_by_reads_and_verify(void **state)
     assert_string_equal(rep.text[0], "type Machine, key { \"m16\" }: latest row: row checksum "
                                      "mismatch (the row is corrupt)");
     /* the record no longer counts, so the counts disagree */
-    assert_string_equal(rep.text[1], "type Machine: counts say 20 records (0 deleted), 1 history "
-                                     "rows; the rows say 19 (0), 1");
+    assert_string_equal(rep.text[1], "type Machine: counts say records 20 (deleted 0), history "
+                                     "rows 1; the rows say 19 (0), 1");
     ads_arena_free(a);
 }
 
@@ -186,8 +186,8 @@ static void verify__history_without_latest_and_counts(void **state)
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history rows without a latest "
                                      "row");
-    assert_string_equal(rep.text[1], "type Machine: counts say 20 records (0 deleted), 1 history "
-                                     "rows; the rows say 19 (0), 1");
+    assert_string_equal(rep.text[1], "type Machine: counts say records 20 (deleted 0), history "
+                                     "rows 1; the rows say 19 (0), 1");
     assert_int_equal(res.records, 19 + 1 + 3);
 }
 
