@@ -286,6 +286,7 @@ typedef struct type_decl {
     bool autogen;
     ads_id_kind method;
     double retention;
+    bool retention_zero; /* HistoryRetention = `0s`: refused when declared, read as none */
     bool keep_unchanged;
     index_def *indexes; /* from the index registry (engine/index.c) */
     size_t nindexes;
@@ -426,7 +427,8 @@ static int parse_decl(type_decl *d, const unsigned char *data, size_t len, ads_a
     }
     if ((rc = row_attr(&v, &mv, "HistoryRetention", a, err)))
         return rc;
-    if (v.type == ADS_RELTIME && v.u.rel > 0)
+    d->retention_zero = v.type == ADS_RELTIME && v.u.rel == 0;
+    if (v.type == ADS_RELTIME && v.u.rel >= 0)
         d->retention = v.u.rel;
     else if (v.type != ADS_UNDEFINED)
         return ads_error_set(err, ADS_EINVAL,
@@ -652,6 +654,14 @@ int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     if ((rc = parse_decl(&d, data, len, tmp, err)))
         goto cleanup;
+    if (d.retention_zero) {
+        /* (a store written before this check may hold one: it loads as none) */
+        rc = ads_error_set(err, ADS_EINVAL,
+                           "type %.*s: HistoryRetention must be a positive RelTime (leave it out "
+                           "to keep all history)",
+                           (int)d.name.len, d.name.p);
+        goto cleanup;
+    }
     char *folded = ads_db__fold(txn, d.name.p, d.name.len);
     if (!folded) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
