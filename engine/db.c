@@ -223,6 +223,13 @@ static int meta_put_fixed(MDB_txn *txn, MDB_dbi dbi, const char *key, const void
     return rc ? lmdb_plain(err, rc, "writing store metadata") : 0;
 }
 
+int ads_db__format_indexed(ads_txn *txn, ads_error *err)
+{
+    uint8_t buf[4];
+    put_le(buf, ADS_DB_FORMAT_INDEXED, 4);
+    return meta_put_fixed(txn->txn, txn->db->meta, ADS_META_FORMAT, buf, 4, err);
+}
+
 /* The records of a new store: format, node, fresh generator state. */
 static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
 {
@@ -300,10 +307,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     if (rc)
         goto cleanup;
-    if (get_le(buf, 4) != ADS_DB_FORMAT_VERSION) {
+    if (get_le(buf, 4) != ADS_DB_FORMAT_VERSION && get_le(buf, 4) != ADS_DB_FORMAT_INDEXED) {
         rc = ads_error_set(err, ADS_EVERSION,
-                           "%s is a store of format version %llu; this build reads version %d",
-                           dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION);
+                           "%s is a store of format version %llu; this build reads versions %d "
+                           "and %d",
+                           dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION,
+                           ADS_DB_FORMAT_INDEXED);
         goto cleanup;
     }
     rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);

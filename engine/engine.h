@@ -59,8 +59,12 @@
 extern "C" {
 #endif
 
-/* On-disk format version written at creation and checked at open. */
+/* On-disk format versions. A store is created as version 1 and becomes
+ * version 2 when its first secondary index is declared (docs/indexes.md),
+ * so that a build which knows no indexes refuses it instead of writing
+ * rows without their index entries. This build reads both. */
 #define ADS_DB_FORMAT_VERSION 1
+#define ADS_DB_FORMAT_INDEXED 2
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;

@@ -348,6 +348,9 @@ void ads_db__drop_map_pages(ads_db *db);
  * caller bounding it drops pages. */
 size_t ads_db__resident_file_bytes(void);
 
+/* Mark the store as holding secondary indexes (format version 2), in txn. */
+int ads_db__format_indexed(ads_txn *txn, ads_error *err);
+
 /* Lower-case ASCII copy of s into the transaction arena (NUL-terminated). */
 char *ads_db__fold(ads_txn *txn, const char *s, size_t len);
 

@@ -357,7 +357,7 @@ static int create(ads_txn *txn, const ads_type *t, const char *name, size_t len,
         return rc;
     be32(idb, ix.id);
     if ((rc = ads_db__meta_put(txn, (const char *)rk, rlen, idb, 4, err)) ||
-        (rc = build(txn, t, &ix, err)))
+        (rc = ads_db__format_indexed(txn, err)) || (rc = build(txn, t, &ix, err)))
         return rc;
     txn->indexes_changed = true;
     return ads_types__changed(txn, err);
@@ -442,6 +442,8 @@ int ads_index__rebuild_all(ads_txn *txn, ads_error *err)
         int r = ads_types__by_id(&t, txn, id, err);
         if (r == ADS_ENOTFOUND)
             continue;
+        if (t->nindexes)
+            r = ads_db__format_indexed(txn, err);
         for (size_t i = 0; !r && i < t->nindexes; i++)
             if (!(r = clear(txn, t->indexes[i].id, err)))
                 r = build(txn, t, &t->indexes[i], err);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <lmdb.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -352,6 +353,41 @@ static void index__verify_catches_damaged_entry(void **state)
     index_on("Owner", "true");
 }
 
+/* The store's format version as meta holds it (the store closed). */
+static unsigned format_of(const char *path)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_val k = {6, "format"}, v;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, path, MDB_RDONLY, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &dbi), 0);
+    assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+    assert_int_equal(v.mv_size, 4);
+    unsigned f = ((const unsigned char *)v.mv_data)[0];
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    return f;
+}
+
+/* A store is format 1 until its first index: then 2, which a build that
+ * knows no indexes refuses (it would write rows without their entries). */
+static void index__declaring_marks_the_store_format(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"ann\" ]");
+    ts_reopen_close(&ts);
+    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_VERSION);
+    db = ts_reopen(&ts);
+    index_on("Owner", "true");
+    ts_reopen_close(&ts);
+    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_INDEXED);
+    db = ts_reopen(&ts);
+}
+
 /* A process killed while its declaring transaction is open (the index
  * built, not committed) leaves the store as it was: no index, nothing to
  * repair; declaring again builds it. */
@@ -410,6 +446,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__dropped_with_declaration, setup, teardown),
         cmocka_unit_test_setup_teardown(index__stats_and_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
         cmocka_unit_test_setup_teardown(index__killed_mid_declaration_leaves_store_usable, setup,
                                         teardown),
     };
