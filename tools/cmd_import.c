@@ -35,6 +35,7 @@ typedef struct peeked {
     FILE *under;
     char head[4096];
     size_t n, pos;
+    uint64_t total; /* bytes given to the reader: what the summary counts */
 } peeked;
 
 static ssize_t peeked_read(void *cookie, char *buf, size_t size)
@@ -44,11 +45,13 @@ static ssize_t peeked_read(void *cookie, char *buf, size_t size)
         size_t k = p->n - p->pos < size ? p->n - p->pos : size;
         memcpy(buf, p->head + p->pos, k);
         p->pos += k;
+        p->total += k;
         return (ssize_t)k;
     }
     size_t k = fread(buf, 1, size, p->under);
     if (k == 0 && ferror(p->under))
         return -1;
+    p->total += k;
     return (ssize_t)k;
 }
 
@@ -124,6 +127,7 @@ typedef struct input {
     ads_classad_reader *c;
     ads_dump_reader *d;
     int dump_item;
+    peeked *pk; /* the layer the reader reads through (freed with f) */
 } input;
 
 static void input_close(input *in)
@@ -161,13 +165,15 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
     }
     fmt form = forced != F_AUTO ? forced : by_name(path);
     in->f = f;
+    /* the reader reads through a layer that counts the bytes (a pipe has
+     * no size) and, when no format is given, gives back the bytes sniffed */
+    peeked *p = calloc(1, sizeof *p);
+    if (!p) {
+        input_close(in);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    p->under = f;
     if (form == F_AUTO) {
-        peeked *p = calloc(1, sizeof *p);
-        if (!p) {
-            input_close(in);
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        }
-        p->under = f;
         p->n = fread(p->head, 1, sizeof p->head, f);
         if (p->n == 0 && ferror(f)) {
             free(p);
@@ -175,15 +181,16 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
             return ads_error_set(err, ADS_EIO, "%s", strerror(errno));
         }
         form = sniff(p->head, p->n);
-        cookie_io_functions_t io = {peeked_read, NULL, NULL, peeked_close};
-        FILE *pf = fopencookie(p, "rb", io);
-        if (!pf) {
-            free(p);
-            input_close(in);
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        }
-        in->f = pf;
     }
+    cookie_io_functions_t io = {peeked_read, NULL, NULL, peeked_close};
+    FILE *pf = fopencookie(p, "rb", io);
+    if (!pf) {
+        free(p);
+        input_close(in);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    in->f = pf;
+    in->pk = p;
     in->form = form;
     int rc;
     switch (form) {
@@ -903,8 +910,7 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     im->bulk = NULL;
     if (explicit_skip)
         *skip_left = im->consumed < *skip_left ? *skip_left - im->consumed : 0;
-    if (in.is_file)
-        im->bytes += (uint64_t)in.st.st_size;
+    im->bytes += in.pk ? in.pk->total : 0; /* the bytes read (a pipe has no size) */
     im->total_records += im->committed;
     if (status && im->raced) {
         stop_bar(im);

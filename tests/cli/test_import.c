@@ -402,8 +402,11 @@ static void import__every_format_by_name_content_option_and_stdin(void **state)
         snprintf(base, sizeof base, "%s-stdin", form_names[fm]);
         text = machines_doc((form)fm, base);
         RUN_IN(r, text, 0, "-d", db, "import", "-");
+        /* a pipe has no size: the summary counts the bytes read */
+        char said[100];
+        snprintf(said, sizeof said, "import: 2 records from 1 file, %zu bytes,", strlen(text));
         free(text);
-        contains(r.err, "import: 2 records from 1 file,");
+        contains(r.err, said);
         run_free(&r);
         snprintf(names[nn++], 64, "%s", base);
     }
