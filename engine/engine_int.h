@@ -479,6 +479,18 @@ int ads_retention__on_write(ads_txn *txn, const ads_type *t, const unsigned char
 
 /* ---- secondary indexes (index.c, index_scan.c) ---- */
 
+/* The first byte of an index value that is not a key encoding. */
+enum { IX_UNDEFINED = 0x01, IX_OTHER = 0x02 };
+
+/* v big-endian at p: an index id as its entries' prefix. */
+static inline void ads_index__be32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)(v >> 24);
+    p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8);
+    p[3] = (unsigned char)v;
+}
+
 /* The indexes of type typeid from the registry, made in arena a. */
 int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, ads_arena *a,
                     ads_error *err);

@@ -4,7 +4,7 @@
  * engine keeps, for each index, one entry per record of the type, for the
  * record's latest row, in the table `index`:
  *
- *   key    be32(index id) ++ value ++ the record's stored key without its
+ *   key    ads_index__be32(index id) ++ value ++ the record's stored key without its
  *          4-byte type id
  *   value  be16(offset of that stored key's rest within the entry key)
  *
@@ -16,7 +16,7 @@
  * WHERE decides for them. So a lookup is always a superset of the rows that
  * match, and the caller's WHERE makes the answer exact.
  *
- * The registry (meta `index/` ++ be32(type id) ++ folded name -> be32 index
+ * The registry (meta `index/` ++ ads_index__be32(type id) ++ folded name -> be32 index
  * id) says which indexes exist; each type carries its indexes (types.c loads
  * them with the type, and a change of the registry moves the types token).
  * Entries are written in the transaction that writes the row (store.c calls
@@ -35,21 +35,12 @@
 #define ADS_META_INDEX_PREFIX "index/"
 #define ADS_META_INDEX_NEXT "index.next"
 
-enum { IX_UNDEFINED = 0x01, IX_OTHER = 0x02 };
-
-static void be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
 
 static size_t reg_key(unsigned char *out, uint32_t typeid, const char *folded, size_t len)
 {
     size_t n = sizeof ADS_META_INDEX_PREFIX - 1;
     memcpy(out, ADS_META_INDEX_PREFIX, n);
-    be32(out + n, typeid);
+    ads_index__be32(out + n, typeid);
     memcpy(out + n + 4, folded, len);
     return n + 4 + len;
 }
@@ -135,7 +126,7 @@ static void entry_key(ads_buf *b, const index_def *ix, const unsigned char *data
                       const unsigned char *skey, size_t slen, uint16_t *off, ads_arena *a)
 {
     unsigned char id[4];
-    be32(id, ix->id);
+    ads_index__be32(id, ix->id);
     ads_buf_clear(b);
     ads_buf_add(b, id, 4);
     ads_index__value(b, data, dlen, ix->name, ix->len, a);
@@ -205,7 +196,7 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
 static int build(ads_txn *txn, const ads_type *t, const index_def *ix, ads_error *err)
 {
     unsigned char pre[4];
-    be32(pre, t->id);
+    ads_index__be32(pre, t->id);
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
     if (rc)
@@ -243,7 +234,7 @@ static int build(ads_txn *txn, const ads_type *t, const index_def *ix, ads_error
 static int clear(ads_txn *txn, uint32_t id, ads_error *err)
 {
     unsigned char pre[4];
-    be32(pre, id);
+    ads_index__be32(pre, id);
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn->txn, txn->db->index, &c);
     if (rc)
@@ -319,7 +310,7 @@ static int next_index_id(ads_txn *txn, uint32_t *out, ads_error *err)
     if (id == UINT32_MAX)
         return ads_error_set(err, ADS_ELIMIT, "no index ids are left");
     unsigned char nb[4];
-    be32(nb, id + 1);
+    ads_index__be32(nb, id + 1);
     *out = id;
     return ads_db__meta_put(txn, ADS_META_INDEX_NEXT, strlen(ADS_META_INDEX_NEXT), nb, 4, err);
 }
@@ -355,7 +346,7 @@ static int create(ads_txn *txn, const ads_type *t, const char *name, size_t len,
     unsigned char idb[4];
     if ((rc = next_index_id(txn, &ix.id, err)))
         return rc;
-    be32(idb, ix.id);
+    ads_index__be32(idb, ix.id);
     if ((rc = ads_db__meta_put(txn, (const char *)rk, rlen, idb, 4, err)) ||
         (rc = ads_db__format_indexed(txn, err)) || (rc = build(txn, t, &ix, err)))
         return rc;

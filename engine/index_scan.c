@@ -27,15 +27,6 @@
 #include "classad/msgpack.h"
 #include "engine/engine_int.h"
 
-enum { IX_UNDEFINED = 0x01, IX_OTHER = 0x02 };
-
-static void be32(unsigned char *p, uint32_t v)
-{
-    p[0] = (unsigned char)(v >> 24);
-    p[1] = (unsigned char)(v >> 16);
-    p[2] = (unsigned char)(v >> 8);
-    p[3] = (unsigned char)v;
-}
 
 typedef struct ix_range {
     unsigned char *lo, *hi;
@@ -272,7 +263,7 @@ static int walk_next(ix_walk *w, ads_txn *txn, const ads_index_span *s, MDB_val 
                      ads_error *err)
 {
     unsigned char pre[4];
-    be32(pre, s->ix->id);
+    ads_index__be32(pre, s->ix->id);
     for (;;) {
         int rc;
         if (w->range >= s->n)
@@ -430,7 +421,7 @@ static int probe(ads_index_walk *iw, const ads_index_span *s, const unsigned cha
 {
     unsigned char k[4 + ADS_INDEX_KEY_MAX + 8];
     static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
-    be32(k, s->ix->id);
+    ads_index__be32(k, s->ix->id);
     for (size_t i = 0; i < s->n; i++) {
         const ix_range *r = &s->r[i];
         size_t n = 4 + r->lo_len;
@@ -493,7 +484,7 @@ static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_err
         if (rc != 1)
             return ads_db__lmdb(iw->txn, err, rc, "reading an index");
     }
-    be32(iw->skey, t->id);
+    ads_index__be32(iw->skey, t->id);
     memcpy(iw->skey + 4, p + off - 4, rest);
     MDB_val lk = {slen, iw->skey}, lv;
     int rc = mdb_get(iw->txn->txn, iw->txn->db->latest, &lk, &lv);
