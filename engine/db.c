@@ -223,6 +223,24 @@ static int meta_put_fixed(MDB_txn *txn, MDB_dbi dbi, const char *key, const void
     return rc ? lmdb_plain(err, rc, "writing store metadata") : 0;
 }
 
+int ads_db_format(unsigned *out, ads_db *db, ads_error *err)
+{
+    if (!out || !db)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_txn *txn;
+    uint8_t buf[4];
+    int rc = ads_txn_begin(&txn, db, ADS_TXN_READONLY, err);
+    if (rc)
+        return rc;
+    rc = meta_get_fixed(txn->txn, db->meta, ADS_META_FORMAT, buf, 4, err);
+    ads_txn_abort(txn);
+    if (rc == 1)
+        return ads_error_set(err, ADS_ECORRUPT, "store metadata has no format version");
+    if (rc == 0)
+        *out = (unsigned)get_le(buf, 4);
+    return rc;
+}
+
 int ads_db__format_indexed(ads_txn *txn, ads_error *err)
 {
     uint8_t buf[4];

@@ -122,6 +122,11 @@ int ads_db_sync(ads_db *db, ads_error *err);
 /* The store's 47-bit node id (drawn at creation, kept across restarts). */
 uint64_t ads_db_node(const ads_db *db);
 
+/* The store's on-disk format version as it stands (ADS_DB_FORMAT_VERSION,
+ * or ADS_DB_FORMAT_INDEXED once an index was declared), into *out. Errors:
+ * ADS_EINVAL, ADS_ESTORAGE, ADS_ECORRUPT. */
+int ads_db_format(unsigned *out, ads_db *db, ads_error *err);
+
 /* The 32-bit node fingerprint used in global k-ordered ids: a fixed mix of
  * the 64-bit node id folded to 32 bits (docs/identifiers.md). */
 uint32_t ads_db_kid_node(const ads_db *db);

@@ -150,8 +150,12 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
     char ms[32], us[32];
     human(ms, sizeof ms, (double)info.map_size);
     human(us, sizeof us, (double)info.used_bytes);
-    printf("\nstore format %d, node %012llx\n", ADS_DB_FORMAT_VERSION,
-           (unsigned long long)ads_db_node(db));
+    unsigned format;
+    if ((rc = ads_db_format(&format, db, &err))) {
+        ads_db_close(db);
+        return cli_fail_err(c, &err);
+    }
+    printf("\nstore format %u, node %012llx\n", format, (unsigned long long)ads_db_node(db));
     printf("map: %s reserved, %s used (%.1f%%), pages of %zu bytes\n", ms, us,
            info.map_size ? 100.0 * (double)info.used_bytes / (double)info.map_size : 0.0,
            info.page_size);

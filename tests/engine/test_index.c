@@ -382,7 +382,13 @@ static void index__declaring_marks_the_store_format(void **state)
     ts_reopen_close(&ts);
     assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_VERSION);
     db = ts_reopen(&ts);
+    unsigned f;
+    ads_error err;
+    assert_int_equal(ads_db_format(&f, db, &err), 0);
+    assert_int_equal(f, ADS_DB_FORMAT_VERSION);
     index_on("Owner", "true");
+    assert_int_equal(ads_db_format(&f, db, &err), 0); /* as committed, at once */
+    assert_int_equal(f, ADS_DB_FORMAT_INDEXED);
     ts_reopen_close(&ts);
     assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_INDEXED);
     db = ts_reopen(&ts);
