@@ -14,7 +14,8 @@ packages=(
   libedit-dev                # line editing in `adstore shell`
   libmicrohttpd-dev libgnutls28-dev  # `adstore serve`: HTTP (with GnuTLS), tokens' SHA-256
   curl openssl               # the server's tests: requests, a test certificate
-  chromium                   # the server's web page, tested headless
+  chromium fonts-liberation  # the server's web page, tested headless (its text in a font
+                             # chromium only recommends; this machine had it)
   libsqlite3-dev sqlite3     # the benchmark's peer only
   time                       # /usr/bin/time: the benchmark's peak-memory figures
   clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
