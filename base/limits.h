@@ -99,6 +99,12 @@
  * bounded whatever the number of rows, and a load whose pages fit does not
  * fault the whole map back in after every batch. */
 #define ADS_BULK_RESIDENT_BYTES ((size_t)64 << 20)
+/* Compaction's copy (engine/repack.c): bytes of keys and rows written per
+ * transaction of the copy (its dirty pages, held until the commit), the
+ * tables an environment may hold, and the length of a table's name. */
+#define ADS_REPACK_TXN_BYTES ((size_t)64 << 20)
+#define ADS_REPACK_TABLES 8
+#define ADS_REPACK_NAME_MAX 64
 
 /* The Python module (python/adstore): rows a SELECT's worker converts
  * before it hands them to the iterating thread and waits (what a streaming

@@ -10,10 +10,11 @@
  *   2. an exclusive lock on byte 0 of DIR/lock.mdb, taken without waiting,
  *      proves that no other process has the store open, and makes any
  *      process that opens it meanwhile wait;
- *   3. the data file is copied with LMDB's compacting copy into
- *      DIR.compact-PID beside DIR, through an environment opened with
- *      MDB_NOLOCK (opening it with locks in this process would give up the
- *      exclusive lock), synced, and checked as ads_db_verify checks a store;
+ *   3. every table is copied in key order, with full pages, into
+ *      DIR.compact-PID beside DIR (engine/repack.c: the store read through
+ *      an environment opened with MDB_NOLOCK, since opening it with locks in
+ *      this process would give up the exclusive lock), synced, and checked
+ *      as ads_db_verify checks a store;
  *   4. the copy's data.mdb is renamed over DIR/data.mdb (one atomic step:
  *      a crash before it leaves the old store, after it the new one) and
  *      DIR is synced;
@@ -141,24 +142,6 @@ static int lock_store(int fd, const char *dir, double wait, ads_error *err)
     }
 }
 
-/* The compacting copy of dir's data file into tmp (an empty directory),
- * through an environment without locks (the caller holds the store). */
-static int copy_compact(const char *dir, const char *tmp, ads_error *err)
-{
-    MDB_env *env;
-    int rc = mdb_env_create(&env);
-    if (rc)
-        return ads_error_set(err, ADS_ESTORAGE, "compact: %s", mdb_strerror(rc));
-    if (!(rc = mdb_env_set_maxdbs(env, 8)) &&
-        !(rc = mdb_env_open(env, dir, MDB_RDONLY | MDB_NOLOCK, 0600)))
-        rc = mdb_env_copy2(env, tmp, MDB_CP_COMPACT);
-    mdb_env_close(env);
-    if (rc)
-        return ads_error_set(err, rc == ENOSPC ? ADS_EIO : ADS_ESTORAGE,
-                             "compact: copying %s: %s", dir, mdb_strerror(rc));
-    return 0;
-}
-
 static void count_problem(void *ctx, const char *problem)
 {
     char *first = ctx;
@@ -269,7 +252,7 @@ int ads_db_compact(const char *dir, const ads_compact_options *opt, ads_compact_
         rc = sys_error(err, "cannot create", tmp);
         goto cleanup;
     }
-    if ((rc = copy_compact(dir, tmp, err)))
+    if ((rc = ads_db__repack(dir, tmp, NULL, err)))
         goto cleanup;
     if (chmod(tmpdata, 0600) != 0) { /* the store's files are the owner's alone */
         rc = sys_error(err, "cannot set the mode of", tmpdata);

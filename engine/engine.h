@@ -777,7 +777,8 @@ typedef struct ads_db_space {
     uint64_t page_size;
     uint64_t used_pages;  /* pages up to the last used one */
     uint64_t free_pages;  /* of those, pages free for reuse (LMDB's free list) */
-    uint64_t gain_bytes;  /* about what ads_db_compact would give back (before retention) */
+    uint64_t gain_bytes;  /* what ads_db_compact gives back at least (the free pages,
+                           * before retention; it also fills partly empty pages) */
 } ads_db_space;
 
 /* Fill *out. Errors: ADS_ESTORAGE, ADS_EINVAL. */

@@ -342,6 +342,9 @@ double ads_db__now(ads_txn *txn);
  * read-only (no MDB_WRITEMAP: writes go through pwrite). The caller must hold
  * db->resize (a transaction does), so the map cannot move meanwhile. */
 void ads_db__drop_map_pages(ads_db *db);
+/* engine/repack.c: copy the store in dir into the empty directory tmp,
+ * every table in key order with full pages (unsynced); rows counts them. */
+int ads_db__repack(const char *dir, const char *tmp, uint64_t *rows, ads_error *err);
 
 /* File-backed bytes resident in this process (the store's map, libraries):
  * the "shared" pages of /proc/self/statm; SIZE_MAX when unknown, so that a

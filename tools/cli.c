@@ -506,14 +506,16 @@ static const help_entry help_entries[] = {
               "\n"
               "Print a line per type (records, deleted records, history rows, bytes of\n"
               "latest and of history rows), then the store's format, node id, map size\n"
-              "and use, reader slots, and the free pages of the file with about what\n"
-              "'adstore compact' would give back. A summary line goes to stderr.\n"},
+              "and use, reader slots, and the free pages of the file: what 'adstore\n"
+              "compact' would give back at least (it also fills partly empty pages).\n"
+              "A summary line goes to stderr.\n"},
     {"compact",
      "Usage: adstore compact [--wait SECONDS]\n"
      "\n"
      "Apply every type's HistoryRetention (as PURGE HISTORY FROM each type), then\n"
-     "rewrite the store in place into the smallest file: a compacted copy is built\n"
-     "beside it (DIR.compact-PID), synced, verified, and renamed over DIR/data.mdb,\n"
+     "rewrite the store in place into the smallest file: a copy with every table\n"
+     "in key order and every page full is built beside it (DIR.compact-PID),\n"
+     "synced, verified, and renamed over DIR/data.mdb,\n"
      "so a crash at any point leaves the old store or the new one, whole. No other\n"
      "process may have the store open: compact refuses (exit 1, naming one), or\n"
      "with --wait waits up to SECONDS for them to close it; a process opening the\n"

@@ -165,7 +165,7 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
         char fs[32], gs[32];
         human(fs, sizeof fs, (double)sp.file_bytes);
         human(gs, sizeof gs, (double)sp.gain_bytes);
-        printf("file: %s, %llu of %llu pages free; adstore compact would give back about %s\n",
+        printf("file: %s, %llu of %llu pages free; adstore compact would give back at least %s\n",
                fs, (unsigned long long)sp.free_pages, (unsigned long long)sp.used_pages, gs);
     }
     ads_db_close(db);

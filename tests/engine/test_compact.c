@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <lmdb.h>
 
 #include "tests/engine/helpers.h"
 
@@ -111,6 +112,74 @@ static void compact__applies_retention_and_shrinks_the_file(void **state)
     ads_error e2;
     assert_int_equal(ts_store(db, &e2, "[ AdType = \"Machine\"; Name = \"new\" ]"), 0);
     assert_int_equal(ts_verify(db), 0);
+}
+
+/* How full the leaf pages of table name are: the bytes of its nodes (key,
+ * row, LMDB's 8-byte node header and 2-byte pointer) over the leaf pages'
+ * room, read through LMDB itself. */
+static double leaf_fill(const char *name)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_stat st;
+    MDB_cursor *c;
+    MDB_val k, v;
+    double bytes = 0;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 8), 0);
+    assert_int_equal(mdb_env_open(env, ts.path, MDB_RDONLY | MDB_NOLOCK, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, name, 0, &dbi), 0);
+    assert_int_equal(mdb_stat(txn, dbi, &st), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    while (mdb_cursor_get(c, &k, &v, MDB_NEXT) == 0)
+        bytes += (double)((8 + k.mv_size + v.mv_size + 1) & ~(size_t)1) + 2;
+    mdb_cursor_close(c);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    assert_true(st.ms_leaf_pages > 0);
+    return bytes / ((double)st.ms_leaf_pages * (st.ms_psize - 16));
+}
+
+/* Records stored in no particular key order leave pages partly empty (LMDB
+ * splits a full page in two); compact writes every table in key order,
+ * appending, so its pages come out full. */
+static void compact__fills_the_pages_of_a_store_written_in_random_order(void **state)
+{
+    (void)state;
+    ts_declare(db, "Rand", "Name", NULL);
+    uint32_t x = 12345;
+    for (int b = 0; b < 100; b++) { /* 100 transactions of 30 */
+        char text[4000];
+        size_t n = (size_t)snprintf(text, sizeof text, "{");
+        for (int i = 0; i < 30; i++) {
+            x = x * 1103515245u + 12345u;
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "%s[ AdType = \"Rand\"; Name = \"r%08x\"; V = %d ]",
+                                  i ? ", " : "", x, i);
+        }
+        snprintf(text + n, sizeof text - n, " }");
+        ads_error err;
+        if (ts_store(db, &err, text))
+            fail_msg("store: %s", err.message);
+    }
+    ts_reopen_close(&ts);
+    double before = leaf_fill("latest");
+    assert_true(before < 0.85);
+    ads_compact_result res;
+    ads_error err;
+    if (ads_db_compact(ts.path, NULL, &res, &err))
+        fail_msg("compact: %s", err.message);
+    double after = leaf_fill("latest");
+    assert_true(after > 0.95);
+    assert_true(leaf_fill("history") > 0.95);
+    db = ts_reopen(&ts);
+    assert_int_equal(ts_verify(db), 0);
+    assert_int_equal(count(db, "Rand", false), 3000);
+    char *v = ts_attr(db, "Rand", "{ \"rd3dc167e\" }", "V");
+    assert_non_null(v);
+    free(v);
 }
 
 /* A child process holding the store open (a read transaction) until it
@@ -274,6 +343,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(compact__applies_retention_and_shrinks_the_file),
+        T(compact__fills_the_pages_of_a_store_written_in_random_order),
         T(compact__refused_while_another_process_has_the_store_open),
         T(compact__a_missing_store_is_not_found),
         T(space__free_pages_and_what_compact_would_give_back),
