@@ -110,11 +110,13 @@
  * before it hands them to the iterating thread and waits (what a streaming
  * SELECT holds in Python at most, twice); attribute names and short string
  * values a Cursor keeps as str objects, so rows of the same shape share
- * them (a power of two), and the longest kept; problems ads_db_verify
- * reports that Store.verify keeps as messages (it counts them all). */
+ * them (a power of two), the longest name kept and the longest string
+ * value; problems ads_db_verify reports that Store.verify keeps as messages
+ * (it counts them all). */
 #define ADS_PY_CURSOR_BATCH 512
 #define ADS_PY_NAME_CACHE 256
 #define ADS_PY_NAME_CACHE_LEN 64
+#define ADS_PY_VALUE_CACHE_LEN 32
 #define ADS_PY_VERIFY_MESSAGES_MAX 1000
 
 /* Rows a csv or tabular writer holds before it writes: tabular measures

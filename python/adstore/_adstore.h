@@ -93,6 +93,8 @@ typedef struct adspy_names {
     adspy_cached pos[ADS_PY_NAME_CACHE];
     adspy_cached slot[ADS_PY_NAME_CACHE];
     adspy_cached value[ADS_PY_NAME_CACHE];
+    PyObject *layout; /* the last row's names -> None (values.c, row_to_py) */
+    size_t layout_n;
 } adspy_names;
 /* As adspy_record_to_py, its names taken from (and added to) names. */
 PyObject *adspy_record_to_py_named(const ads_record *r, adspy_names *names);
@@ -115,12 +117,21 @@ extern PyTypeObject adspy_RecordType;
 
 typedef struct {
     PyObject_HEAD
-    PyObject *d;    /* dict: name as written -> value, in order */
-    PyObject *fold; /* dict: ASCII-lowered name -> name as written; NULL until needed */
+    PyObject *d;     /* dict: name as written -> value, in order; NULL while split */
+    PyObject *fold;  /* dict: ASCII-lowered name -> name as written; NULL until needed */
+    PyObject *index; /* split: dict name as written -> position in vals (shared) */
+    PyObject *vals;  /* split: tuple, the values */
 } adspy_Record;
 
 int adspy_record_init_type(PyObject *m);
 adspy_Record *adspy_record_new(void);
+/* A new split record (record.c says what that is): index maps each name
+ * (one spelling per name ignoring case) to its position in tuple vals;
+ * takes vals, not index. NULL (vals released) on failure. */
+adspy_Record *adspy_record_split(PyObject *index, PyObject *vals);
+/* r's dict (borrowed), made from the split form if r has none; NULL with
+ * an exception when out of memory. */
+PyObject *adspy_record_dict(adspy_Record *r);
 /* Add name -> value to a new record being filled (no case check: the C
  * record already has one spelling per name). Steals nothing. */
 int adspy_record_put(adspy_Record *r, PyObject *name, PyObject *value);

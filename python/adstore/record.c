@@ -8,6 +8,14 @@
  * Inside, a dict maps each name as written to its value, so the common
  * lookup with the stored spelling is one dict lookup; a second dict, made
  * on the first lookup that misses, maps lowered names to spellings.
+ *
+ * A record a Cursor makes starts split instead, as CPython shares the keys
+ * of instances' dicts: its values in a tuple, their names in a dict (name
+ * -> position) that the rows of one layout share, so making a row fills a
+ * tuple where it would fill a hash table. Reading a value by its stored
+ * spelling, `in`, len() and get() use the split form; anything else (a
+ * write, a lookup in another case, iteration, comparison) first gives the
+ * record a dict of its own (adspy_record_dict), as any other record has.
  */
 #include "_adstore.h"
 
@@ -54,10 +62,30 @@ static PyObject *fold(PyObject *key)
     return out;
 }
 
+PyObject *adspy_record_dict(adspy_Record *r)
+{
+    if (r->d)
+        return r->d;
+    PyObject *d = PyDict_New();
+    PyObject *k, *at;
+    Py_ssize_t pos = 0;
+    while (d && r->index && PyDict_Next(r->index, &pos, &k, &at))
+        if (PyDict_SetItem(d, k, PyTuple_GET_ITEM(r->vals, PyLong_AsSsize_t(at))) < 0)
+            Py_CLEAR(d);
+    if (!d)
+        return NULL;
+    r->d = d;
+    Py_CLEAR(r->index);
+    Py_CLEAR(r->vals);
+    return d;
+}
+
 static int fold_build(adspy_Record *r)
 {
     if (r->fold)
         return 0;
+    if (!adspy_record_dict(r))
+        return -1;
     PyObject *f = PyDict_New();
     if (!f)
         return -1;
@@ -78,7 +106,7 @@ static int fold_build(adspy_Record *r)
 
 PyObject *adspy_record_find(adspy_Record *r, PyObject *key)
 {
-    if (!PyUnicode_Check(key))
+    if (!PyUnicode_Check(key) || !adspy_record_dict(r))
         return NULL;
     int has = PyDict_Contains(r->d, key);
     if (has != 0)
@@ -98,10 +126,9 @@ adspy_Record *adspy_record_new(void)
     adspy_Record *r = PyObject_GC_New(adspy_Record, &adspy_RecordType);
     if (!r)
         return NULL;
-    r->fold = NULL;
+    r->fold = r->index = r->vals = NULL;
     r->d = PyDict_New();
     if (!r->d) {
-        r->d = NULL;
         Py_DECREF(r);
         return NULL;
     }
@@ -109,9 +136,23 @@ adspy_Record *adspy_record_new(void)
     return r;
 }
 
+adspy_Record *adspy_record_split(PyObject *index, PyObject *vals)
+{
+    adspy_Record *r = PyObject_GC_New(adspy_Record, &adspy_RecordType);
+    if (!r) {
+        Py_DECREF(vals);
+        return NULL;
+    }
+    r->d = r->fold = NULL;
+    r->index = Py_NewRef(index);
+    r->vals = vals;
+    PyObject_GC_Track(r);
+    return r;
+}
+
 int adspy_record_put(adspy_Record *r, PyObject *name, PyObject *value)
 {
-    if (PyDict_SetItem(r->d, name, value) < 0)
+    if (!adspy_record_dict(r) || PyDict_SetItem(r->d, name, value) < 0)
         return -1;
     if (r->fold) {
         PyObject *lk = fold(name);
@@ -149,7 +190,7 @@ static int record_del(adspy_Record *r, PyObject *key)
             PyErr_SetObject(PyExc_KeyError, key);
         return -1;
     }
-    int rc = PyDict_DelItem(r->d, name);
+    int rc = adspy_record_dict(r) ? PyDict_DelItem(r->d, name) : -1;
     if (rc == 0 && r->fold) {
         PyObject *lk = fold(name);
         rc = lk ? PyDict_DelItem(r->fold, lk) : -1;
@@ -162,6 +203,15 @@ static int record_del(adspy_Record *r, PyObject *key)
 /* r's value for key (borrowed), or NULL (with KeyError set only if raise). */
 static PyObject *record_get(adspy_Record *r, PyObject *key, bool raise)
 {
+    if (!r->d && r->index && PyUnicode_Check(key)) {
+        PyObject *at = PyDict_GetItemWithError(r->index, key);
+        if (at)
+            return PyTuple_GET_ITEM(r->vals, PyLong_AsSsize_t(at));
+        if (PyErr_Occurred())
+            return NULL;
+    }
+    if (!adspy_record_dict(r))
+        return NULL;
     PyObject *v = PyUnicode_Check(key) ? PyDict_GetItemWithError(r->d, key) : NULL;
     if (v || PyErr_Occurred())
         return v;
@@ -179,8 +229,11 @@ static PyObject *record_get(adspy_Record *r, PyObject *key, bool raise)
 static int record_update(adspy_Record *r, PyObject *other, PyObject *kw)
 {
     if (other) {
-        PyObject *src = PyObject_TypeCheck(other, &adspy_RecordType) ? ((adspy_Record *)other)->d
-                                                                       : other;
+        PyObject *src = PyObject_TypeCheck(other, &adspy_RecordType)
+                            ? adspy_record_dict((adspy_Record *)other)
+                            : other;
+        if (!src)
+            return -1;
         PyObject *items = PyDict_Check(src) ? PyDict_Items(src) : PyMapping_Items(src);
         if (!items) {
             if (PyErr_ExceptionMatches(PyExc_AttributeError) ||
@@ -236,6 +289,8 @@ static int rec_init(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTuple(args, "|O:Record", &other))
         return -1;
     adspy_Record *r = (adspy_Record *)self;
+    if (!adspy_record_dict(r))
+        return -1;
     PyDict_Clear(r->d);
     Py_CLEAR(r->fold);
     return record_update(r, other, kw);
@@ -246,6 +301,8 @@ static int rec_traverse(PyObject *self, visitproc visit, void *arg)
     adspy_Record *r = (adspy_Record *)self;
     Py_VISIT(r->d);
     Py_VISIT(r->fold);
+    Py_VISIT(r->index);
+    Py_VISIT(r->vals);
     return 0;
 }
 
@@ -254,6 +311,8 @@ static int rec_clear(PyObject *self)
     adspy_Record *r = (adspy_Record *)self;
     Py_CLEAR(r->d);
     Py_CLEAR(r->fold);
+    Py_CLEAR(r->index);
+    Py_CLEAR(r->vals);
     return 0;
 }
 
@@ -266,7 +325,10 @@ static void rec_dealloc(PyObject *self)
 
 static Py_ssize_t rec_len(PyObject *self)
 {
-    return PyDict_GET_SIZE(((adspy_Record *)self)->d);
+    adspy_Record *r = (adspy_Record *)self;
+    if (!r->d && r->vals)
+        return PyTuple_GET_SIZE(r->vals);
+    return adspy_record_dict(r) ? PyDict_GET_SIZE(r->d) : -1;
 }
 
 static PyObject *rec_subscript(PyObject *self, PyObject *key)
@@ -289,12 +351,14 @@ static int rec_contains(PyObject *self, PyObject *key)
 
 static PyObject *rec_iter(PyObject *self)
 {
-    return PyObject_GetIter(((adspy_Record *)self)->d);
+    PyObject *d = adspy_record_dict((adspy_Record *)self);
+    return d ? PyObject_GetIter(d) : NULL;
 }
 
 static PyObject *rec_repr(PyObject *self)
 {
-    return PyUnicode_FromFormat("adstore.Record(%R)", ((adspy_Record *)self)->d);
+    PyObject *d = adspy_record_dict((adspy_Record *)self);
+    return d ? PyUnicode_FromFormat("adstore.Record(%R)", d) : NULL;
 }
 
 /* Equal to another Record or mapping with the same names (ignoring case)
@@ -311,6 +375,10 @@ static PyObject *rec_richcompare(PyObject *self, PyObject *other, int op)
         b = (adspy_Record *)PyObject_CallOneArg((PyObject *)&adspy_RecordType, other);
         if (!b)
             return NULL;
+    }
+    if (!adspy_record_dict(a) || !adspy_record_dict(b)) {
+        Py_DECREF(b);
+        return NULL;
     }
     int eq = PyDict_GET_SIZE(a->d) == PyDict_GET_SIZE(b->d) &&
              PyDict_GET_SIZE(b->d) == PyObject_Length(other);
@@ -386,7 +454,8 @@ static PyObject *rec_update(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *rec_view(PyObject *self, const char *which)
 {
-    return PyObject_CallMethod(((adspy_Record *)self)->d, which, NULL);
+    PyObject *d = adspy_record_dict((adspy_Record *)self);
+    return d ? PyObject_CallMethod(d, which, NULL) : NULL;
 }
 
 static PyObject *rec_keys(PyObject *self, PyObject *unused)
@@ -411,6 +480,8 @@ static PyObject *rec_clear_m(PyObject *self, PyObject *unused)
 {
     (void)unused;
     adspy_Record *r = (adspy_Record *)self;
+    if (!adspy_record_dict(r))
+        return NULL;
     PyDict_Clear(r->d);
     Py_CLEAR(r->fold);
     Py_RETURN_NONE;
@@ -419,10 +490,11 @@ static PyObject *rec_clear_m(PyObject *self, PyObject *unused)
 static PyObject *rec_copy(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    adspy_Record *r = adspy_record_new();
+    PyObject *d = adspy_record_dict((adspy_Record *)self);
+    adspy_Record *r = d ? adspy_record_new() : NULL;
     if (!r)
         return NULL;
-    if (PyDict_Update(r->d, ((adspy_Record *)self)->d) < 0) {
+    if (PyDict_Update(r->d, d) < 0) {
         Py_DECREF(r);
         return NULL;
     }
@@ -432,7 +504,8 @@ static PyObject *rec_copy(PyObject *self, PyObject *unused)
 static PyObject *rec_to_dict(PyObject *self, PyObject *unused)
 {
     (void)unused;
-    return PyDict_Copy(((adspy_Record *)self)->d);
+    PyObject *d = adspy_record_dict((adspy_Record *)self);
+    return d ? PyDict_Copy(d) : NULL;
 }
 
 static PyObject *rec_reduce(PyObject *self, PyObject *unused)

@@ -475,29 +475,40 @@ static PyObject *blob_to_py(const ads_blob *b)
     return (PyObject *)o;
 }
 
-PyObject *adspy_value_to_py(const ads_value *v)
+/* Lists, records and blobs (whose metadata is a record) nest: only they
+ * need the recursion guard, so a scalar costs no more than its object. */
+static PyObject *nested_to_py(const ads_value *v)
 {
     if (Py_EnterRecursiveCall(" converting a ClassAd value"))
         return NULL;
-    PyObject *r = NULL;
-    switch (v->type) {
-    case ADS_UNDEFINED: r = Py_NewRef(Py_None); break;
-    case ADS_ERROR: r = Py_NewRef(adspy_ERROR); break;
-    case ADS_BOOLEAN: r = PyBool_FromLong(v->u.b); break;
-    case ADS_INTEGER: r = PyLong_FromLongLong(v->u.i); break;
-    case ADS_REAL: r = PyFloat_FromDouble(v->u.r); break;
-    case ADS_STRING: r = adspy_str(v->u.s.p, v->u.s.len); break;
-    case ADS_LIST: r = list_to_py(v->u.list.items, v->u.list.n); break;
-    case ADS_RECORD: r = adspy_record_to_py(v->u.rec); break;
-    case ADS_ABSTIME: r = abstime_to_py(v->u.abs.secs, v->u.abs.offset); break;
-    case ADS_RELTIME: r = reltime_to_py(v->u.rel); break;
-    case ADS_IDENT: r = adspy_id_new(v->u.id); break;
-    case ADS_BLOB: r = blob_to_py(v->u.blob); break;
-    default:
-        adspy_raise_code(ADS_ECORRUPT, "a value of unknown type %d", (int)v->type);
-    }
+    PyObject *r;
+    if (v->type == ADS_LIST)
+        r = list_to_py(v->u.list.items, v->u.list.n);
+    else if (v->type == ADS_RECORD)
+        r = adspy_record_to_py(v->u.rec);
+    else
+        r = blob_to_py(v->u.blob);
     Py_LeaveRecursiveCall();
     return r;
+}
+
+PyObject *adspy_value_to_py(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_UNDEFINED: return Py_NewRef(Py_None);
+    case ADS_ERROR: return Py_NewRef(adspy_ERROR);
+    case ADS_BOOLEAN: return PyBool_FromLong(v->u.b);
+    case ADS_INTEGER: return PyLong_FromLongLong(v->u.i);
+    case ADS_REAL: return PyFloat_FromDouble(v->u.r);
+    case ADS_STRING: return adspy_str(v->u.s.p, v->u.s.len);
+    case ADS_LIST:
+    case ADS_RECORD:
+    case ADS_BLOB: return nested_to_py(v);
+    case ADS_ABSTIME: return abstime_to_py(v->u.abs.secs, v->u.abs.offset);
+    case ADS_RELTIME: return reltime_to_py(v->u.rel);
+    case ADS_IDENT: return adspy_id_new(v->u.id);
+    }
+    return adspy_raise_code(ADS_ECORRUPT, "a value of unknown type %d", (int)v->type);
 }
 
 /* A list node whose elements are all plain: comes out as a Python list. A
@@ -603,6 +614,8 @@ void adspy_names_clear(adspy_names *names)
         Py_CLEAR(names->slot[i].s);
         Py_CLEAR(names->value[i].s);
     }
+    Py_CLEAR(names->layout);
+    names->layout_n = 0;
 }
 
 static bool cached_is(const adspy_cached *c, ads_str b)
@@ -636,6 +649,8 @@ static adspy_cached *hashed_slot(adspy_cached *cache, ads_str b)
     return &cache[h & (ADS_PY_NAME_CACHE - 1)];
 }
 
+_Static_assert(ADS_PY_VALUE_CACHE_LEN <= ADS_PY_NAME_CACHE_LEN, "values are kept as names are");
+
 /* The str of a short string value's bytes, from names when it has it. */
 static PyObject *cached_value(adspy_names *names, ads_str b)
 {
@@ -647,16 +662,103 @@ static PyObject *cached_value(adspy_names *names, ads_str b)
  * where the last row had it, else by its hash. */
 static PyObject *cached_name(adspy_names *names, size_t i, ads_str b)
 {
-    if (!names || b.len > ADS_PY_NAME_CACHE_LEN)
+    if (b.len > ADS_PY_NAME_CACHE_LEN)
         return adspy_str(b.p, b.len);
-    adspy_cached *at = i < ADS_PY_NAME_CACHE ? &names->pos[i] : NULL;
-    if (at && cached_is(at, b))
+    adspy_cached *at = &names->pos[i];
+    if (cached_is(at, b))
         return Py_NewRef(at->s);
     adspy_cached *c = hashed_slot(names->slot, b);
     PyObject *s = cached_is(c, b) ? Py_NewRef(c->s) : cache_put(c, b);
-    if (s && at)
+    if (s)
         cache_keep(at, s, b);
     return s;
+}
+
+/* The value of attribute e of a row: short strings from names. */
+static PyObject *attr_to_py(const ads_expr *e, adspy_names *names)
+{
+    const ads_value *lit = ads_expr_literal_value(e);
+    if (!lit)
+        return adspy_expr_to_py(e);
+    if (lit->type == ADS_STRING && lit->u.s.len <= ADS_PY_VALUE_CACHE_LEN)
+        return cached_value(names, lit->u.s);
+    return adspy_value_to_py(lit);
+}
+
+/* names->layout: the names of the row just made (each the str names->pos
+ * holds), each mapped to its position: the index of split Records
+ * (record.c), shared by the rows that list the same names. */
+static PyObject *layout_keep(adspy_names *names, PyObject *const *keys, size_t n)
+{
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < n; i++) {
+        PyObject *at = PyLong_FromSize_t(i);
+        if (!at || PyDict_SetItem(d, keys[i], at) < 0)
+            Py_CLEAR(d);
+        Py_XDECREF(at);
+    }
+    Py_XSETREF(names->layout, d);
+    names->layout_n = d ? n : 0;
+    return d;
+}
+
+/* The values of rec's n attributes, in a tuple. */
+static PyObject *row_values(const ads_record *rec, size_t n, adspy_names *names)
+{
+    PyObject *vals = PyTuple_New((Py_ssize_t)n);
+    for (size_t i = 0; vals && i < n; i++) {
+        PyObject *v = attr_to_py(ads_record_expr(rec, i), names);
+        if (!v)
+            Py_CLEAR(vals);
+        else
+            PyTuple_SET_ITEM(vals, (Py_ssize_t)i, v);
+    }
+    return vals;
+}
+
+/* A Record of rec's n attributes (n <= ADS_PY_NAME_CACHE): split, its
+ * index names->layout when its names are the last row's (compared by
+ * their bytes, as names->pos keeps them), else a new layout; a row with a
+ * name too long to keep has a dict of its own. */
+static PyObject *row_to_py(const ads_record *rec, size_t n, adspy_names *names)
+{
+    bool same = names->layout && names->layout_n == n;
+    for (size_t i = 0; same && i < n; i++)
+        same = cached_is(&names->pos[i], ads_record_name(rec, i));
+    if (same)
+        return (PyObject *)adspy_record_split(names->layout, row_values(rec, n, names));
+    /* pos changes below: the layout stands for it only once made anew */
+    Py_CLEAR(names->layout);
+    names->layout_n = 0;
+    PyObject *keys[ADS_PY_NAME_CACHE];
+    bool kept = true;
+    size_t made = 0;
+    PyObject *r = NULL;
+    for (; made < n; made++) {
+        ads_str name = ads_record_name(rec, made);
+        kept = kept && name.len <= ADS_PY_NAME_CACHE_LEN;
+        keys[made] = cached_name(names, made, name);
+        if (!keys[made])
+            goto done;
+    }
+    if (kept) {
+        PyObject *vals = layout_keep(names, keys, n) ? row_values(rec, n, names) : NULL;
+        r = vals ? (PyObject *)adspy_record_split(names->layout, vals) : NULL;
+        goto done;
+    }
+    adspy_Record *own = adspy_record_new();
+    for (size_t i = 0; own && i < n; i++) {
+        PyObject *v = attr_to_py(ads_record_expr(rec, i), names);
+        int rc = v ? adspy_record_put(own, keys[i], v) : -1;
+        Py_XDECREF(v);
+        if (rc < 0)
+            Py_CLEAR(own);
+    }
+    r = (PyObject *)own;
+done:
+    for (size_t i = 0; i < made; i++)
+        Py_DECREF(keys[i]);
+    return r;
 }
 
 PyObject *adspy_record_to_py(const ads_record *rec)
@@ -666,22 +768,16 @@ PyObject *adspy_record_to_py(const ads_record *rec)
 
 PyObject *adspy_record_to_py_named(const ads_record *rec, adspy_names *names)
 {
+    size_t n = ads_record_size(rec);
+    if (names && n <= ADS_PY_NAME_CACHE)
+        return row_to_py(rec, n, names);
     adspy_Record *r = adspy_record_new();
     if (!r)
         return NULL;
-    size_t n = ads_record_size(rec);
     for (size_t i = 0; i < n; i++) {
         ads_str name = ads_record_name(rec, i);
-        PyObject *k = cached_name(names, i, name);
-        const ads_expr *e = ads_record_expr(rec, i);
-        const ads_value *lit = names ? ads_expr_literal_value(e) : NULL;
-        PyObject *v;
-        if (!k)
-            v = NULL;
-        else if (lit && lit->type == ADS_STRING && lit->u.s.len <= 32)
-            v = cached_value(names, lit->u.s);
-        else
-            v = adspy_expr_to_py(e);
+        PyObject *k = adspy_str(name.p, name.len);
+        PyObject *v = k ? adspy_expr_to_py(ads_record_expr(rec, i)) : NULL;
         int rc = v ? adspy_record_put(r, k, v) : -1;
         Py_XDECREF(k);
         Py_XDECREF(v);
@@ -881,8 +977,8 @@ static int record_add(ads_record_builder *b, adspy_conv *c, PyObject *k, PyObjec
 
 static int record_fill(ads_record_builder *b, adspy_conv *c, PyObject *o)
 {
-    if (PyObject_TypeCheck(o, &adspy_RecordType))
-        o = ((adspy_Record *)o)->d;
+    if (PyObject_TypeCheck(o, &adspy_RecordType) && !(o = adspy_record_dict((adspy_Record *)o)))
+        return -1;
     if (PyDict_Check(o)) {
         /* Mutating the dict while converting would invalidate the walk. */
         PyObject *items = PyDict_Items(o);

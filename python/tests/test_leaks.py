@@ -63,6 +63,16 @@ def test_store_calls_do_not_leak(store):
     assert grows(lambda: list(store.execute('SELECT * FROM Machine WHERE Name == "m5"')), 20_000) < SLACK
 
 
+def test_select_rows_do_not_leak(store):
+    store.store(machine(i, Tags=[i, "t"]) for i in range(100))
+
+    def work():
+        for r in store.execute("SELECT * FROM Machine"):
+            if r["Memory"] > 4096:  # half the rows get a dict of their own
+                r["new"] = r["tags"]
+    assert grows(work, 5_000) < SLACK
+
+
 def test_the_measure_sees_a_leak_of_a_few_bytes_per_call():
     kept = []
     assert grows(lambda: kept.append(0.5 + len(kept))) > SLACK  # a float and a slot: 32 bytes
