@@ -131,6 +131,10 @@
 /* Bytes of one request body (a statement, records, an imported file): a
  * larger body is refused with 413 before it is read whole. */
 #define ADS_SERVE_MAX_BODY ((size_t)8 << 20)
+/* Bytes of request bodies the server holds at once, all connections
+ * together: a request whose body would pass it is refused with 503 (try
+ * again), so bodies in flight never hold more memory than this. */
+#define ADS_SERVE_BODY_MEMORY ((size_t)64 << 20)
 /* Connections served at once (a thread each), and from one client address:
  * a connection over either is closed at once. With ADS_SERVE_MAX_BODY this
  * bounds request memory; the second keeps one host from taking them all. */
@@ -144,15 +148,27 @@
 #define ADS_SERVE_STMT_SECONDS 60.0
 #define ADS_SERVE_STMT_MEMORY ((size_t)256 << 20)
 #define ADS_SERVE_MAX_ROWS 1000000u
+/* Threads that run statements (server/pool.c): this many wait from the
+ * start; more are started while all are busy (one statement per
+ * connection at most), and those leave after this many idle seconds. */
+#define ADS_SERVE_STMT_THREADS 4u
+#define ADS_SERVE_STMT_IDLE_SECONDS 10
 /* Bytes of a statement's output held before the response starts: a
  * statement that fails within them gets an error status and object, one
  * that goes on is streamed. */
 #define ADS_SERVE_HEAD_BYTES ((size_t)64 << 10)
+/* Key attributes a record read (GET /api/records/TYPE?KEY=VALUE) looks up
+ * in the store directly; a type with more keys is read by a statement. */
+#define ADS_SERVE_POINT_KEYS 16u
 /* Identifiers one POST /api/ids may ask for. */
 #define ADS_SERVE_MAX_IDS 10000u
 /* Seconds a shutdown waits for requests in flight before it interrupts
  * their statements. */
 #define ADS_SERVE_DRAIN_SECONDS 30.0
+/* The request log is written when no request is in flight, or once it
+ * holds this many bytes, or its first line is this many seconds old. */
+#define ADS_SERVE_LOG_BYTES ((size_t)16 << 10)
+#define ADS_SERVE_LOG_SECONDS 1.0
 /* Entries in a tokens file, and bytes of one of its lines. */
 #define ADS_SERVE_MAX_TOKENS 1000u
 #define ADS_SERVE_TOKEN_LINE 512u

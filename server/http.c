@@ -2,13 +2,13 @@
  * server/http.c: the server's life: the listening address and its safety
  * rule (beyond loopback only with TLS and tokens, unless told otherwise),
  * libmicrohttpd started with a thread per connection and the limits of
- * base/limits.h, each request's body gathered (up to ADS_SERVE_MAX_BODY) and
- * its token checked before routing, one log line per request, and the
- * shutdown: stop accepting, let requests in flight finish, close the store.
+ * base/limits.h, each request's body gathered (up to ADS_SERVE_MAX_BODY, and
+ * ADS_SERVE_BODY_MEMORY for all bodies held) and its token checked before
+ * routing, one log line per request, and the shutdown: stop accepting, let
+ * requests in flight finish, stop the statement threads, close the store.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -71,23 +71,55 @@ static int parse_listen(listen_addr *out, const char *s, ads_error *err)
 
 /* ---- requests ---- */
 
-static void log_line(server *s, struct MHD_Connection *c, const request *rq)
+/* The client's address as text ("-" when unknown). */
+static void client_host(char *out, size_t cap, struct MHD_Connection *c)
 {
-    char host[NI_MAXHOST] = "-", when[32];
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    if (ci != NULL && ci->client_addr != NULL)
-        getnameinfo(ci->client_addr,
-                    ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                           : sizeof(struct sockaddr_in),
-                    host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    const struct sockaddr *sa = ci != NULL ? ci->client_addr : NULL;
+    const char *p = NULL;
+    if (sa != NULL && sa->sa_family == AF_INET)
+        p = inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    else if (sa != NULL && sa->sa_family == AF_INET6)
+        p = inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+                      (socklen_t)cap);
+    if (p == NULL)
+        snprintf(out, cap, "-");
+}
+
+/* Write the lines held (s->mu held). */
+static void log_flush(server *s)
+{
+    if (s->log.len > 0) {
+        fwrite(s->log.p, 1, s->log.len, s->cfg->log);
+        fflush(s->cfg->log);
+    }
+    ads_buf_clear(&s->log);
+}
+
+/* One line per request (s->mu held), held until no request is in flight,
+ * ADS_SERVE_LOG_BYTES are held or the first was held ADS_SERVE_LOG_SECONDS:
+ * a write per request would cost more than a point read. */
+static void log_line(server *s, struct MHD_Connection *c, const request *rq)
+{
+    char host[INET6_ADDRSTRLEN];
+    client_host(host, sizeof host, c);
     time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    fprintf(s->cfg->log, "%s %s %s %s %s %u %.1fms\n", when, host, rq->who, rq->method, rq->url,
-            rq->status, (now_seconds() - rq->start) * 1e3);
-    fflush(s->cfg->log);
+    if (t != s->log_sec) {
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(s->log_when, sizeof s->log_when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        s->log_sec = t;
+    }
+    double now = now_seconds();
+    long tenths = (long)((now - rq->start) * 1e4 + 0.5); /* of a millisecond */
+    if (s->log.len == 0)
+        s->log_since = now;
+    ads_buf_printf(&s->log, "%s %s %s %s %s %u %ld.%ldms\n", s->log_when, host, rq->who,
+                   rq->method, rq->url, rq->status, tenths / 10, tenths % 10);
+    if (s->active <= 1 || s->log.len >= ADS_SERVE_LOG_BYTES || s->log.failed ||
+        now - s->log_since >= ADS_SERVE_LOG_SECONDS)
+        log_flush(s);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -101,6 +133,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && rq->status < 400)
         rq->status = 499; /* the response did not reach the client whole */
     pthread_mutex_lock(&s->mu);
+    s->body_bytes -= rq->body_held;
     log_line(s, c, rq);
     s->requests++;
     if (rq->status >= 400)
@@ -164,10 +197,44 @@ static unsigned check_token(server *s, struct MHD_Connection *c, request *rq, co
     return 0;
 }
 
-static bool body_too_large(struct MHD_Connection *c)
+/* The body's declared length (0 when it declares none). */
+static unsigned long long body_declared(struct MHD_Connection *c)
 {
     const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-    return len != NULL && strtoull(len, NULL, 10) > ADS_SERVE_MAX_BODY;
+    return len != NULL ? strtoull(len, NULL, 10) : 0;
+}
+
+/* Count n more bytes of rq's body against ADS_SERVE_BODY_MEMORY, the bytes
+ * of every body the server holds: false (nothing counted) past it. */
+static bool body_take(server *s, request *rq, size_t n)
+{
+    pthread_mutex_lock(&s->mu);
+    bool ok = s->body_bytes + n <= ADS_SERVE_BODY_MEMORY;
+    if (ok) {
+        s->body_bytes += n;
+        rq->body_held += n;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+/* rq's body is no longer needed: free it and give its bytes back. */
+static void body_release(server *s, request *rq)
+{
+    pthread_mutex_lock(&s->mu);
+    s->body_bytes -= rq->body_held;
+    pthread_mutex_unlock(&s->mu);
+    rq->body_held = 0;
+    ads_buf_free(&rq->body);
+}
+
+static enum MHD_Result refuse_busy(struct MHD_Connection *c, request *rq)
+{
+    ads_error e;
+    ads_error_set(&e, ADS_EBUSY,
+                  "the server holds %zu bytes of request bodies, its limit; try again shortly",
+                  (size_t)ADS_SERVE_BODY_MEMORY);
+    return resp_error(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, &e);
 }
 
 static enum MHD_Result refuse(struct MHD_Connection *c, request *rq, unsigned status, int code,
@@ -184,7 +251,8 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, request *
     unsigned st = check_token(s, c, rq, &msg);
     if (st != 0)
         return refuse(c, rq, st, ADS_EINVAL, msg);
-    if (body_too_large(c)) {
+    unsigned long long declared = body_declared(c);
+    if (declared > ADS_SERVE_MAX_BODY) {
         char m[96];
         snprintf(m, sizeof m, "the body is larger than the server's limit of %zu bytes",
                  (size_t)ADS_SERVE_MAX_BODY);
@@ -192,7 +260,10 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, request *
     }
     pthread_mutex_lock(&s->mu);
     bool stopping = s->draining;
+    bool full = s->body_bytes + declared > ADS_SERVE_BODY_MEMORY;
     pthread_mutex_unlock(&s->mu);
+    if (full && !stopping)
+        return refuse_busy(c, rq);
     if (stopping)
         return refuse(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, ADS_EBUSY,
                       "the server is shutting down");
@@ -218,17 +289,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        if (rq->body.len + *upload_size > ADS_SERVE_MAX_BODY)
+        if (rq->too_large || rq->too_busy)
+            ;
+        else if (rq->body.len + *upload_size > ADS_SERVE_MAX_BODY)
             rq->too_large = true;
+        else if (!body_take(s, rq, *upload_size))
+            rq->too_busy = true;
         else
             ads_buf_add(&rq->body, upload, *upload_size);
+        if (rq->too_large || rq->too_busy)
+            body_release(s, rq);
         *upload_size = 0;
         return MHD_YES;
     }
     if (rq->too_large || rq->body.failed)
         return refuse(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, ADS_ELIMIT,
                       "the body is larger than the server's limit");
-    return route(c, rq);
+    if (rq->too_busy)
+        return refuse_busy(c, rq);
+    enum MHD_Result ret = route(c, rq);
+    body_release(s, rq);
+    return ret;
 }
 
 /* ---- the server's life ---- */
@@ -327,8 +408,11 @@ static void serve(server *s, struct MHD_Daemon *d, const sigset_t *sigs)
     int sig = 0;
     while (sigwait(sigs, &sig) != 0)
         ;
+    pthread_mutex_lock(&s->mu);
+    log_flush(s);
     fprintf(s->cfg->log, "stopping on signal %d: finishing requests in flight\n", sig);
     fflush(s->cfg->log);
+    pthread_mutex_unlock(&s->mu);
     MHD_socket lfd = MHD_quiesce_daemon(d);
     pthread_mutex_lock(&s->mu);
     s->draining = true;
@@ -340,6 +424,9 @@ static void serve(server *s, struct MHD_Daemon *d, const sigset_t *sigs)
     MHD_stop_daemon(d);
     if (lfd != MHD_INVALID_SOCKET)
         close(lfd);
+    pthread_mutex_lock(&s->mu);
+    log_flush(s);
+    pthread_mutex_unlock(&s->mu);
 }
 
 static int server_init(server *s, const ads_server_config *cfg, tls_files *tls, ads_error *err)
@@ -348,6 +435,7 @@ static int server_init(server *s, const ads_server_config *cfg, tls_files *tls, 
     s->cfg = cfg;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->idle, NULL);
+    ads_buf_init(&s->log);
     s->started = now_seconds();
     if (cfg->tokens != NULL) {
         int rc = tokens_load(&s->tokens, cfg->tokens, err);
@@ -366,6 +454,8 @@ static int server_init(server *s, const ads_server_config *cfg, tls_files *tls, 
     int rc = ads_db_open(&s->db, cfg->db_dir, ADS_DB_CREATE, err);
     if (rc < 0)
         s->db = NULL;
+    else
+        rc = pool_start(&s->pool, s->db, err);
     return rc;
 }
 
@@ -390,6 +480,7 @@ int ads_server_run(const ads_server_config *cfg, const sigset_t *sigs,
             ready(ctx, di != NULL ? di->port : 0);
         serve(&s, d, sigs);
     }
+    pool_stop(&s.pool);
     if (s.db != NULL)
         ads_db_close(s.db);
     tokens_free(&s.tokens);
@@ -397,6 +488,7 @@ int ads_server_run(const ads_server_config *cfg, const sigset_t *sigs,
         memset(tls.key, 0, strlen(tls.key));
     free(tls.cert);
     free(tls.key);
+    ads_buf_free(&s.log);
     pthread_mutex_destroy(&s.mu);
     pthread_cond_destroy(&s.idle);
     return rc;

@@ -36,17 +36,22 @@ void json_str(ads_buf *b, const char *p, size_t len)
 }
 
 /* {"error":{"message":"...","code":"syntax error","line":1,"column":8}}:
- * line and column only for errors about text. */
-void json_error(ads_buf *b, const ads_error *err)
+ * line and column only for errors about text; code is name. */
+static void json_error_as(ads_buf *b, const ads_error *err, const char *name)
 {
     ads_buf_adds(b, "{\"error\":{\"message\":");
     json_str(b, err->message, strlen(err->message));
     ads_buf_adds(b, ",\"code\":");
-    const char *name = ads_strerror(err->code);
     json_str(b, name, strlen(name));
     if (err->line > 0)
         ads_buf_printf(b, ",\"line\":%d,\"column\":%d", err->line, err->column);
     ads_buf_adds(b, "}}\n");
+}
+
+/* The code is the library's name for err->code. */
+void json_error(ads_buf *b, const ads_error *err)
+{
+    json_error_as(b, err, ads_strerror(err->code));
 }
 
 void json_value(ads_buf *b, const ads_value *v)
@@ -129,7 +134,11 @@ enum MHD_Result resp_error(struct MHD_Connection *c, request *rq, unsigned statu
 {
     ads_buf b;
     ads_buf_init(&b);
-    json_error(&b, err);
+    /* No library error says "who are you": the server names it. */
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        json_error_as(&b, err, "unauthorized");
+    else
+        json_error(&b, err);
     struct MHD_Response *r = resp_json(b.p, b.len);
     ads_buf_free(&b);
     if (r != NULL && status == MHD_HTTP_UNAUTHORIZED)

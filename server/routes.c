@@ -2,7 +2,8 @@
  * server/routes.c: the JSON API (docs/server.md has each route with curl
  * examples). A request arrives here with its body whole and its token
  * checked (server/http.c); each route checks its arguments and role, then
- * runs a statement (server/stream.c) or works on the store directly.
+ * runs a statement (server/stream.c) or works on the store directly (a
+ * record by its key: server/point.c).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,7 @@ typedef struct key_where {
     ads_arena *a;
     ads_error *err;
     int n;
+    point_query pq;
 } key_where;
 
 /* A key value as written in the URL: a ClassAd literal (5, "x", true) as it
@@ -182,7 +184,41 @@ static enum MHD_Result add_key(void *cls, enum MHD_ValueKind kind, const char *k
     }
     ads_buf_printf(kw->b, "%s%s =?= ", kw->n++ ? " && " : " WHERE ", key);
     add_literal(kw->b, kw->a, value);
+    if (kw->pq.nargs < ADS_SERVE_POINT_KEYS)
+        kw->pq.args[kw->pq.nargs] = (point_arg){key, value};
+    kw->pq.nargs++;
     return MHD_YES;
+}
+
+/* The record read from the store directly (server/point.c), or by the
+ * statement stmt when that path leaves it. */
+static enum MHD_Result answer_point(struct MHD_Connection *c, request *rq,
+                                    const point_query *pq, const ads_buf *stmt)
+{
+    ads_error err;
+    ads_error_clear(&err);
+    ads_buf out;
+    ads_buf_init(&out);
+    int rc = point_read(&out, rq->s->db, pq, &err);
+    if (rc == POINT_FALLBACK) {
+        ads_buf_free(&out);
+        return stream_statement(c, rq, stmt->p, stmt->len, ADS_FORMAT_JSONL, true,
+                                !pq->history);
+    }
+    if (rc == 0 && !pq->history)
+        ads_error_set(&err, ADS_ENOTFOUND, "no record has that key");
+    if (rc < 0 || (rc == 0 && !pq->history)) {
+        ads_buf_free(&out);
+        return resp_error(c, rq, 0, &err);
+    }
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(out.len, out.p, MHD_RESPMEM_MUST_FREE);
+    if (r == NULL) {
+        ads_buf_free(&out);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/x-ndjson");
+    return resp_queue(c, rq, MHD_HTTP_OK, r);
 }
 
 /* GET /api/records/TYPE[/history]?KEY=VALUE&... */
@@ -200,7 +236,7 @@ static enum MHD_Result get_record(struct MHD_Connection *c, request *rq, const c
     ads_buf b;
     ads_buf_init(&b);
     ads_arena *a = ads_arena_new();
-    key_where kw = {&b, a, &err, 0};
+    key_where kw = {&b, a, &err, 0, {.type = rest, .type_len = tlen, .history = history}};
     ads_buf_printf(&b, "SELECT * FROM %.*s", (int)tlen, rest);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_key, &kw);
     enum MHD_Result ret;
@@ -214,7 +250,7 @@ static enum MHD_Result get_record(struct MHD_Connection *c, request *rq, const c
     } else {
         if (history)
             ads_buf_adds(&b, " && _Deleted =!= undefined && @anytime()");
-        ret = stream_statement(c, rq, b.p, b.len, ADS_FORMAT_JSONL, true, !history);
+        ret = b.failed ? MHD_NO : answer_point(c, rq, &kw.pq, &b);
     }
     ads_buf_free(&b);
     ads_arena_free(a);

@@ -1,9 +1,11 @@
 /*
  * server/server.h: `adstore serve`, the store over HTTP (docs/server.md).
  * libmicrohttpd parses HTTP and runs a thread per connection; this module
- * routes requests to the store (server/routes.c), streams statement results
- * (server/stream.c), checks bearer tokens (server/auth.c) and serves the web
- * page (server/page.c). Reads run concurrently on their own read
+ * routes requests to the store (server/routes.c), reads records by key
+ * straight from the store (server/point.c), runs statements in a pool of
+ * threads (server/pool.c) and streams their results (server/stream.c),
+ * checks bearer tokens (server/auth.c) and serves the web page
+ * (server/page.c). Reads run concurrently on their own read
  * transactions; writes are serialized by the engine.
  */
 #ifndef ADS_SERVER_H

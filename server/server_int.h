@@ -8,6 +8,7 @@
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/buf.h"
 #include "base/limits.h"
@@ -27,6 +28,22 @@ typedef struct token_set {
     size_t n;
 } token_set;
 
+/* A statement handed to the pool's threads (server/pool.c). run gets the
+ * thread's session. */
+typedef struct pool_task {
+    void (*run)(struct pool_task *t, ads_query *q);
+    struct pool_task *next;
+} pool_task;
+
+typedef struct stmt_pool {
+    ads_db *db;
+    pthread_mutex_t mu;
+    pthread_cond_t work, gone;
+    pool_task *head, *tail; /* waiting tasks */
+    unsigned queued, idle, threads;
+    bool stop, started;
+} stmt_pool;
+
 typedef struct server {
     const ads_server_config *cfg;
     ads_db *db;
@@ -38,7 +55,13 @@ typedef struct server {
     unsigned active;     /* requests in flight */
     bool draining;       /* stop: interrupt statements that start or run */
     uint64_t requests, failures;
+    size_t body_bytes;   /* bytes of request bodies held, all requests */
     struct stmt_job *jobs; /* running statements, for the drain's interrupt */
+    stmt_pool pool;
+    ads_buf log;          /* log lines not yet written (mu) */
+    double log_since;     /* when the first of them was held */
+    time_t log_sec;       /* the second log_when shows */
+    char log_when[32];
 } server;
 
 /* One request: its body, who sent it, and what to log. */
@@ -48,6 +71,8 @@ typedef struct request {
     char *url;
     ads_buf body;
     bool too_large;
+    bool too_busy;    /* the bodies held reached ADS_SERVE_BODY_MEMORY */
+    size_t body_held; /* bytes of body counted in the server's body_bytes */
     ads_role role;
     char who[64]; /* the token's name, "-" without authentication */
     unsigned status;
@@ -77,6 +102,29 @@ void tokens_free(token_set *t);
 /* The entry whose token is the len bytes at tok, or NULL. */
 const token_entry *tokens_find(const token_set *t, const char *tok, size_t len);
 
+/* Point reads (server/point.c): GET /api/records/TYPE[/history]?KEY=VALUE
+ * without a statement. */
+typedef struct point_arg {
+    const char *name, *value;
+} point_arg;
+
+typedef struct point_query {
+    const char *type;
+    size_t type_len;
+    point_arg args[ADS_SERVE_POINT_KEYS];
+    size_t nargs;
+    bool history;
+} point_query;
+
+/* Not answered here: run the statement instead. */
+#define POINT_FALLBACK 2
+
+/* Append the record's latest row (or, with history, every row) to out as
+ * JSON Lines: 1 when there is one, 0 when there is none (no record, or its
+ * latest row deleted), POINT_FALLBACK, or an error (ADS_ENOMEM,
+ * ADS_ESTORAGE, ADS_ECORRUPT). */
+int point_read(ads_buf *out, ads_db *db, const point_query *pq, ads_error *err);
+
 /* Routes (server/routes.c): answer the request whose body is complete. */
 enum MHD_Result route(struct MHD_Connection *c, request *rq);
 
@@ -85,6 +133,14 @@ enum MHD_Result route(struct MHD_Connection *c, request *rq);
  * shows hidden attributes. */
 enum MHD_Result stream_statement(struct MHD_Connection *c, request *rq, const char *text,
                                  size_t len, ads_format fmt, bool hidden, bool single);
+/* Start the pool's first threads, each with a session on db (ADS_EIO). */
+int pool_start(stmt_pool *p, ads_db *db, ads_error *err);
+/* Queue t for a thread: 0, or -1 when no thread can take it. */
+int pool_submit(stmt_pool *p, pool_task *t);
+/* Let the threads finish the tasks queued and leave (no task may be
+ * submitted any more); nothing after pool_start failed. */
+void pool_stop(stmt_pool *p);
+
 /* Interrupt every running statement (the drain after its deadline). */
 void stream_interrupt_all(server *s);
 

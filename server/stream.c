@@ -1,8 +1,11 @@
 /*
  * server/stream.c: a statement over HTTP. The statement runs in a thread of
- * its own whose output goes through a pipe to the connection's thread,
- * which libmicrohttpd drives: rows are sent as they come, never held whole.
- * The first ADS_SERVE_HEAD_BYTES are held back, so that a statement that
+ * the pool (server/pool.c) while the connection's thread waits for its
+ * first ADS_SERVE_HEAD_BYTES of output; a statement that finishes within
+ * them is answered from that buffer. Output beyond them goes through a pipe
+ * to the connection's thread, which libmicrohttpd drives: rows are sent as
+ * they come, never held whole, and a client that reads slowly holds back
+ * only its own statement. Holding the head back means that a statement that
  * fails early (an unknown type, a limit) is answered with an error status
  * and object, and one that writes nothing (STORE, UPDATE) with a summary.
  * A statement that fails after its output has started cuts the response off
@@ -11,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,27 +24,28 @@
 typedef enum { JOB_HEAD, JOB_STREAM, JOB_DONE } job_state;
 
 typedef struct stmt_job {
+    pool_task task; /* first: the pool hands it back as the job */
     server *s;
     char *text;
     size_t len;
     ads_format fmt;
     ads_exec_options opt;
     bool single; /* one record asked for: the head is never cut short */
-    ads_query *q;
-    FILE *out; /* writes into head, then into the pipe */
-    int rfd, wfd;
+    ads_query *q;        /* the session running it, while it runs (s->mu) */
+    atomic_bool cancel;  /* stop at the next row (client gone, drain) */
+    FILE *out;           /* writes into head, then into the pipe */
+    int rfd, wfd;        /* the pipe, made when the output outgrows the head */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     job_state state;
-    bool joined;
-    pthread_t th;
+    bool finished; /* its thread is done with it (mu) */
     ads_buf head;
     int rc;
     ads_error err;
     ads_exec_info info;
     uint64_t rows;
     ads_sink inner;
-    struct stmt_job *next; /* in the server's list of running statements */
+    struct stmt_job *next; /* in the server's list of statements */
 } stmt_job;
 
 static int write_all(int fd, const char *p, size_t n)
@@ -57,6 +62,19 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* The head is full: make the pipe the rest goes through (j->mu held). */
+static int start_stream(stmt_job *j)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    j->rfd = fds[0];
+    j->wfd = fds[1];
+    j->state = JOB_STREAM;
+    pthread_cond_broadcast(&j->cv);
+    return 0;
+}
+
 /* The writer's output: held while it fits the head, then piped. */
 static ssize_t job_write(void *cookie, const char *buf, size_t n)
 {
@@ -68,11 +86,11 @@ static ssize_t job_write(void *cookie, const char *buf, size_t n)
             pthread_mutex_unlock(&j->mu);
             return j->head.failed ? -1 : (ssize_t)n;
         }
-        j->state = JOB_STREAM;
-        pthread_cond_broadcast(&j->cv);
+        int rc = start_stream(j);
         pthread_mutex_unlock(&j->mu);
         /* From here on only this thread touches head. */
-        int rc = write_all(j->wfd, j->head.p, j->head.len);
+        if (rc == 0)
+            rc = write_all(j->wfd, j->head.p, j->head.len);
         ads_buf_free(&j->head);
         if (rc < 0)
             return -1;
@@ -85,7 +103,7 @@ static ssize_t job_write(void *cookie, const char *buf, size_t n)
 static int job_close(void *cookie)
 {
     stmt_job *j = cookie;
-    int rc = close(j->wfd);
+    int rc = j->wfd >= 0 ? close(j->wfd) : 0;
     j->wfd = -1;
     return rc;
 }
@@ -106,6 +124,8 @@ static int count_columns(void *ctx, const ads_str *cols, size_t ncols, ads_error
 static int count_row(void *ctx, const ads_record *row, ads_error *err)
 {
     stmt_job *j = ctx;
+    if (atomic_load(&j->cancel))
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
     if (++j->rows > ADS_SERVE_MAX_ROWS)
         return ads_error_set(err, ADS_ELIMIT,
                              "the result has more than %u rows, the server's limit; narrow "
@@ -119,24 +139,23 @@ static int count_end(void *ctx, ads_error *err)
     return j->inner.end(j->inner.ctx, err);
 }
 
-static int run_statement(stmt_job *j, ads_writer *w)
+static int run_statement(stmt_job *j, ads_query *q, ads_writer *w)
 {
     j->inner = ads_writer_sink(w);
     ads_sink sink = {count_begin, count_row, count_end, j,
                      j->inner.columns != NULL ? count_columns : NULL};
-    int rc = ads_query_exec(j->q, j->text, j->len, &sink, &j->opt, &j->info, &j->err);
+    int rc = ads_query_exec(q, j->text, j->len, &sink, &j->opt, &j->info, &j->err);
     if (rc < 0)
         ads_writer_abort(w, NULL);
     return rc;
 }
 
-static void *produce(void *arg)
+static int produce(stmt_job *j, ads_query *q)
 {
-    stmt_job *j = arg;
     ads_writer *w = NULL;
     int rc = ads_writer_new(&w, j->fmt, j->out, &j->err);
     if (rc == 0)
-        rc = run_statement(j, w);
+        rc = run_statement(j, q, w);
     ads_writer_free(w);
     fflush(j->out);
     pthread_mutex_lock(&j->mu);
@@ -150,33 +169,63 @@ static void *produce(void *arg)
         ads_buf_free(&b);
     }
     fclose(j->out);
+    return rc;
+}
+
+/* The task: in a thread of the pool, with its session q. */
+static void job_run(pool_task *t, ads_query *q)
+{
+    stmt_job *j = (stmt_job *)t;
+    server *s = j->s;
+    pthread_mutex_lock(&s->mu);
+    j->q = q;
+    pthread_mutex_unlock(&s->mu);
+    int rc;
+    if (atomic_load(&j->cancel)) {
+        fclose(j->out);
+        rc = ads_error_set(&j->err, ADS_EBUSY, "the server is shutting down");
+    } else {
+        rc = produce(j, q);
+    }
+    pthread_mutex_lock(&s->mu);
+    j->q = NULL;
+    pthread_mutex_unlock(&s->mu);
     pthread_mutex_lock(&j->mu);
     j->out = NULL;
     j->rc = rc;
     if (j->state == JOB_HEAD)
         j->state = JOB_DONE;
+    j->finished = true;
     pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
-    return NULL;
+    /* j may be freed from here on. */
 }
 
-static void job_join(stmt_job *j)
+static void job_wait(stmt_job *j)
 {
-    if (!j->joined) {
-        pthread_join(j->th, NULL);
-        j->joined = true;
-    }
+    pthread_mutex_lock(&j->mu);
+    while (!j->finished)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
 }
 
 static void job_free(stmt_job *j)
 {
     server *s = j->s;
-    if (!j->joined) {
-        ads_query_interrupt(j->q);
+    pthread_mutex_lock(&j->mu);
+    bool finished = j->finished;
+    pthread_mutex_unlock(&j->mu);
+    if (!finished) {
+        atomic_store(&j->cancel, true);
+        pthread_mutex_lock(&s->mu);
+        if (j->q != NULL)
+            ads_query_interrupt(j->q);
+        pthread_mutex_unlock(&s->mu);
         /* A producer blocked on the pipe now fails its write (EPIPE). */
-        close(j->rfd);
+        if (j->rfd >= 0)
+            close(j->rfd);
         j->rfd = -1;
-        job_join(j);
+        job_wait(j);
     }
     pthread_mutex_lock(&s->mu);
     for (stmt_job **p = &s->jobs; *p != NULL; p = &(*p)->next)
@@ -185,34 +234,15 @@ static void job_free(stmt_job *j)
             break;
         }
     pthread_mutex_unlock(&s->mu);
+    if (j->out != NULL) /* never handed to a thread */
+        fclose(j->out);
     if (j->rfd >= 0)
         close(j->rfd);
-    ads_query_free(j->q);
     ads_buf_free(&j->head);
     pthread_mutex_destroy(&j->mu);
     pthread_cond_destroy(&j->cv);
     free(j->text);
     free(j);
-}
-
-static int job_open(stmt_job *j, ads_error *err)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return ads_error_set(err, ADS_EIO, "cannot make a pipe: %s", strerror(errno));
-    j->rfd = fds[0];
-    j->wfd = fds[1];
-    cookie_io_functions_t io = {.write = job_write, .close = job_close};
-    j->out = fopencookie(j, "w", io);
-    if (j->out == NULL) {
-        close(j->wfd);
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    }
-    int rc = ads_query_new(&j->q, j->s->db, err);
-    if (rc < 0)
-        return rc;
-    ads_query_set_limits(j->q, ADS_SERVE_STMT_MEMORY, ADS_SERVE_STMT_SECONDS);
-    return 0;
 }
 
 static stmt_job *job_new(server *s, const char *text, size_t len, ads_error *err)
@@ -227,15 +257,18 @@ static stmt_job *job_new(server *s, const char *text, size_t len, ads_error *err
     j->text[len] = '\0';
     j->len = len;
     j->s = s;
+    j->task.run = job_run;
     j->rfd = j->wfd = -1;
-    j->joined = true;
+    j->finished = true;
+    atomic_init(&j->cancel, false);
     ads_buf_init(&j->head);
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
-    if (job_open(j, err) < 0) {
-        if (j->out != NULL)
-            fclose(j->out);
+    cookie_io_functions_t io = {.write = job_write, .close = job_close};
+    j->out = fopencookie(j, "w", io);
+    if (j->out == NULL) {
         job_free(j);
+        ads_error_set(err, ADS_ENOMEM, "out of memory");
         return NULL;
     }
     return j;
@@ -251,7 +284,7 @@ static ssize_t job_read(void *cls, uint64_t pos, char *buf, size_t max)
     while (n < 0 && errno == EINTR);
     if (n > 0)
         return n;
-    job_join(j);
+    job_wait(j);
     return n == 0 && j->rc == 0 ? MHD_CONTENT_READER_END_OF_STREAM
                                 : MHD_CONTENT_READER_END_WITH_ERROR;
 }
@@ -318,7 +351,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, request *rq, stmt_job *j
     job_state st = j->state;
     pthread_mutex_unlock(&j->mu);
     if (st == JOB_DONE) {
-        job_join(j);
+        job_wait(j);
         enum MHD_Result ret = answer_done(c, rq, j);
         job_free(j);
         return ret;
@@ -345,19 +378,17 @@ enum MHD_Result stream_statement(struct MHD_Connection *c, request *rq, const ch
     j->fmt = fmt;
     j->single = single;
     j->opt.hidden = hidden;
+    j->finished = false;
     pthread_mutex_lock(&s->mu);
     j->next = s->jobs;
     s->jobs = j;
-    if (s->draining)
-        ads_query_interrupt(j->q);
     pthread_mutex_unlock(&s->mu);
-    if (pthread_create(&j->th, NULL, produce, j) != 0) {
-        fclose(j->out);
+    if (pool_submit(&s->pool, &j->task) < 0) {
+        j->finished = true;
         job_free(j);
-        ads_error_set(&err, ADS_EIO, "cannot start a thread for the statement");
+        ads_error_set(&err, ADS_EIO, "no thread can run the statement");
         return resp_error(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, &err);
     }
-    j->joined = false;
     return answer(c, rq, j);
 }
 
@@ -365,7 +396,10 @@ void stream_interrupt_all(server *s)
 {
     pthread_mutex_lock(&s->mu);
     s->draining = true;
-    for (stmt_job *j = s->jobs; j != NULL; j = j->next)
-        ads_query_interrupt(j->q);
+    for (stmt_job *j = s->jobs; j != NULL; j = j->next) {
+        atomic_store(&j->cancel, true);
+        if (j->q != NULL)
+            ads_query_interrupt(j->q);
+    }
     pthread_mutex_unlock(&s->mu);
 }

@@ -8,8 +8,12 @@
  * whole, parse to rows), each for a fixed time, giving requests per
  * second and p50/p99 latency. Last, durable single-record writes: POST
  * /api/records one record at a time on one connection, next to the same
- * stores through the C API in process (one transaction each). Figures only;
- * nothing here is asserted. docs/performance.md has the table.
+ * stores through the C API in process (one transaction each). Each row
+ * also gives the CPU time per request of the server (from /proc/PID/stat)
+ * and of this client (CLOCK_PROCESS_CPUTIME_ID), which a loaded machine
+ * disturbs far less than wall time, and what two idle cores would so serve:
+ * 2 s / (both per request). Figures only; nothing here is asserted.
+ * docs/performance.md has the table.
  *   bench_serve ADSTORE-PROGRAM [SECONDS-PER-RUN]
  */
 #include <arpa/inet.h>
@@ -232,12 +236,53 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static void report(const char *what, unsigned conns, run *r, double secs)
+/* CPU seconds (user + system) the server process has used so far. */
+static pid_t server_pid;
+
+static double server_cpu(void)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)server_pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    char *p = strrchr(line, ')');
+    unsigned long long ut = 0, st = 0;
+    /* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
+     * majflt cmajflt utime stime */
+    if (p == NULL || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                            &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static double own_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* cpu_server, cpu_client: CPU seconds of the run (server, this client);
+ * negative when not measured. The last column is what two idle cores
+ * would give: 2 / (CPU seconds of both per request). */
+static void report(const char *what, unsigned conns, run *r, double secs, double cpu_server,
+                   double cpu_client)
 {
     qsort(r->lat, r->n, sizeof(double), cmp_double);
     double p50 = r->n ? r->lat[r->n / 2] : 0, p99 = r->n ? r->lat[r->n * 99 / 100] : 0;
-    printf("| %-28s | %3u | %9.0f | %7.2f | %7.2f | %u |\n", what, conns, (double)r->n / secs,
+    printf("| %-28s | %3u | %9.0f | %7.2f | %7.2f | %u |", what, conns, (double)r->n / secs,
            p50 * 1e3, p99 * 1e3, r->errors);
+    if (cpu_server >= 0 && r->n > 0) {
+        double us_s = cpu_server / (double)r->n * 1e6, us_c = cpu_client / (double)r->n * 1e6;
+        printf(" %6.1f | %6.1f | %7.0f |", us_s, us_c, 2e6 / (us_s + us_c));
+    } else {
+        printf(" - | %6.1f | - |", r->n ? cpu_client / (double)r->n * 1e6 : 0);
+    }
+    printf("\n");
     fflush(stdout);
 }
 
@@ -246,13 +291,14 @@ static void run_load(unsigned port, req_kind kind, unsigned conns, double secs, 
     pthread_t th[MAX_CONNS];
     run r = {.port = port, .kind = kind, .lat = malloc(sizeof(double) * MAX_SAMPLES), .seed = 1};
     pthread_mutex_init(&r.mu, NULL);
-    double t0 = now();
+    double t0 = now(), s0 = server_cpu(), c0 = own_cpu();
     r.until = t0 + secs;
     for (unsigned i = 0; i < conns; i++)
         pthread_create(&th[i], NULL, load, &r);
     for (unsigned i = 0; i < conns; i++)
         pthread_join(th[i], NULL);
-    report(what, conns, &r, now() - t0);
+    double t1 = now(), s1 = server_cpu(), c1 = own_cpu();
+    report(what, conns, &r, t1 - t0, s1 - s0, c1 - c0);
     free(r.lat);
     pthread_mutex_destroy(&r.mu);
 }
@@ -292,7 +338,7 @@ static void inprocess_writes(const char *dir, double secs)
         return;
     }
     run r = {.lat = malloc(sizeof(double) * MAX_SAMPLES)};
-    double t0 = now();
+    double t0 = now(), c0 = own_cpu();
     for (int i = 0; now() < t0 + secs && r.n < MAX_SAMPLES; i++) {
         char text[128];
         snprintf(text, sizeof text, "[ AdType = \"T\"; K = %d; Cpus = %d ]", 2 * RECORDS + i, i);
@@ -303,7 +349,7 @@ static void inprocess_writes(const char *dir, double secs)
         }
         r.lat[r.n++] = now() - t1;
     }
-    report("durable write, C API", 1, &r, now() - t0);
+    report("durable write, C API", 1, &r, now() - t0, -1, own_cpu() - c0);
     free(r.lat);
     ads_db_close(db);
 }
@@ -327,11 +373,13 @@ int main(int argc, char **argv)
     }
     unsigned port;
     pid_t pid = start_server(argv[1], store, &port);
+    server_pid = pid;
     if (pid < 0) {
         fprintf(stderr, "bench_serve: the server did not start\n");
         return 1;
     }
-    printf("| request | conns | requests/s | p50 ms | p99 ms | errors |\n|---|---|---|---|---|---|\n");
+    printf("| request | conns | requests/s | p50 ms | p99 ms | errors | server CPU us/req | "
+           "client CPU us/req | req/s on 2 idle cores |\n|---|---|---|---|---|---|---|---|---|\n");
     static const unsigned conns[] = {1, 8, 64};
     for (int i = 0; i < 3; i++)
         run_load(port, REQ_POINT, conns[i], secs, "point read (GET record)");
