@@ -268,6 +268,34 @@ print(bad)')
 check "reads are whole counts between the writes" 0 "$torn"
 check "nothing lost" '{"n":30100}' "$(curl -s -H "$HR" --data 'SELECT count(*) AS n FROM T' "$U/api/query")"
 
+# ---- slow readers of huge results hold only their own statements ----
+# Six clients read a 13 MB result at 20 KB/s (more than the pool's four
+# waiting threads); a statement and a record read sent meanwhile are
+# answered while all six are still reading, and once the six hang up their
+# statements stop (the server is idle again).
+big='SELECT K, strcat(Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad, Pad) AS P FROM T'
+slow_pids=""
+for i in 1 2 3 4 5 6; do
+  curl -s --limit-rate 20K -H "$HR" --data "$big" "$U/api/query" -o /dev/null &
+  slow_pids="$slow_pids $!"
+done
+for i in $(seq 1 100); do # until the server has all six in flight (stats is the seventh)
+  curl -s -H "$HR" "$U/api/stats" | grep -q '"active":7' && break
+  sleep 0.1
+done
+check "a statement beside six slow readers" '{"n":30100}' "$(curl -s -m 60 -H "$HR" --data 'SELECT count(*) AS n FROM T' "$U/api/query")"
+check "a record beside six slow readers" 200 "$(code -m 60 -H "$HR" "$U/api/records/T?K=5")"
+alive=0
+for p in $slow_pids; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+check "the six were still reading" 6 "$alive"
+kill $slow_pids 2>/dev/null
+wait $slow_pids 2>/dev/null
+for i in $(seq 1 100); do
+  curl -s -H "$HR" "$U/api/stats" | grep -q '"active":1,' && break
+  sleep 0.1
+done
+contains "their statements stopped when they hung up" '"active":1,' "$(curl -s -H "$HR" "$U/api/stats")"
+
 # ---- SIGTERM with a request in flight ----
 # 30200 rows of 440 bytes read at 2 MB/s: several seconds, far more than the
 # socket buffers hold, so the response is still being sent when TERM comes.
