@@ -39,6 +39,11 @@
  * when it starts on it (classad/record.c): a record's block, a row's
  * bytes; beyond them, lines load as they are read. */
 #define ADS_PREFETCH_MAX 8192u
+/* A prepared expression's flat program (classad/program.c): values its
+ * stack holds at once, and the nesting it covers (operators inside
+ * operators); an expression needing more is evaluated as a tree. */
+#define ADS_PROG_STACK 16
+#define ADS_PROG_DEPTH 32
 /* A blob's bytes (MessagePack bin32). */
 #define ADS_MSGPACK_BLOB_MAX ((size_t)INT32_MAX)
 

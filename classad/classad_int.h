@@ -132,6 +132,11 @@ struct ads_expr {
         } sel;
         struct {
             const ads_expr *a, *b, *c;
+            /* the root of a prepared expression: its flat program
+             * (classad/program.c), used only while prog->node is this
+             * very node (a copy of the node is evaluated as a tree);
+             * NULL everywhere else */
+            const struct ads_prog *prog;
         } ops;
         struct {
             const ads_builtin *fn; /* NULL: unknown function, evaluates to error */
@@ -271,6 +276,11 @@ struct ads_msgpack_view;
 extern const ads_view_ops ads_msgpack__view_ops;
 int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, struct ads_msgpack_view *mv,
                         const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
+/* Its fast path: 1 with *value when attribute hint of the row is name,
+ * spelled the same (a short name), holding a plain scalar not decoded yet
+ * (what ads_msgpack__lookup would give then); 0: ask ads_msgpack__lookup. */
+int ads_msgpack__quick(ads_value *value, const struct ads_msgpack_view *mv, const char *name,
+                       size_t len, uint32_t hint);
 
 /* Case-insensitive (ASCII) comparison of two names. */
 bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen);
@@ -295,9 +305,63 @@ typedef struct ads_eval_ctx {
     bool oom;                          /* an allocation failed */
 } ads_eval_ctx;
 
+/* Truth values for && || ! ?: (booleans, and numbers: nonzero is true). */
+typedef enum ads_truth { ADS_T_FALSE, ADS_T_TRUE, ADS_T_UNDEF, ADS_T_ERR } ads_truth;
+
+static inline ads_truth ads_truth__of(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_BOOLEAN:
+        return v->u.b ? ADS_T_TRUE : ADS_T_FALSE;
+    case ADS_INTEGER:
+        return v->u.i != 0 ? ADS_T_TRUE : ADS_T_FALSE;
+    case ADS_REAL:
+        return v->u.r != 0 ? ADS_T_TRUE : ADS_T_FALSE;
+    case ADS_UNDEFINED:
+        return ADS_T_UNDEF;
+    default:
+        return ADS_T_ERR;
+    }
+}
+
 /* Evaluate e in view (never NULL here) within cx. On allocation failure sets
  * cx->oom and yields error. Built-ins call it for the arguments they need. */
 void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view);
+
+/* An attribute reference (e, an N_ATTR node) evaluated at cx->depth as
+ * ads_eval__expr evaluates it one level down; and a unary operator on a
+ * value. For the flat programs of classad/program.c. */
+void ads_eval__attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view);
+void ads_eval__unary(ads_value *out, op_kind op, const ads_value *a);
+
+/* ---- flat programs of prepared expressions (classad/program.c) ---- */
+
+typedef struct ads_prog_op ads_prog_op; /* one instruction (program.c) */
+
+typedef struct ads_prog {
+    const ads_expr *node; /* the node compiled (see ads_expr's u.ops.prog) */
+    const ads_prog_op *ops;
+    size_t n;
+} ads_prog;
+
+/* The program of e, a prepared expression's root, in arena a; NULL when e
+ * is not worth one (a literal, a call) or needs more than a program covers
+ * (ADS_PROG_STACK, ADS_PROG_DEPTH), or memory runs out: e is then
+ * evaluated as a tree, with the same result. */
+const ads_prog *ads_prog__compile(ads_arena *a, const ads_expr *e);
+
+/* The program of e if e is the node a program was compiled for, else NULL. */
+static inline const ads_prog *ads_prog__of(const ads_expr *e)
+{
+    if (!ads_expr__is_binop(e) && e->kind != N_UNARY)
+        return NULL;
+    const ads_prog *p = e->u.ops.prog;
+    return p && p->node == e ? p : NULL;
+}
+
+/* Run p in view within cx (depth 0): the value ads_eval__expr gives for
+ * the node p was compiled from. */
+void ads_prog__run(ads_value *out, ads_eval_ctx *cx, const ads_prog *p, const ads_view *view);
 
 /* Allocate in the evaluation's arena; NULL (and cx->oom set) on failure. */
 void *ads_eval__alloc(ads_eval_ctx *cx, size_t n);

@@ -28,32 +28,14 @@ void *ads_eval__alloc(ads_eval_ctx *cx, size_t n)
 
 /* ---- truth values for && || ! ?: ---- */
 
-typedef enum truth { T_FALSE_, T_TRUE_, T_UNDEF_, T_ERR_ } truth;
-
-static truth truth_of(const ads_value *v)
-{
-    switch (v->type) {
-    case ADS_BOOLEAN:
-        return v->u.b ? T_TRUE_ : T_FALSE_;
-    case ADS_INTEGER:
-        return v->u.i != 0 ? T_TRUE_ : T_FALSE_;
-    case ADS_REAL:
-        return v->u.r != 0 ? T_TRUE_ : T_FALSE_;
-    case ADS_UNDEFINED:
-        return T_UNDEF_;
-    default:
-        return T_ERR_;
-    }
-}
-
-static ads_value from_truth(truth t)
+static ads_value from_truth(ads_truth t)
 {
     switch (t) {
-    case T_FALSE_:
+    case ADS_T_FALSE:
         return ads_bool(false);
-    case T_TRUE_:
+    case ADS_T_TRUE:
         return ads_bool(true);
-    case T_UNDEF_:
+    case ADS_T_UNDEF:
         return ads_undefined();
     default:
         return error_value();
@@ -303,6 +285,13 @@ void ads_eval__binary(ads_value *out, ads_eval_ctx *cx, op_kind op, const ads_va
     }
 }
 
+static ads_value unary(op_kind op, const ads_value *a);
+
+void ads_eval__unary(ads_value *out, op_kind op, const ads_value *a)
+{
+    *out = unary(op, a);
+}
+
 static ads_value unary(op_kind op, const ads_value *a)
 {
     if (a->type == ADS_ERROR)
@@ -327,10 +316,10 @@ static ads_value unary(op_kind op, const ads_value *a)
             return ads_int(~a->u.i);
         return error_value();
     default: { /* OP_NOT */
-        truth t = truth_of(a);
-        if (t == T_TRUE_)
+        ads_truth t = ads_truth__of(a);
+        if (t == ADS_T_TRUE)
             return ads_bool(false);
-        if (t == T_FALSE_)
+        if (t == ADS_T_FALSE)
             return ads_bool(true);
         return error_value();
     }
@@ -749,6 +738,11 @@ static void eval_attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const
     held_value(out, cx, &sc);
 }
 
+void ads_eval__attr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const ads_view *view)
+{
+    eval_attr(out, cx, e, view);
+}
+
 static void eval_select(ads_value *out, ads_eval_ctx *cx, const ads_expr *e,
                         const ads_view *view)
 {
@@ -867,31 +861,31 @@ static void and_or_step(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, con
                         const ads_view *view)
 {
     ads_value b;
-    truth ta = truth_of(a);
-    if (ta == T_ERR_) {
+    ads_truth ta = ads_truth__of(a);
+    if (ta == ADS_T_ERR) {
         *out = error_value();
         return;
     }
     bool is_and = e->kind == N_AND;
-    if (is_and && ta == T_FALSE_) {
+    if (is_and && ta == ADS_T_FALSE) {
         *out = ads_bool(false);
         return;
     }
-    if (!is_and && ta == T_TRUE_) {
+    if (!is_and && ta == ADS_T_TRUE) {
         *out = ads_bool(true);
         return;
     }
     eval_operand(&b, cx, e->u.ops.b, view);
-    truth tb = truth_of(&b);
-    if (tb == T_ERR_) {
+    ads_truth tb = ads_truth__of(&b);
+    if (tb == ADS_T_ERR) {
         *out = error_value();
         return;
     }
     if (is_and) /* ta is true or undefined */
-        *out = tb == T_FALSE_ ? ads_bool(false) : ta == T_UNDEF_ ? ads_undefined()
+        *out = tb == ADS_T_FALSE ? ads_bool(false) : ta == ADS_T_UNDEF ? ads_undefined()
                                                                 : from_truth(tb);
     else /* ta is false or undefined */
-        *out = tb == T_TRUE_ ? ads_bool(true) : ta == T_UNDEF_ ? ads_undefined()
+        *out = tb == ADS_T_TRUE ? ads_bool(true) : ta == ADS_T_UNDEF ? ads_undefined()
                                                               : from_truth(tb);
 }
 
@@ -978,10 +972,10 @@ void ads_eval__expr(ads_value *out, ads_eval_ctx *cx, const ads_expr *e, const a
     case N_COND: {
         ads_value c;
         ads_eval__expr(&c, cx, e->u.ops.a, view);
-        truth t = truth_of(&c);
-        if (t == T_TRUE_)
+        ads_truth t = ads_truth__of(&c);
+        if (t == ADS_T_TRUE)
             ads_eval__expr(out, cx, e->u.ops.b, view);
-        else if (t == T_FALSE_)
+        else if (t == ADS_T_FALSE)
             ads_eval__expr(out, cx, e->u.ops.c, view);
         else
             *out = from_truth(t);
@@ -1025,7 +1019,11 @@ static int eval_top(ads_value *out, const ads_expr *e, const ads_view *view,
     cx.nactive = 0;
     cx.attr_evals = 0;
     cx.oom = false;
-    ads_eval__expr(out, &cx, e, view);
+    const ads_prog *p = ads_prog__of(e);
+    if (p)
+        ads_prog__run(out, &cx, p, view);
+    else
+        ads_eval__expr(out, &cx, e, view);
     if (cx.oom) {
         *out = error_value();
         return ADS_ENOMEM;

@@ -1127,6 +1127,25 @@ static inline int quick_scalar(const unsigned char *p, size_t left, ads_value *o
     }
 }
 
+int ads_msgpack__quick(ads_value *value, const ads_msgpack_view *mv, const char *name, size_t len,
+                       uint32_t hint)
+{
+    if (hint >= mv->n || (mv->slots && mv->slots[hint]))
+        return 0;
+    size_t off = index_off(mv, hint);
+    if (off >= mv->body_len)
+        return 0;
+    unsigned t = mv->body[off];
+    if ((t & 0xe0) != 0xa0 || (t & 31) != len || mv->body_len - off - 1 < len)
+        return 0;
+    const unsigned char *k = mv->body + off + 1;
+    for (size_t i = 0; i < len; i++)
+        if (k[i] != (unsigned char)name[i])
+            return 0;
+    size_t at = off + 1 + len;
+    return at < mv->body_len && quick_scalar(mv->body + at, mv->body_len - at, value);
+}
+
 int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
                             const char *name, size_t len, ads_error *err)
 {

@@ -4,7 +4,8 @@
  * every subexpression that reads no attribute and calls only pure functions
  * into one literal, and drops the parentheses nodes that only unparse needs.
  * The result is a new immutable tree in the caller's arena, safe to evaluate
- * from many threads at once (each with its own arena).
+ * from many threads at once (each with its own arena); its root carries the
+ * flat program evaluation runs instead of walking the top of the tree.
  */
 #include <string.h>
 
@@ -241,11 +242,31 @@ static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *const
     return 0;
 }
 
+/* Give the prepared root its flat program (classad/program.c), on a copy
+ * of the root node so that no node of the caller's tree changes. Without
+ * one (not worth it, too big, no memory) the tree is evaluated as it is. */
+static void attach_program(ads_arena *a, const ads_expr **out)
+{
+    const ads_expr *e = *out;
+    if (!ads_expr__is_binop(e) && e->kind != N_UNARY)
+        return;
+    ads_expr *root = ads_arena_alloc(a, sizeof *root);
+    if (!root)
+        return;
+    *root = *e;
+    root->u.ops.prog = ads_prog__compile(a, root);
+    if (root->u.ops.prog)
+        *out = root;
+}
+
 int ads_expr_prepare(const ads_expr **out, ads_arena *a, const ads_expr *e, ads_error *err)
 {
     prep p = {a, err, 0};
     bool constant;
     if (!out || !a || !e)
         return ads_error_set(err, ADS_EINVAL, "prepare: NULL argument");
-    return prepare(&p, e, out, &constant);
+    int rc = prepare(&p, e, out, &constant);
+    if (rc == 0)
+        attach_program(a, out);
+    return rc;
 }

@@ -311,6 +311,14 @@ void ads__prefetch(const void *p, size_t len)
 
 void ads_record__prefetch(const ads_record *r)
 {
+    /* several expressions are often evaluated on one record in a row (a
+     * query's constraint and projection, a match's two sides): its lines
+     * are asked for once. Only a hint, so a block that an arena reused at
+     * the same address is merely not asked for again. */
+    static _Thread_local const void *last;
+    if (r->block == last)
+        return;
+    last = r->block;
     ads__prefetch(r->block, r->block_len);
 }
 
