@@ -107,9 +107,21 @@
 /* Compaction's copy (engine/repack.c): bytes of keys and rows written per
  * transaction of the copy (its dirty pages, held until the commit), the
  * tables an environment may hold, and the length of a table's name. */
-#define ADS_REPACK_TXN_BYTES ((size_t)64 << 20)
+#define ADS_REPACK_TXN_BYTES ((size_t)16 << 20)
 #define ADS_REPACK_TABLES 8
 #define ADS_REPACK_NAME_MAX 64
+/* ads_db_layout_get reads this many entries of a table at most; adstore
+ * import compacts the store after it when it stored at least
+ * ADS_IMPORT_COMPACT_ROWS rows, they are at least half of the store's rows,
+ * and a table's sampled pages (at least ADS_LAYOUT_MIN_PAGES) are less than
+ * ADS_LAYOUT_FILL_MIN full or fewer than ADS_LAYOUT_ORDER_MIN of its page
+ * steps go forward. */
+#define ADS_LAYOUT_SAMPLE 200000u
+#define ADS_IMPORT_COMPACT_ROWS 100000u
+#define ADS_LAYOUT_FILL_MIN 0.80
+#define ADS_LAYOUT_ORDER_MIN 0.50
+/* a table sampled in fewer leaf pages is too small for its layout to matter */
+#define ADS_LAYOUT_MIN_PAGES 64u
 
 /* The Python module (python/adstore): rows a SELECT's worker converts
  * before it hands them to the iterating thread and waits (what a streaming

@@ -947,11 +947,11 @@ int ads_db_info_get(ads_db_info *out, ads_db *db, ads_error *err)
 
 /* The address range of the store's map in this process (LMDB gives it only
  * for fixed maps): the mapping of the data file's inode in /proc/self/maps. */
-static int map_range(ads_db *db, uintptr_t *lo, uintptr_t *hi)
+static int map_range(MDB_env *env, uintptr_t *lo, uintptr_t *hi)
 {
     mdb_filehandle_t fd;
     struct stat st;
-    if (mdb_env_get_fd(db->env, &fd) || fstat(fd, &st))
+    if (mdb_env_get_fd(env, &fd) || fstat(fd, &st))
         return 0;
     FILE *f = fopen("/proc/self/maps", "r");
     if (!f)
@@ -990,9 +990,14 @@ size_t ads_db__resident_file_bytes(void)
     return page > 0 ? (size_t)shared * (size_t)page : SIZE_MAX;
 }
 
-void ads_db__drop_map_pages(ads_db *db)
+void ads_db__drop_env_pages(MDB_env *env)
 {
     uintptr_t lo, hi;
-    if (map_range(db, &lo, &hi) && hi > lo)
+    if (map_range(env, &lo, &hi) && hi > lo)
         madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+void ads_db__drop_map_pages(ads_db *db)
+{
+    ads_db__drop_env_pages(db->env);
 }

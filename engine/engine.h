@@ -784,6 +784,31 @@ typedef struct ads_db_space {
 /* Fill *out. Errors: ADS_ESTORAGE, ADS_EINVAL. */
 int ads_db_space_get(ads_db_space *out, ads_db *db, ads_error *err);
 
+/* How a table lies in the file, from a sample of its first entries in key
+ * order (ads_db_layout_get): the share of the room in its leaf pages that
+ * its entries use, and the share of steps from one leaf page to the next
+ * that go forward in the file by at most a few pages (a scan reads such a
+ * table front to back). A table loaded in key order, or compacted, has both
+ * near 1; one written in no particular key order about 0.7 and near 0. */
+typedef struct ads_table_layout {
+    uint64_t entries;    /* sampled */
+    uint64_t leaf_pages; /* the leaf pages they lie in */
+    double fill;         /* 0..1; 1 for an empty table */
+    double in_order;     /* 0..1; 1 for a table of one page or none */
+} ads_table_layout;
+
+typedef struct ads_db_layout {
+    ads_table_layout latest, history;
+} ads_db_layout;
+
+/* Fill *out, reading at most ADS_LAYOUT_SAMPLE entries of each table.
+ * Errors: ADS_ESTORAGE, ADS_EINVAL. */
+int ads_db_layout_get(ads_db_layout *out, ads_db *db, ads_error *err);
+/* Whether compaction would lay the table out afresh: sampled in at least
+ * ADS_LAYOUT_MIN_PAGES pages, less than ADS_LAYOUT_FILL_MIN full or fewer
+ * than ADS_LAYOUT_ORDER_MIN of its page steps forward. */
+bool ads_table_layout_scattered(const ads_table_layout *t);
+
 typedef struct ads_compact_options {
     double wait; /* seconds to wait for other processes to close the store; 0: refuse at once */
     void (*stage)(void *ctx, const char *stage); /* called at "copied" and "renamed" (tests) */
@@ -799,8 +824,9 @@ typedef struct ads_compact_result {
 
 /*
  * Rewrite the store in directory dir in place into the smallest file: every
- * type's HistoryRetention is applied (ads_db_apply_retention), then LMDB's
- * compacting copy is built in dir.compact-PID beside dir, synced, checked
+ * type's HistoryRetention is applied (ads_db_apply_retention), then a copy
+ * with every table in key order and its pages full is built in
+ * dir.compact-PID beside dir, synced, checked
  * as ads_db_verify checks a store, and renamed over dir/data.mdb in one
  * step, so a crash at any point leaves either the old or the new store,
  * whole (what a killed compaction left beside dir is removed by the next).

@@ -342,6 +342,8 @@ double ads_db__now(ads_txn *txn);
  * read-only (no MDB_WRITEMAP: writes go through pwrite). The caller must hold
  * db->resize (a transaction does), so the map cannot move meanwhile. */
 void ads_db__drop_map_pages(ads_db *db);
+/* The same for any environment opened read-only. */
+void ads_db__drop_env_pages(MDB_env *env);
 /* engine/repack.c: copy the store in dir into the empty directory tmp,
  * every table in key order with full pages (unsynced); rows counts them. */
 int ads_db__repack(const char *dir, const char *tmp, uint64_t *rows, ads_error *err);

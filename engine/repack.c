@@ -16,7 +16,10 @@
  * duplicates, which the copy checks. The destination is written without
  * locks or syncs (it is ours alone until the caller syncs and renames it);
  * its write transactions are committed every ADS_REPACK_TXN_BYTES so dirty
- * pages stay bounded. The caller syncs the file.
+ * pages stay bounded, and the source's pages read so far are dropped from
+ * the process then (the read-only map reads them again from the file if
+ * needed), so its resident set stays bounded too. The caller syncs the
+ * file.
  */
 #include <errno.h>
 #include <string.h>
@@ -76,8 +79,10 @@ static int copy_table(repack *p, const char *name, ads_error *err)
             break;
         p->rows++;
         p->pending += k.mv_size + v.mv_size;
-        if (p->pending >= ADS_REPACK_TXN_BYTES)
+        if (p->pending >= ADS_REPACK_TXN_BYTES) {
             rc = next_wtxn(p, err);
+            ads_db__drop_env_pages(p->src); /* (k and v are used up) */
+        }
     }
     mdb_cursor_close(c);
     if (!rc && mrc != MDB_NOTFOUND)

@@ -394,7 +394,7 @@ static const help_entry help_entries[] = {
     {"import",
      "Usage: adstore import [--format F] [--type T] [--batch N] [--backfill]\n"
      "                      [--time-attr NAME] [--keep-going] [--skip N] [--restart]\n"
-     "                      [--replace] [--sync] FILE...\n"
+     "                      [--replace] [--sync] [--no-compact] FILE...\n"
      "\n"
      "Bulk-load the records of each FILE ('-' is standard input) into the store\n"
      "(created if missing). Each record's AdType names its type, which must be\n"
@@ -426,6 +426,9 @@ static const help_entry help_entries[] = {
      "                     --type): once all is loaded, their records it lacks are\n"
      "                     deleted, dated now or (--backfill) at its latest\n"
      "                     _Timestamp; reads every file from its start\n"
+     "  --no-compact       do not compact the store after an import that stored most\n"
+     "                     of its rows out of key order (by default it does, unless\n"
+     "                     another process has the store open)\n"
      "\n"
      "Formats: long is `Name = value` lines with blank lines between records\n"
      "(condor_q -long; condor_history files, whose \"*** ...\" banner lines end\n"

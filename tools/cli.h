@@ -133,5 +133,7 @@ void progress_done(progress *p);
 double progress_elapsed(const progress *p);
 /* The ads_progress_fn form (ctx is a progress *). */
 void progress_cb(void *ctx, uint64_t done, uint64_t total);
+/* bytes as "512 B", "1.5 KiB", "236.6 MiB", ... */
+void human_bytes(char *out, size_t cap, double bytes);
 
 #endif

@@ -23,17 +23,6 @@ static void stage(void *ctx, const char *what)
         kill(getpid(), SIGKILL);
 }
 
-static void human(char *out, size_t cap, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(out, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
 int cmd_compact(cli_ctx *c, int argc, char **argv)
 {
     char *ops[64];
@@ -73,8 +62,8 @@ int cmd_compact(cli_ctx *c, int argc, char **argv)
     if (ads_db_compact(cli_db_dir(c), &o, &res, &err))
         return cli_fail_err(c, &err);
     char before[32], after[32];
-    human(before, sizeof before, (double)res.bytes_before);
-    human(after, sizeof after, (double)res.bytes_after);
+    human_bytes(before, sizeof before, (double)res.bytes_before);
+    human_bytes(after, sizeof after, (double)res.bytes_after);
     fprintf(stderr,
             "compact: retention removed %llu history row%s and %llu deleted record%s; %s -> %s, "
             "%.2f s\n",

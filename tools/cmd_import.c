@@ -21,9 +21,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "classad/formats.h"
+#include "base/limits.h"
 #include "tools/cli.h"
 
 typedef enum fmt { F_AUTO, F_LONG, F_CLASSAD, F_JSON, F_XML, F_DUMP } fmt;
@@ -954,6 +956,43 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     return status;
 }
 
+/* After an import that stored most of the store's rows out of key order
+ * (its pages part empty, or scattered over the file), a scan of the store
+ * would read it page by page from all over the file: compact lays it out
+ * afresh. A store another process has open is left as it is. */
+static bool wants_compact(const imp *im, ads_db *db)
+{
+    uint64_t added = im->total_records - im->total_unchanged;
+    ads_db_info info;
+    ads_db_layout lay;
+    ads_error err;
+    if (added < ADS_IMPORT_COMPACT_ROWS || ads_db_info_get(&info, db, &err) ||
+        added < info.entries / 2 || ads_db_layout_get(&lay, db, &err))
+        return false;
+    return ads_table_layout_scattered(&lay.latest) || ads_table_layout_scattered(&lay.history);
+}
+
+static void compact_after(cli_ctx *c)
+{
+    ads_compact_result res;
+    ads_error err;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (ads_db_compact(cli_db_dir(c), NULL, &res, &err)) {
+        fprintf(stderr,
+                "import: the store is whole as imported, but not compacted: %s (adstore "
+                "compact lays it out afresh for faster scans)\n",
+                err.message);
+        return;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    char b[32], a[32];
+    human_bytes(b, sizeof b, (double)res.bytes_before);
+    human_bytes(a, sizeof a, (double)res.bytes_after);
+    fprintf(stderr, "import: compacted (the records came out of key order): %s -> %s, %.2f s\n",
+            b, a, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+}
+
 int cmd_import(cli_ctx *c, int argc, char **argv)
 {
     char **ops = calloc((size_t)argc + 1, sizeof *ops);
@@ -964,7 +1003,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     fmt forced = F_AUTO;
     uint64_t batch = 0, skip = 0;
     bool backfill = false, keep_going = false, restart = false, explicit_skip = false,
-         replace = false, sync = false;
+         replace = false, sync = false, no_compact = false;
     const char *type = NULL, *time_attr = NULL;
     int rc = EXIT_OK;
     cli_args_init(&args, argc, argv, ops);
@@ -1033,6 +1072,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
             replace = true;
         } else if (cli_is_opt(opt, NULL, "--sync")) {
             sync = true;
+        } else if (cli_is_opt(opt, NULL, "--no-compact")) {
+            no_compact = true;
         } else {
             rc = cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
             goto out;
@@ -1099,6 +1140,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
         fprintf(stderr, "import: --sync deletes nothing when bad records were skipped\n");
     }
     ads_sync_free(sr.sync);
+    bool compact = rc == EXIT_OK && !no_compact && wants_compact(&im, db);
     ads_db_close(db);
     for (bad *b = im.bads; b;) {
         bad *next = b->next;
@@ -1128,6 +1170,8 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     if (sync)
         fprintf(stderr, ", %llu deleted", (unsigned long long)sr.deleted);
     fputc('\n', stderr);
+    if (compact)
+        compact_after(c);
     /* -k: the import finished, but the input is not all in the store */
     if (rc == EXIT_OK && im.total_bad)
         rc = EXIT_SALVAGED;

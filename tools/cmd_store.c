@@ -73,17 +73,6 @@ int cmd_verify(cli_ctx *c, int argc, char **argv)
     return res.problems ? EXIT_INPUT : EXIT_OK;
 }
 
-static void human(char *out, size_t cap, double bytes)
-{
-    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        u++;
-    }
-    snprintf(out, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
-}
-
 typedef struct sctx {
     progress bar;
     bool header;
@@ -100,8 +89,8 @@ static int print_type(void *ctx, const ads_type_stats *s)
                "latest size", "history size");
         x->header = true;
     }
-    human(lb, sizeof lb, (double)s->latest_bytes);
-    human(hb, sizeof hb, (double)s->history_bytes);
+    human_bytes(lb, sizeof lb, (double)s->latest_bytes);
+    human_bytes(hb, sizeof hb, (double)s->history_bytes);
     printf("%-24s %12llu %10llu %12llu %12s %12s\n", s->name,
            (unsigned long long)s->counts.records, (unsigned long long)s->counts.deleted,
            (unsigned long long)s->counts.history, lb, hb);
@@ -118,10 +107,22 @@ static int print_index(void *ctx, const ads_index_stats *s)
         printf("\n%-37s %12s %12s\n", "index (type.attribute)", "entries", "size");
         *header = true;
     }
-    human(b, sizeof b, (double)s->bytes);
+    human_bytes(b, sizeof b, (double)s->bytes);
     snprintf(name, sizeof name, "%s.%s", s->type, s->attr);
     printf("%-37s %12llu %12s\n", name, (unsigned long long)s->entries, b);
     return 0;
+}
+
+/* "layout of latest rows: 12345 sampled in 200 pages, 97% full, 99% in file order" */
+static void print_layout(const char *table, const ads_table_layout *t)
+{
+    if (!t->entries)
+        return;
+    printf("layout of %s rows: %llu sampled in %llu page%s, %.0f%% full, %.0f%% in file "
+           "order%s\n",
+           table, (unsigned long long)t->entries, (unsigned long long)t->leaf_pages,
+           t->leaf_pages == 1 ? "" : "s", 100.0 * t->fill, 100.0 * t->in_order,
+           ads_table_layout_scattered(t) ? " (adstore compact lays them out afresh)" : "");
 }
 
 int cmd_stats(cli_ctx *c, int argc, char **argv)
@@ -148,8 +149,8 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
         return cli_fail_err(c, &err);
     }
     char ms[32], us[32];
-    human(ms, sizeof ms, (double)info.map_size);
-    human(us, sizeof us, (double)info.used_bytes);
+    human_bytes(ms, sizeof ms, (double)info.map_size);
+    human_bytes(us, sizeof us, (double)info.used_bytes);
     unsigned format;
     if ((rc = ads_db_format(&format, db, &err))) {
         ads_db_close(db);
@@ -163,10 +164,15 @@ int cmd_stats(cli_ctx *c, int argc, char **argv)
     ads_db_space sp;
     if (ads_db_space_get(&sp, db, &err) == 0) {
         char fs[32], gs[32];
-        human(fs, sizeof fs, (double)sp.file_bytes);
-        human(gs, sizeof gs, (double)sp.gain_bytes);
+        human_bytes(fs, sizeof fs, (double)sp.file_bytes);
+        human_bytes(gs, sizeof gs, (double)sp.gain_bytes);
         printf("file: %s, %llu of %llu pages free; adstore compact would give back at least %s\n",
                fs, (unsigned long long)sp.free_pages, (unsigned long long)sp.used_pages, gs);
+    }
+    ads_db_layout lay;
+    if (ads_db_layout_get(&lay, db, &err) == 0) {
+        print_layout("latest", &lay.latest);
+        print_layout("history", &lay.history);
     }
     ads_db_close(db);
     double secs = progress_elapsed(&x.bar);

@@ -2,7 +2,8 @@
  * tools/progress.c: the progress bar of long commands (import, dump,
  * restore, verify, stats). Drawn on stderr only when stderr is a terminal,
  * redrawn at most ten times a second, erased when the work is done, so
- * output piped to files or tests never contains it.
+ * output piped to files or tests never contains it. Sizes in the summaries
+ * are printed by human_bytes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,4 +87,15 @@ void progress_cb(void *ctx, uint64_t done, uint64_t total)
         for (;;)
             pause();
     }
+}
+
+void human_bytes(char *out, size_t cap, double bytes)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        u++;
+    }
+    snprintf(out, cap, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
 }

@@ -1700,6 +1700,60 @@ static void backup__refuses_a_directory_that_is_not_empty(void **state)
     run_free(&r);
 }
 
+/* ---- layout ---- */
+
+/* n machines, named in an order that has nothing to do with key order. */
+static void write_shuffled_machines(const char *path, int n)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n; i++) {
+        unsigned k = (unsigned)i * 2654435761u; /* a permutation of 32-bit numbers */
+        fprintf(f, "{\"AdType\":\"Machine\",\"Name\":\"slot%08x@node\",\"Memory\":%d}\n", k,
+                1024 + i % 64);
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* An import that stores most of a store's rows out of key order leaves
+ * pages part empty and scattered: import compacts the store after it (the
+ * stats layout line shows the pages full and in order); --no-compact
+ * leaves it as loaded, and stats says compact would lay it out afresh. */
+static void import__out_of_key_order_is_compacted_after(void **state)
+{
+    (void)state;
+    const int n = 120000;
+    const char *a = P("a"), *b = P("b"), *in = P("shuffled.jsonl");
+    write_shuffled_machines(in, n);
+    declare_machine(a);
+    declare_machine(b);
+    run_result r;
+    RUN(r, 0, "-d", a, "import", in);
+    contains(r.err, "import: compacted (the records came out of key order): ");
+    run_free(&r);
+    RUN(r, 0, "-d", a, "stats");
+    contains(r.out, "layout of latest rows: ");
+    lacks(r.out, "lays them out afresh");
+    run_free(&r);
+    assert_int_equal(count_of(a, "Machine"), n);
+    DO(0, "-d", a, "verify");
+
+    RUN(r, 0, "-d", b, "import", "--no-compact", in);
+    lacks(r.err, "compacted");
+    run_free(&r);
+    RUN(r, 0, "-d", b, "stats");
+    contains(r.out, "(adstore compact lays them out afresh)");
+    run_free(&r);
+    assert_true(file_size(P("b/data.mdb")) > file_size(P("a/data.mdb")) * 5 / 4);
+    assert_int_equal(count_of(b, "Machine"), n);
+
+    /* a small import into the laid-out store does not compact it again */
+    write_file(P("one.jsonl"), "{\"AdType\":\"Machine\",\"Name\":\"zz\",\"Memory\":1}\n");
+    RUN(r, 0, "-d", a, "import", P("one.jsonl"));
+    lacks(r.err, "compacted");
+    run_free(&r);
+}
+
 /* ---- memory ---- */
 
 #ifndef UNDER_ASAN
@@ -1850,6 +1904,7 @@ int main(void)
         T(restore__new_node_and_type_filters),
         T(backup__while_another_process_imports),
         T(backup__refuses_a_directory_that_is_not_empty),
+        T(import__out_of_key_order_is_compacted_after),
         T(memory__import_dump_and_restore_stay_flat),
         T(import__two_at_once_of_one_file_load_it_once),
 #undef T

@@ -164,6 +164,12 @@ static void compact__fills_the_pages_of_a_store_written_in_random_order(void **s
         if (ts_store(db, &err, text))
             fail_msg("store: %s", err.message);
     }
+    ads_db_layout lay;
+    ads_error e0;
+    assert_int_equal(ads_db_layout_get(&lay, db, &e0), 0);
+    assert_true(lay.latest.entries >= 3000); /* (and the setup's records) */
+    assert_true(lay.latest.fill < 0.85 && lay.latest.in_order < 0.5);
+    assert_true(ads_table_layout_scattered(&lay.latest));
     ts_reopen_close(&ts);
     double before = leaf_fill("latest");
     assert_true(before < 0.85);
@@ -175,6 +181,10 @@ static void compact__fills_the_pages_of_a_store_written_in_random_order(void **s
     assert_true(after > 0.95);
     assert_true(leaf_fill("history") > 0.95);
     db = ts_reopen(&ts);
+    assert_int_equal(ads_db_layout_get(&lay, db, &e0), 0);
+    assert_true(lay.latest.fill > 0.9 && lay.latest.in_order > 0.9);
+    assert_true(lay.latest.fill > after - 0.03 && lay.latest.fill < after + 0.03);
+    assert_false(ads_table_layout_scattered(&lay.latest));
     assert_int_equal(ts_verify(db), 0);
     assert_int_equal(count(db, "Rand", false), 3000);
     char *v = ts_attr(db, "Rand", "{ \"rd3dc167e\" }", "V");
