@@ -1,7 +1,8 @@
 /*
  * server/http.c: the server's life: the listening address and its safety
  * rule (beyond loopback only with TLS and tokens, unless told otherwise),
- * libmicrohttpd started with a thread per connection and the limits of
+ * libmicrohttpd started with a thread per connection (poll(2), not select:
+ * cheaper with many connections) and the limits of
  * base/limits.h, each request's body gathered (up to ADS_SERVE_MAX_BODY, and
  * ADS_SERVE_BODY_MEMORY for all bodies held) and its token checked before
  * routing, one log line per request, and the shutdown: stop accepting, let
@@ -359,7 +360,7 @@ static int check_config(const ads_server_config *cfg, const listen_addr *la, ads
 static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_files *tls,
                                 ads_error *err)
 {
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (la->v6)
         flags |= MHD_USE_IPv6;
