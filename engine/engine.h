@@ -500,7 +500,11 @@ int ads_index_span_count(uint64_t *out, ads_txn *txn, const ads_index_span *s, u
 
 /* A scan of type t's latest rows through the union of spans (n >= 1, all
  * of t), filtered by where, as ads_scan_open (flags: ADS_SCAN_DELETED). The
- * order is the spans' value order, not key order. Read transactions only.
+ * order is the spans' value order, not key order. In a write transaction
+ * the records that qualify are all found (their keys kept, a few bytes
+ * each) before the first is returned, and each is read again as it is
+ * returned: the caller may rewrite, delete or purge each row as it comes,
+ * though that moves its index entries.
  * ADS_EINVAL, ADS_ENOMEM, ADS_ESTORAGE; ads_scan_next may return
  * ADS_ECORRUPT for an entry that names no record. */
 int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
@@ -518,6 +522,15 @@ bool ads_index_span_exact(const ads_index_span *s);
 
 /* Rows (or index entries, for an index scan) a scan has read so far. */
 uint64_t ads_scan_read(const ads_scan *s);
+
+/* What a scan has read so far (EXPLAIN ANALYZE): index entries (0 for a
+ * scan of the rows), entries passed over because a probed index
+ * (ads_index_scan_filter) has no entry for their record, and rows read
+ * from the table, whether the where kept them or not. Plain counters. */
+typedef struct ads_scan_counts {
+    uint64_t entries, probed_out, rows;
+} ads_scan_counts;
+void ads_scan_counts_get(ads_scan_counts *out, const ads_scan *s);
 
 /* Figures of one index, as ads_db_index_stats reports them. */
 typedef struct ads_index_stats {

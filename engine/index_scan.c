@@ -328,11 +328,24 @@ struct ads_index_walk {
     ads_buf val;
     ads_row row;
     unsigned char skey[ADS_KEY_INLINE_MAX];
-    uint64_t entries; /* index entries read */
+    uint64_t entries;    /* index entries read */
+    uint64_t probed_out; /* entries skipped: a probed index had none */
+    uint64_t fetched;    /* rows read from `latest` */
+    /* in a write transaction the records are collected first (keys: a
+     * be16 length and the stored key, each), then read one by one, so the
+     * statement's writes never move an index under the walk */
+    bool collect, collected;
+    ads_buf keys;
+    size_t kat;
     /* spans of other indexes every record must have an entry in (the
      * other terms of an AND), probed before its row is read */
     const ads_index_span *filters[ADS_INDEX_FILTERS_MAX];
     size_t nfilters;
+    /* per filter, per range of its span: a cursor, or NULL when the range
+     * holds no entry (never probed). A walk meets a value's entries in
+     * record key order, so each probe lands near the last, and LMDB looks
+     * in the cursor's page before it descends from the root. */
+    MDB_cursor **pc[ADS_INDEX_FILTERS_MAX];
 };
 
 int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
@@ -341,9 +354,8 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
 {
     if (!out || !txn || !t || !spans || !n)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    if (!txn->readonly || (flags & ADS_SCAN_HISTORY))
-        return ads_error_set(err, ADS_EINVAL,
-                             "an index scan reads latest rows in a read transaction");
+    if (flags & ADS_SCAN_HISTORY)
+        return ads_error_set(err, ADS_EINVAL, "an index scan reads latest rows, not history");
     for (size_t i = 0; i < n; i++)
         if (!spans[i] || spans[i]->type->id != t->id)
             return ads_error_set(err, ADS_EINVAL, "an index span of another type");
@@ -361,6 +373,7 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
     iw->n = n;
     iw->where = where;
     iw->flags = flags;
+    iw->collect = !txn->readonly;
     int rc = mdb_cursor_open(txn->txn, txn->db->index, &iw->w.c);
     if (rc) {
         ads_index__walk_close(iw);
@@ -376,8 +389,15 @@ void ads_index__walk_close(ads_index_walk *iw)
         return;
     if (iw->w.c)
         mdb_cursor_close(iw->w.c);
+    for (size_t i = 0; i < iw->nfilters; i++) {
+        for (size_t j = 0; iw->pc[i] && j < iw->filters[i]->n; j++)
+            if (iw->pc[i][j])
+                mdb_cursor_close(iw->pc[i][j]);
+        free(iw->pc[i]);
+    }
     ads_arena_free(iw->arena);
     ads_buf_free(&iw->val);
+    ads_buf_free(&iw->keys);
     free(iw->spans);
     free(iw);
 }
@@ -410,15 +430,37 @@ int ads_index__walk_filter(ads_index_walk *iw, const ads_index_span *s)
     if (!iw || !s || iw->nfilters == ADS_INDEX_FILTERS_MAX || s->type->id != iw->type->id ||
         !probeable(s))
         return 0;
+    MDB_cursor **pc = calloc(s->n, sizeof *pc);
+    if (!pc)
+        return 0;
+    unsigned char k[4 + ADS_INDEX_KEY_MAX];
+    ads_index__be32(k, s->ix->id);
+    for (size_t i = 0; i < s->n; i++) {
+        const ix_range *r = &s->r[i];
+        if (mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &pc[i])) {
+            pc[i] = NULL;
+            continue; /* never probed: a record must then be in another range */
+        }
+        memcpy(k + 4, r->lo, r->lo_len);
+        MDB_val mk = {4 + r->lo_len, k}, mv;
+        int rc = mdb_cursor_get(pc[i], &mk, &mv, MDB_SET_RANGE);
+        const unsigned char *f = mk.mv_data;
+        if (rc || mk.mv_size < 4 || memcmp(f, k, 4) != 0 ||
+            prefixcmp(f + 4, mk.mv_size - 4, r->hi, r->hi_len) > 0) {
+            mdb_cursor_close(pc[i]);
+            pc[i] = NULL; /* no entry in the range */
+        }
+    }
+    iw->pc[iw->nfilters] = pc;
     iw->filters[iw->nfilters++] = s;
     return 1;
 }
 
 /* Has the record whose stored key ends in rest (rlen bytes) an entry in
  * span s? 1, 0, or an LMDB error. */
-static int probe(ads_index_walk *iw, const ads_index_span *s, const unsigned char *rest,
-                 size_t rlen)
+static int probe(ads_index_walk *iw, size_t f, const unsigned char *rest, size_t rlen)
 {
+    const ads_index_span *s = iw->filters[f];
     unsigned char k[4 + ADS_INDEX_KEY_MAX + 8];
     static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
     ads_index__be32(k, s->ix->id);
@@ -426,6 +468,8 @@ static int probe(ads_index_walk *iw, const ads_index_span *s, const unsigned cha
         const ix_range *r = &s->r[i];
         size_t n = 4 + r->lo_len;
         bool number = r->lo[0] == KEY_NUMBER;
+        if (!iw->pc[f][i])
+            continue; /* the range holds no entry */
         if (n + (number ? 8 : 0) + rlen > sizeof k)
             continue; /* longer than any entry: no entry holds it */
         memcpy(k + 4, r->lo, r->lo_len);
@@ -435,18 +479,20 @@ static int probe(ads_index_walk *iw, const ads_index_span *s, const unsigned cha
         }
         memcpy(k + n, rest, rlen);
         MDB_val mk = {n + rlen, k}, mv;
-        int rc = mdb_get(iw->txn->txn, iw->txn->db->index, &mk, &mv);
-        if (rc == 0)
+        int rc = mdb_cursor_get(iw->pc[f][i], &mk, &mv, MDB_SET_RANGE);
+        if (rc == 0 && mk.mv_size == n + rlen && memcmp(mk.mv_data, k, n + rlen) == 0)
             return 1;
-        if (rc != MDB_NOTFOUND)
+        if (rc && rc != MDB_NOTFOUND)
             return rc;
     }
     return 0;
 }
 
-uint64_t ads_index__walk_entries(const ads_index_walk *iw)
+void ads_index__walk_counts(ads_scan_counts *out, const ads_index_walk *iw)
 {
-    return iw ? iw->entries : 0;
+    out->entries = iw->entries;
+    out->probed_out = iw->probed_out;
+    out->rows = iw->fetched;
 }
 
 /* Did an earlier span yield the record of row data? */
@@ -462,32 +508,18 @@ static bool seen_before(ads_index_walk *iw, const unsigned char *data, size_t le
     return false;
 }
 
-/* The record of entry k (v: where its stored key's rest starts) when it
- * qualifies: 1 with iw->row, 0 not, or an error. */
-static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_error *err)
+/* Read the latest row of iw->skey (slen bytes) into iw->row and test it:
+ * 1 when it qualifies, 0 not, or an error. first: met through the walk
+ * (not yet read; a union skips records an earlier span yielded), else a
+ * collected record read again (one the statement has since removed is
+ * skipped). */
+static int fetch(ads_index_walk *iw, size_t slen, bool first, ads_error *err)
 {
     const ads_type *t = iw->type;
-    const unsigned char *p = k->mv_data;
-    size_t off = v->mv_size == 2 ? ((size_t)((const unsigned char *)v->mv_data)[0] << 8 |
-                                    ((const unsigned char *)v->mv_data)[1])
-                                 : 0;
-    if (off < 5 || off > k->mv_size + 4 || k->mv_size + 4 - off + 4 > ADS_KEY_INLINE_MAX)
-        return ads_error_set(err, ADS_ECORRUPT,
-                             "type %s: an entry of the index on %s is corrupt (adstore verify "
-                             "says where)",
-                             t->name, iw->spans[iw->at]->ix->name);
-    size_t rest = k->mv_size + 4 - off, slen = 4 + rest;
-    for (size_t i = 0; i < iw->nfilters; i++) {
-        int rc = probe(iw, iw->filters[i], p + off - 4, rest);
-        if (rc == 0)
-            return 0; /* another term of the AND cannot hold */
-        if (rc != 1)
-            return ads_db__lmdb(iw->txn, err, rc, "reading an index");
-    }
-    ads_index__be32(iw->skey, t->id);
-    memcpy(iw->skey + 4, p + off - 4, rest);
     MDB_val lk = {slen, iw->skey}, lv;
     int rc = mdb_get(iw->txn->txn, iw->txn->db->latest, &lk, &lv);
+    if (rc == MDB_NOTFOUND && !first)
+        return 0;
     if (rc == MDB_NOTFOUND)
         return ads_error_set(err, ADS_ECORRUPT,
                              "type %s: the index on %s names a record that is not there "
@@ -495,13 +527,15 @@ static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_err
                              t->name, iw->spans[iw->at]->ix->name);
     if (rc)
         return ads_db__lmdb(iw->txn, err, rc, "reading a record through an index");
+    if (first)
+        iw->fetched++;
     row_env env;
     if ((rc = ads_row__parse(&env, iw->skey, slen, lv.mv_data, lv.mv_size, t->name, err)))
         return rc;
     if ((env.flags & ROW_DELETED) && !(iw->flags & ADS_SCAN_DELETED))
         return 0;
     ads_arena_reset(iw->arena);
-    if (iw->at && seen_before(iw, env.data, env.len))
+    if (first && iw->at && seen_before(iw, env.data, env.len))
         return 0;
     ads_row__fill(&iw->row, t, iw->skey, slen, &env, true, iw->arena);
     if (!iw->where)
@@ -522,7 +556,37 @@ static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_err
     }
 }
 
-int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err)
+/* The record of entry k (v: where its stored key's rest starts) when it
+ * qualifies: 1 with iw->row, 0 not, or an error. */
+static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_error *err)
+{
+    const ads_type *t = iw->type;
+    const unsigned char *p = k->mv_data;
+    size_t off = v->mv_size == 2 ? ((size_t)((const unsigned char *)v->mv_data)[0] << 8 |
+                                    ((const unsigned char *)v->mv_data)[1])
+                                 : 0;
+    if (off < 5 || off > k->mv_size + 4 || k->mv_size + 4 - off + 4 > ADS_KEY_INLINE_MAX)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "type %s: an entry of the index on %s is corrupt (adstore verify "
+                             "says where)",
+                             t->name, iw->spans[iw->at]->ix->name);
+    size_t rest = k->mv_size + 4 - off;
+    for (size_t i = 0; i < iw->nfilters; i++) {
+        int rc = probe(iw, i, p + off - 4, rest);
+        if (rc == 0) {
+            iw->probed_out++;
+            return 0; /* another term of the AND cannot hold */
+        }
+        if (rc != 1)
+            return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+    }
+    ads_index__be32(iw->skey, t->id);
+    memcpy(iw->skey + 4, p + off - 4, rest);
+    return fetch(iw, 4 + rest, true, err);
+}
+
+/* The next record through the index: 1 with iw->row, 0 at the end. */
+static int walk_rows(ads_index_walk *iw, ads_error *err)
 {
     MDB_val k, v;
     while (iw->at < iw->n) {
@@ -536,12 +600,50 @@ int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err)
             continue;
         }
         iw->entries++;
-        if ((rc = offer(iw, &k, &v, err)) < 0)
+        if ((rc = offer(iw, &k, &v, err)) != 0)
             return rc;
-        if (rc == 1) {
-            *row = &iw->row;
-            return 1;
-        }
     }
     return 0;
+}
+
+/* A write transaction's walk: every qualifying record's key first. */
+static int collect_all(ads_index_walk *iw, ads_error *err)
+{
+    int rc;
+    while ((rc = walk_rows(iw, err)) == 1) {
+        size_t n = iw->row.key_len;
+        unsigned char len[2] = {(unsigned char)(n >> 8), (unsigned char)n};
+        ads_buf_add(&iw->keys, len, 2);
+        ads_buf_add(&iw->keys, iw->skey, n);
+        if (iw->keys.failed)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    iw->collected = true;
+    return rc;
+}
+
+/* The next collected record that still qualifies. */
+static int collected_next(ads_index_walk *iw, ads_error *err)
+{
+    const unsigned char *p = (const unsigned char *)iw->keys.p;
+    while (iw->kat + 2 <= iw->keys.len) {
+        size_t n = (size_t)p[iw->kat] << 8 | p[iw->kat + 1];
+        memcpy(iw->skey, p + iw->kat + 2, n);
+        iw->kat += 2 + n;
+        int rc = fetch(iw, n, false, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err)
+{
+    int rc;
+    if (iw->collect && !iw->collected && (rc = collect_all(iw, err)))
+        return rc;
+    rc = iw->collect ? collected_next(iw, err) : walk_rows(iw, err);
+    if (rc == 1)
+        *row = &iw->row;
+    return rc;
 }

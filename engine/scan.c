@@ -231,9 +231,20 @@ int ads_index_scan_filter(ads_scan *s, const ads_index_span *span)
     return s && s->ix ? ads_index__walk_filter(s->ix, span) : 0;
 }
 
+void ads_scan_counts_get(ads_scan_counts *out, const ads_scan *s)
+{
+    memset(out, 0, sizeof *out);
+    if (s && s->ix)
+        ads_index__walk_counts(out, s->ix);
+    else if (s)
+        out->rows = s->read;
+}
+
 uint64_t ads_scan_read(const ads_scan *s)
 {
-    return !s ? 0 : s->ix ? ads_index__walk_entries(s->ix) : s->read;
+    ads_scan_counts c;
+    ads_scan_counts_get(&c, s);
+    return s && s->ix ? c.entries : c.rows;
 }
 
 void ads_scan_close(ads_scan *s)

@@ -587,6 +587,15 @@ static int conjuncts(const ads_expr *e, const ads_expr ***out, size_t *n, size_t
     return rc;
 }
 
+int ads_q__conjuncts(const ads_expr *e, const ads_expr ***out, size_t *n, ads_arena *a,
+                     ads_error *err)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    return e ? conjuncts(e, out, n, &cap, a, err) : 0;
+}
+
 static int and_all(const ads_expr **out, const ads_expr **c, size_t n, ads_arena *a,
                    ads_error *err)
 {
@@ -783,6 +792,7 @@ typedef struct qsel {
     uint64_t rows;
     int64_t left;              /* LIMIT still to go without ORDER BY (-1: none) */
     ads_arena *ra;             /* per-row arena */
+    ads_q__xcount xc;          /* what each step did (EXPLAIN ANALYZE) */
 } qsel;
 
 /* Bind join i (one-to-one) for the current row (rv); false if an INNER
@@ -926,6 +936,8 @@ static int join_all(qsel *s, rview *rv, size_t i, ads_error *err)
 /* The joins from i on, then the output. Returns 1 to stop (LIMIT reached). */
 static int join_from(qsel *s, rview *rv, size_t i, ads_error *err)
 {
+    if (i)
+        s->xc.join_out[i - 1]++;
     if (i == s->njoins)
         return finish(s, rv, err);
     if (s->joins[i].jc->all && !s->joins[i].key_lookup)
@@ -1017,13 +1029,17 @@ static int finish(qsel *s, rview *rv, ads_error *err)
     ads_view view = {&rview_ops, rv, NULL};
     if (s->post) {
         ads_value ok;
+        s->xc.post_in++;
         if (ads_expr_eval(&ok, s->post, &view, s->ra))
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         if (!ads_q__truthy(&ok))
             return 0;
+        s->xc.post_out++;
     }
-    if (s->group)
+    if (s->group) {
+        s->xc.grouped_in++;
         return ads_q__group_add(s->group, &view, s->ra, err);
+    }
     const ads_record *row = NULL;
     if ((rc = project(s, rv, &row, err)))
         return rc;
@@ -1036,6 +1052,7 @@ static int finish(qsel *s, rview *rv, ads_error *err)
             else if (ads_expr_eval(&keys[i], s->order[i], &view, s->ra))
                 return ads_error_set(err, ADS_ENOMEM, "out of memory");
         }
+        s->xc.sorted_in++;
         return ads_q__coll_add(s->coll, row, keys, err);
     }
     if (s->sink && s->sink->row && (rc = s->sink->row(s->sink->ctx, row, err)))
@@ -1050,6 +1067,9 @@ static int emit_to_coll_or_sink(void *ctx, const ads_record *row, const ads_valu
                                 ads_error *err)
 {
     qsel *s = ctx;
+    s->xc.groups++;
+    if (s->coll)
+        s->xc.sorted_in++;
     return ads_q__emit_row(s->coll, s->sink, &s->rows, &s->left, row, keys, err);
 }
 
@@ -1074,6 +1094,8 @@ static int run_datasource(qsel *s, const ads_datasource *ds, ads_error *err)
         if (rc <= 0)
             break;
         rview rv = {ads_record_view(r, NULL), {"", 0}, NULL, r, s->joins, s->njoins, 0, s->ra};
+        s->xc.src.rows++;
+        s->xc.src_out++;
         rc = offer(s, &rv, err);
         if (rc)
             break;
@@ -1089,6 +1111,7 @@ static int run_rows(qsel *s, ads_row *row, ads_error *err)
     if (rc)
         return rc;
     ads_arena_reset(s->ra);
+    s->xc.src_out++;
     rview rv = {ads_row_view(row, NULL), s->st->alias, row, NULL, s->joins, s->njoins, 0, s->ra};
     return offer(s, &rv, err);
 }
@@ -1260,6 +1283,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err)
 {
     qsel s;
+    const ads_sink *opt_sink = sink; /* EXPLAIN ANALYZE runs into no sink */
     memset(&s, 0, sizeof s);
     s.q = q;
     s.st = st;
@@ -1335,6 +1359,11 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         }
         memset(s.joins, 0, st->njoins * sizeof *s.joins);
         s.njoins = st->njoins;
+        if (!(s.xc.join_out = ads_arena_alloc(a, st->njoins * sizeof *s.xc.join_out))) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            goto cleanup;
+        }
+        memset(s.xc.join_out, 0, st->njoins * sizeof *s.xc.join_out);
         for (size_t i = 0; i < st->njoins; i++) {
             qjoin *j = &s.joins[i];
             memset(j, 0, sizeof *j);
@@ -1410,24 +1439,29 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     if (st->norder && (rc = ads_q__coll_new(&s.coll, q, st->order, st->norder, st->limit, err)))
         goto cleanup;
 
+    ads_q__iplan ip = {0};
+    ads_str none = {"", 0};
+    ads_q__xsel x = {st, ds ? NULL : s.type, st->has_using ? st->using_name : none,
+                     false, mentions_latest, mentions_deleted, &ip, pushed, s.post, NULL,
+                     s.njoins, grouped, NULL};
     if (st->explain) {
         ads_value keys[16];
-        ads_q__iplan ip = {0};
         bool *jl = ads_arena_alloc(a, (s.njoins ? s.njoins : 1) * sizeof *jl);
-        ads_str none = {"", 0};
-        ads_q__xsel x = {st, ds ? NULL : s.type, st->has_using ? st->using_name : none,
-                         false, mentions_latest, mentions_deleted, &ip, pushed, s.post, jl,
-                         s.njoins, grouped};
+        x.join_lookup = jl;
         x.point = !ds && s.type && nconj && pinned_keys(s.type, conj, nconj, st->alias, keys, a);
         for (size_t i = 0; jl && i < s.njoins; i++)
             jl[i] = s.joins[i].key_lookup;
         if (!jl)
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-        else if (x.type && !x.point && !mentions_latest)
+        else if (!st->analyze && x.type && !x.point && !mentions_latest)
             rc = ads_q__plan_index(&ip, q, s.txn, s.type, conj, nconj, st->alias, a, err);
-        if (!rc)
+        if (!rc && !st->analyze)
             rc = ads_q__explain(&x, sink, &info->rows, a, err);
-        goto cleanup;
+        if (rc || !st->analyze)
+            goto cleanup;
+        /* ANALYZE: run it into no sink, counting, then show the plan */
+        s.sink = sink = NULL;
+        x.run = &s.xc;
     }
     /* tell the sink its columns */
     if (sink && sink->begin) {
@@ -1465,10 +1499,12 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                     while ((rc = ads_scan_next(&r, sc, err)) == 1)
                         if ((rc = run_rows(&s, r, err)))
                             break;
+                    ads_scan_counts_get(&s.xc.src, sc);
                     ads_scan_close(sc);
                 }
             } else if (rc == 1) {
                 rc = 0;
+                s.xc.src.rows = 1;
                 ads_value ok = ads_bool(true);
                 ads_view view = ads_row_view(&row, NULL);
                 if (row.deleted && !mentions_deleted)
@@ -1481,12 +1517,12 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         } else {
             ads_scan *sc;
             ads_row *r;
-            ads_q__iplan ip;
             if (!(rc = ads_q__open_rows(&sc, &ip, q, s.txn, s.type, conj, nconj, st->alias, pushed,
                                         flags, a, err))) {
                 while ((rc = ads_scan_next(&r, sc, err)) == 1)
                     if ((rc = run_rows(&s, r, err)))
                         break;
+                ads_scan_counts_get(&s.xc.src, sc);
                 ads_scan_close(sc);
             }
         }
@@ -1505,11 +1541,15 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         if ((rc = ads_q__coll_emit(s.coll, sink, &n, err)))
             goto cleanup;
         s.rows = n;
+        s.xc.sorted_out = n;
     }
     if (sink && sink->end && (rc = sink->end(sink->ctx, err)))
         goto cleanup;
     info->rows = s.rows;
+    s.xc.out = s.rows;
     rc = 0;
+    if (x.run)
+        rc = ads_q__explain(&x, opt_sink, &info->rows, a, err);
 cleanup:
     for (size_t i = 0; i < s.njoins; i++)
         ads_arena_free(s.joins[i].ra);

@@ -9,6 +9,10 @@
  * each row, each JOIN and how it finds its rows, grouping, sorting and the
  * LIMIT. EXPLAIN reads at most what the planner counts; it returns no rows
  * of the statement.
+ *
+ * EXPLAIN ANALYZE runs the SELECT first (its rows go nowhere; exec.c counts
+ * what each step did in an ads_q__xcount) and each step's row ends with
+ * what it did: "; run: ..." (entries and rows read, rows kept, rows out).
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +45,38 @@ static int emit(xout *x, ads_error *err)
     ads_buf_clear(&x->line);
     return x->sink && x->sink->row ? x->sink->row(x->sink->ctx, ads_record_builder_finish(b), err)
                                    : 0;
+}
+
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
+/* "; run: N rows kept" and the like, after EXPLAIN ANALYZE. */
+static void run_rows(xout *x, const ads_q__xsel *s, uint64_t n, const char *what)
+{
+    if (s->run)
+        ads_buf_printf(&x->line, "; run: %llu %s %s", (unsigned long long)n,
+                       plural(n, "row", "rows"), what);
+}
+
+static void run_source(xout *x, const ads_q__xsel *s)
+{
+    const ads_scan_counts *c = s->run ? &s->run->src : NULL;
+    if (!c)
+        return;
+    ads_buf_adds(&x->line, "; run: ");
+    if (s->ip && s->ip->n) {
+        ads_buf_printf(&x->line, "%llu index %s read, ", (unsigned long long)c->entries,
+                       plural(c->entries, "entry", "entries"));
+        if (s->ip->nfilters)
+            ads_buf_printf(&x->line, "%llu skipped by the probes, ",
+                           (unsigned long long)c->probed_out);
+    }
+    ads_buf_printf(&x->line, "%llu %s read", (unsigned long long)c->rows,
+                   plural(c->rows, "row", "rows"));
+    if (!s->pushed)
+        ads_buf_printf(&x->line, ", %llu kept", (unsigned long long)s->run->src_out);
 }
 
 static void add_expr(xout *x, const char *what, const ads_expr *e)
@@ -93,6 +129,7 @@ static int source(xout *x, const ads_q__xsel *s, ads_error *err)
     }
     if (s->deleted)
         ads_buf_adds(&x->line, "; deleted records included");
+    run_source(x, s);
     return emit(x, err);
 }
 
@@ -107,6 +144,7 @@ int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, 
         rc = source(&x, s, err);
     if (!rc && s->pushed) {
         add_expr(&x, "filter each row: ", s->pushed);
+        run_rows(&x, s, s->run ? s->run->src_out : 0, "kept");
         rc = emit(&x, err);
     }
     for (size_t i = 0; !rc && i < s->njoins; i++) {
@@ -116,10 +154,16 @@ int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, 
                        s->join_lookup[i] ? "a key lookup per row"
                                          : "a scan of its latest rows per row");
         ads_buf_adds(&x.line, j->all ? ", every row ON accepts" : ", the first row ON accepts");
+        run_rows(&x, s, s->run ? s->run->join_out[i] : 0, "out");
         rc = emit(&x, err);
     }
     if (!rc && s->post) {
         add_expr(&x, s->njoins ? "filter each joined row: " : "filter each row: ", s->post);
+        if (s->run)
+            ads_buf_printf(&x.line, "; run: %llu of %llu %s kept",
+                           (unsigned long long)s->run->post_out,
+                           (unsigned long long)s->run->post_in,
+                           plural(s->run->post_in, "row", "rows"));
         rc = emit(&x, err);
     }
     if (!rc && s->grouped) {
@@ -128,20 +172,33 @@ int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, 
                            st->ngroup, st->ngroup == 1 ? "" : "s");
         else
             ads_buf_adds(&x.line, "aggregate every row into one group");
+        if (s->run)
+            ads_buf_printf(&x.line, "; run: %llu %s in, %llu %s out",
+                           (unsigned long long)s->run->grouped_in,
+                           plural(s->run->grouped_in, "row", "rows"),
+                           (unsigned long long)s->run->groups,
+                           plural(s->run->groups, "group", "groups"));
         rc = emit(&x, err);
     }
     if (!rc && st->norder) {
         ads_buf_printf(&x.line, "sort by %zu key%s", st->norder, st->norder == 1 ? "" : "s");
         if (st->limit >= 0)
             ads_buf_printf(&x.line, ", keeping the best %lld", (long long)st->limit);
+        if (s->run)
+            ads_buf_printf(&x.line, "; run: %llu %s in, %llu out",
+                           (unsigned long long)s->run->sorted_in,
+                           plural(s->run->sorted_in, "row", "rows"),
+                           (unsigned long long)s->run->sorted_out);
         rc = emit(&x, err);
     }
     if (!rc && st->limit >= 0) {
         ads_buf_printf(&x.line, "limit %lld rows", (long long)st->limit);
+        run_rows(&x, s, s->run ? s->run->out : 0, "out");
         rc = emit(&x, err);
     }
     if (!rc) {
         ads_buf_adds(&x.line, st->star ? "project every attribute" : "project the select list");
+        run_rows(&x, s, s->run ? s->run->out : 0, "out");
         rc = emit(&x, err);
     }
     if (!rc && sink && sink->end)

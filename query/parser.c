@@ -572,6 +572,7 @@ static int parse_stmt(sp *p, stmt *st)
 {
     int rc;
     st->explain = accept(p, "explain");
+    st->analyze = st->explain && accept(p, "analyze");
     if (accept(p, "select"))
         rc = parse_select(p, st);
     else if (accept(p, "update"))

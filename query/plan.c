@@ -288,9 +288,9 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
                       ads_error *err)
 {
     memset(out, 0, sizeof *out);
-    /* index scans run in read transactions (a SELECT inside BEGIN ... COMMIT
-     * of a write scans) */
-    if (q->index_policy == ADS_INDEXES_OFF || !t || !nconj || !ads_txn_readonly(txn))
+    /* in a write transaction (UPDATE, DELETE, PURGE, a SELECT inside BEGIN
+     * ... COMMIT) the index scan finds every record before the first write */
+    if (q->index_policy == ADS_INDEXES_OFF || !t || !nconj)
         return 0;
     planner p = {txn, t, alias, a, err};
     cand *c = NULL;

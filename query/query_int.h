@@ -61,6 +61,7 @@ typedef struct stmt {
     size_t norder;
     int64_t limit; /* -1: none */
     bool explain;  /* EXPLAIN: show the plan instead (explain.c) */
+    bool analyze;  /* EXPLAIN ANALYZE: run it, then show the plan with counts */
     const ads_expr *limit_param; /* LIMIT ? or :name, until bound (params.c) */
     /* PURGE HISTORY (kind ADS_STMT_PURGE) */
     bool history;
@@ -260,6 +261,23 @@ int ads_q__open_rows(ads_scan **out, ads_q__iplan *ip, ads_query *q, ads_txn *tx
                      const ads_type *t, const ads_expr *const *conj, size_t nconj, ads_str alias,
                      const ads_expr *where, unsigned flags, ads_arena *a, ads_error *err);
 
+/* The top-level conjuncts of a WHERE (e NULL: none), in the order written,
+ * in arena a (exec.c). */
+int ads_q__conjuncts(const ads_expr *e, const ads_expr ***out, size_t *n, ads_arena *a,
+                     ads_error *err);
+
+/* What a SELECT's steps did (EXPLAIN ANALYZE): plain counters that exec.c
+ * bumps as rows go by. */
+typedef struct ads_q__xcount {
+    ads_scan_counts src;  /* the source's scan (a key lookup: rows 0 or 1) */
+    uint64_t src_out;     /* rows the source gave: read, seen, passed the WHERE */
+    uint64_t *join_out;   /* per JOIN: rows it passed on */
+    uint64_t post_in, post_out;
+    uint64_t grouped_in, groups;
+    uint64_t sorted_in, sorted_out;
+    uint64_t out;         /* rows of the result */
+} ads_q__xcount;
+
 /* What EXPLAIN shows of a planned SELECT (explain.c; exec.c fills it). */
 typedef struct ads_q__xsel {
     const stmt *st;
@@ -272,6 +290,7 @@ typedef struct ads_q__xsel {
     const bool *join_lookup;   /* per JOIN: a key lookup */
     size_t njoins;
     bool grouped;
+    const ads_q__xcount *run; /* EXPLAIN ANALYZE: what the run did (else NULL) */
 } ads_q__xsel;
 
 /* Send the plan to sink: columns Step and Plan, a row per step (*steps

@@ -4,8 +4,11 @@
  * ads_db_write, so it is atomic (a failure writes nothing) and a full map is
  * grown and the statement run again; or in the caller's or BEGIN's
  * transaction (session.c), which commits or rolls back with the rest. The row set of UPDATE / DELETE / PURGE
- * is a scan of latest rows with the WHERE evaluated on the stored bytes;
- * deleted records are visible to DELETE and UPDATE only when the statement
+ * is a scan of latest rows with the WHERE evaluated on the stored bytes, or
+ * the records a secondary index yields when the planner picks one as for a
+ * SELECT (plan.c; in a write transaction the index scan finds every record
+ * before the first is written, so a write that moves index entries cannot
+ * disturb the walk); deleted records are visible to DELETE and UPDATE only when the statement
  * mentions _Deleted, and always to PURGE. PURGE HISTORY trims each picked
  * record's history at a cut (engine.h, ads_txn_trim_history).
  */
@@ -20,6 +23,8 @@ typedef struct wjob {
     ads_query *q;
     const stmt *st;
     const ads_expr *where;  /* prepared */
+    const ads_expr **conj;  /* the WHERE's top-level conjuncts, for the planner */
+    size_t nconj;
     const ads_expr **sets;  /* prepared SET expressions */
     uint64_t done;
     uint64_t unchanged;     /* STORE: records that appended no row */
@@ -96,11 +101,19 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     unsigned flags = st->kind == ADS_STMT_PURGE || mentions_deleted ? ADS_SCAN_DELETED : 0;
     ads_scan *sc;
     ads_row *row;
-    ads_arena *ra = ads_q__arena(j->q);
-    if (!ra)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    if ((rc = ads_scan_open(&sc, txn, t, j->where, flags, err))) {
+    ads_q__iplan ip;
+    ads_str none = {"", 0};
+    ads_arena *ra = ads_q__arena(j->q), *pa = ads_q__arena(j->q);
+    if (!ra || !pa)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    else if (t)
+        rc = ads_q__open_rows(&sc, &ip, j->q, txn, t, j->conj, j->nconj, none, j->where, flags,
+                              pa, err);
+    else
+        rc = ads_scan_open(&sc, txn, t, j->where, flags, err);
+    if (rc) {
         ads_arena_free(ra);
+        ads_arena_free(pa);
         return rc;
     }
     while ((rc = ads_scan_next(&row, sc, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {
@@ -125,6 +138,7 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     }
     ads_scan_close(sc);
     ads_arena_free(ra);
+    ads_arena_free(pa);
     return rc < 0 ? rc : 0;
 }
 
@@ -309,7 +323,7 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
 int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
                  ads_error *err)
 {
-    wjob j = {q, st, NULL, NULL, 0, 0, ads_q__arena(q)};
+    wjob j = {q, st, NULL, NULL, 0, NULL, 0, 0, ads_q__arena(q)};
     if (!j.a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
@@ -321,7 +335,8 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
         ads_arena_free(j.a);
         return purge_history(q, st, info, err);
     }
-    if (where && (rc = ads_expr_prepare(&j.where, j.a, where, err)))
+    if (where && ((rc = ads_expr_prepare(&j.where, j.a, where, err)) ||
+                  (rc = ads_q__conjuncts(where, &j.conj, &j.nconj, j.a, err))))
         goto done;
     if (st->kind == ADS_STMT_UPDATE) {
         j.sets = ads_arena_alloc(j.a, (st->nsets ? st->nsets : 1) * sizeof *j.sets);

@@ -355,6 +355,7 @@ static const help_entry help_entries[] = {
      "bound as values, never as text (--param). After an operand, ? and : keep\n"
      "their ClassAd meaning: a ? b : c.\n"
      "  EXPLAIN SELECT ...                   (the plan: scan, key lookup, index...)\n"
+     "  EXPLAIN ANALYZE SELECT ...           (run it; the plan with rows read per step)\n"
      "Indexes: Indexed = true on an Attribute record (ForType, ForName) keeps one;\n"
      "docs/indexes.md.\n"
      "\n"
@@ -374,7 +375,7 @@ static const help_entry help_entries[] = {
      "span lines; each runs as 'adstore execute' would run it. Ctrl-C cancels\n"
      "the statement being typed or run, never the shell; Ctrl-D leaves.\n"
      "Commands: .format [F], .headers on|off, .hidden, .tables, .schema TYPE,\n"
-     ".read FILE, .timer on|off, .explain SELECT, .help, .quit. Without a\n"
+     ".read FILE, .timer on|off, .explain [analyze] SELECT, .help, .quit. Without a\n"
      "terminal it reads statements from standard input, one after another.\n"},
     {"eval", "Usage: adstore eval [-c RECORD] EXPR\n"
              "\n"

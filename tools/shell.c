@@ -30,6 +30,7 @@ static const char shell_help[] =
     "  .read FILE        run the statements of FILE (as execute --file)\n"
     "  .timer on|off     each statement's wall time\n"
     "  .explain SELECT   the plan of a SELECT (as EXPLAIN SELECT ...)\n"
+    "  .explain analyze SELECT   run it, then the plan with the rows each step read\n"
     "  .help             this text\n"
     "  .quit             leave (so do .exit and Ctrl-D)\n"
     "Ctrl-C cancels the statement being typed or run.\n"

@@ -320,6 +320,35 @@ static void index__stats_and_restore(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A backup copies the index; compaction keeps it, entry for entry. */
+static void index__backup_and_compact_keep_indexes(void **state)
+{
+    (void)state;
+    load_jobs();
+    index_on("Owner", "true");
+    char got[200] = "", dir[1200];
+    ads_error err;
+    snprintf(dir, sizeof dir, "%s.backup", ts.path);
+    assert_int_equal(ads_db_backup(db, dir, &err), 0);
+    ads_db *b;
+    assert_int_equal(ads_db_open(&b, dir, 0, &err), 0);
+    assert_int_equal(ads_db_index_stats(b, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=5 ");
+    assert_int_equal(ts_verify(b), 0);
+    ads_db_close(b);
+    ts_reopen_close(&ts);
+    if (ads_db_compact(ts.path, NULL, NULL, &err))
+        fail_msg("compact: %s", err.message);
+    db = ts_reopen(&ts);
+    got[0] = 0;
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=5 ");
+    assert_int_equal(ts_verify(db), 0);
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void report_count(void *ctx, const char *problem)
 {
     char *out = ctx;
@@ -451,6 +480,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__union_and_intersection, setup, teardown),
         cmocka_unit_test_setup_teardown(index__dropped_with_declaration, setup, teardown),
         cmocka_unit_test_setup_teardown(index__stats_and_restore, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__backup_and_compact_keep_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
         cmocka_unit_test_setup_teardown(index__killed_mid_declaration_leaves_store_usable, setup,
