@@ -383,6 +383,23 @@ bool ads_time__rel_ok(double secs)
     return isfinite(secs);
 }
 
+/*
+ * Whether whole seconds and the fraction digits frac, written as an AbsTime,
+ * read back as secs. For an instant ads_time__abs_ok accepts, the text
+ * parses and its zone is the one written (whole minutes), so the parser
+ * (ads_time__parse_abs) gives (double)whole + the fraction read correctly
+ * rounded as "digits e-n", which is what this computes.
+ */
+static bool reads_back(double secs, double whole, const char *frac)
+{
+    size_t n = strlen(frac);
+    if (n == 0)
+        return whole == secs;
+    char tmp[DECIMALS_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%se-%zu", frac, n);
+    return (double)(int64_t)whole + ads_strtod_c(tmp, NULL) == secs;
+}
+
 static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
 {
     /* Instants outside ads_time__abs_ok never reach here from evaluation
@@ -397,7 +414,16 @@ static void write_abs(ads_buf *b, double secs, int32_t offset, bool condor)
     double whole = floor(secs);
     int64_t local = (int64_t)whole + offset;
     char frac[DECIMALS_MAX + 1] = "";
-    if (secs != whole) {
+    if (secs != whole && ads_time__abs_ok(secs, offset)) {
+        /* the fewest decimals that read back to the same instant, found
+         * without writing and parsing each candidate (see reads_back) */
+        for (int k = first_decimals(secs - whole); k <= DECIMALS_MAX; k++) {
+            int64_t w;
+            decimals(secs - whole, k, &w, frac, sizeof frac);
+            if (w == 0 && reads_back(secs, whole, frac))
+                break;
+        }
+    } else if (secs != whole) {
         /* the fewest decimals that read back to the same instant */
         ads_buf tmp = ADS_BUF_INIT;
         for (int k = first_decimals(secs - whole); k <= DECIMALS_MAX; k++) {
