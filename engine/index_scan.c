@@ -346,6 +346,9 @@ struct ads_index_walk {
      * record key order, so each probe lands near the last, and LMDB looks
      * in the cursor's page before it descends from the root. */
     MDB_cursor **pc[ADS_INDEX_FILTERS_MAX];
+    /* on `latest`, for the rows: a value's records come in key order, so
+     * each lookup lands near the last (opened on the first) */
+    MDB_cursor *lc;
 };
 
 int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
@@ -389,6 +392,8 @@ void ads_index__walk_close(ads_index_walk *iw)
         return;
     if (iw->w.c)
         mdb_cursor_close(iw->w.c);
+    if (iw->lc)
+        mdb_cursor_close(iw->lc);
     for (size_t i = 0; i < iw->nfilters; i++) {
         for (size_t j = 0; iw->pc[i] && j < iw->filters[i]->n; j++)
             if (iw->pc[i][j])
@@ -517,7 +522,12 @@ static int fetch(ads_index_walk *iw, size_t slen, bool first, ads_error *err)
 {
     const ads_type *t = iw->type;
     MDB_val lk = {slen, iw->skey}, lv;
-    int rc = mdb_get(iw->txn->txn, iw->txn->db->latest, &lk, &lv);
+    int rc = iw->lc ? 0 : mdb_cursor_open(iw->txn->txn, iw->txn->db->latest, &iw->lc);
+    if (rc) {
+        iw->lc = NULL;
+        return ads_db__lmdb(iw->txn, err, rc, "reading a record through an index");
+    }
+    rc = mdb_cursor_get(iw->lc, &lk, &lv, MDB_SET);
     if (rc == MDB_NOTFOUND && !first)
         return 0;
     if (rc == MDB_NOTFOUND)
