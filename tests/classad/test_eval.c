@@ -19,21 +19,7 @@
 
 #include "classad/classad.h"
 
-static ads_arena *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    arena = ads_arena_new();
-    return arena ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    ads_arena_free(arena);
-    return 0;
-}
+#include "tests/classad/arena_fixture.h"
 
 static ads_value eval_in(const char *ctx, const char *expr)
 {

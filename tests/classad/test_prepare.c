@@ -21,21 +21,7 @@
 #include "classad/classad.h"
 #include "classad/classad_int.h"
 
-static ads_arena *arena;
-
-static int setup(void **state)
-{
-    (void)state;
-    arena = ads_arena_new();
-    return arena ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    ads_arena_free(arena);
-    return 0;
-}
+#include "tests/classad/arena_fixture.h"
 
 static const ads_expr *parse(const char *text)
 {
