@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -139,21 +140,36 @@ static void term_type_now(term *t, const char *keys)
     assert_int_equal(write(t->fd, keys, n), (ssize_t)n);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Wait for the shell to leave (draining the screen, so it is not stuck
- * writing); a shell still there after two minutes is killed, and fails. */
+ * writing); a shell still there after two minutes is killed, and fails.
+ * Once the shell has closed its terminal, poll returns at once (POLLHUP)
+ * while the process may still be exiting (the sanitizers' leak check at
+ * exit takes seconds): the wait is measured in time, not in polls. */
 static int term_end(term *t)
 {
     int status;
     char buf[4096];
-    for (int waited = 0;; waited++) {
+    double start = now_s();
+    for (;;) {
         pid_t w = waitpid(t->pid, &status, WNOHANG);
         assert_true(w >= 0);
         if (w == t->pid)
             break;
         struct pollfd p = {t->fd, POLLIN, 0};
-        if (poll(&p, 1, 100) > 0 && read(t->fd, buf, sizeof buf) < 0 && errno != EIO)
+        int ready = poll(&p, 1, 100);
+        ssize_t n = ready > 0 && (p.revents & POLLIN) ? read(t->fd, buf, sizeof buf) : 0;
+        if (n < 0 && errno != EIO)
             fail_msg("reading the terminal: %s", strerror(errno));
-        if (waited > 1200) {
+        if (ready > 0 && n <= 0) /* hung up, nothing to read: do not spin */
+            usleep(10000);
+        if (now_s() - start > 120) {
             kill(t->pid, SIGKILL);
             waitpid(t->pid, &status, 0);
             close(t->fd);
