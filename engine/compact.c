@@ -252,7 +252,7 @@ int ads_db_compact(const char *dir, const ads_compact_options *opt, ads_compact_
         rc = sys_error(err, "cannot create", tmp);
         goto cleanup;
     }
-    if ((rc = ads_db__repack(dir, tmp, NULL, err)))
+    if ((rc = ads_db__repack(dir, tmp, err)))
         goto cleanup;
     if (chmod(tmpdata, 0600) != 0) { /* the store's files are the owner's alone */
         rc = sys_error(err, "cannot set the mode of", tmpdata);

@@ -345,8 +345,8 @@ void ads_db__drop_map_pages(ads_db *db);
 /* The same for any environment opened read-only. */
 void ads_db__drop_env_pages(MDB_env *env);
 /* engine/repack.c: copy the store in dir into the empty directory tmp,
- * every table in key order with full pages (unsynced); rows counts them. */
-int ads_db__repack(const char *dir, const char *tmp, uint64_t *rows, ads_error *err);
+ * every table in key order with full pages (unsynced). */
+int ads_db__repack(const char *dir, const char *tmp, ads_error *err);
 
 /* File-backed bytes resident in this process (the store's map, libraries):
  * the "shared" pages of /proc/self/statm; SIZE_MAX when unknown, so that a

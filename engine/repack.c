@@ -31,7 +31,6 @@ typedef struct repack {
     MDB_env *src, *dst;
     MDB_txn *rtxn, *wtxn;
     size_t pending; /* bytes put in wtxn */
-    uint64_t rows;
 } repack;
 
 static int lmdb_error(ads_error *err, int rc, const char *what, const char *name)
@@ -77,7 +76,6 @@ static int copy_table(repack *p, const char *name, ads_error *err)
     while (!rc && (mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) == 0) {
         if ((mrc = mdb_put(p->wtxn, d, &k, &v, MDB_APPEND)))
             break;
-        p->rows++;
         p->pending += k.mv_size + v.mv_size;
         if (p->pending >= ADS_REPACK_TXN_BYTES) {
             rc = next_wtxn(p, err);
@@ -136,7 +134,7 @@ static int open_envs(repack *p, const char *dir, const char *tmp, ads_error *err
     return next_wtxn(p, err);
 }
 
-int ads_db__repack(const char *dir, const char *tmp, uint64_t *rows, ads_error *err)
+int ads_db__repack(const char *dir, const char *tmp, ads_error *err)
 {
     repack p;
     memset(&p, 0, sizeof p);
@@ -154,7 +152,5 @@ int ads_db__repack(const char *dir, const char *tmp, uint64_t *rows, ads_error *
         mdb_env_close(p.dst);
     if (p.src)
         mdb_env_close(p.src);
-    if (!rc && rows)
-        *rows = p.rows;
     return rc;
 }
