@@ -123,13 +123,14 @@
 /* a table sampled in fewer leaf pages is too small for its layout to matter */
 #define ADS_LAYOUT_MIN_PAGES 64u
 
-/* The Python module (python/adstore): rows a SELECT's worker converts
- * before it hands them to the iterating thread and waits (what a streaming
- * SELECT holds in Python at most, twice); attribute names and short string
- * values a Cursor keeps as str objects, so rows of the same shape share
- * them (a power of two), the longest name kept and the longest string
- * value; problems ads_db_verify reports that Store.verify keeps as messages
- * (it counts them all). */
+/* The Python module (python/adstore): rows a Cursor takes at once (a
+ * streaming SELECT's ads_stmt_fetch without the GIL), or that the worker
+ * of any other SELECT converts before it hands them to the iterating
+ * thread and waits (what a SELECT holds in Python at most, twice);
+ * attribute names and short string values a Cursor keeps as str objects,
+ * so rows of the same shape share them (a power of two), the longest name
+ * kept and the longest string value; problems ads_db_verify reports that
+ * Store.verify keeps as messages (it counts them all). */
 #define ADS_PY_CURSOR_BATCH 512
 #define ADS_PY_NAME_CACHE 256
 #define ADS_PY_NAME_CACHE_LEN 64

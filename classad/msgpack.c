@@ -1003,12 +1003,10 @@ int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ad
     return 0;
 }
 
-/* Compare name with the key at index i (case folded): *c receives <0, 0 or
- * >0 and k the key; 0, or an error for a bad key. Short names (fixstr, the
- * usual case) are read inline; anything else goes through view_key, which
- * also reports bad offsets. */
-static inline int key_cmp(const ads_msgpack_view *mv, size_t i, const unsigned char *nm,
-                          size_t len, vkey *k, int *c, ads_error *err)
+/* The key at index i: short names (fixstr, the usual case) are read
+ * inline; anything else goes through view_key, which also reports bad
+ * offsets. */
+static inline int key_at(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *err)
 {
     size_t off = index_off(mv, i);
     unsigned t;
@@ -1018,11 +1016,19 @@ static inline int key_cmp(const ads_msgpack_view *mv, size_t i, const unsigned c
         k->p = mv->body + off + 1;
         k->len = t & 31;
         k->value = off + 1 + k->len;
-    } else {
-        int rc = view_key(mv, i, k, err);
-        if (rc)
-            return rc;
+        return 0;
     }
+    return view_key(mv, i, k, err);
+}
+
+/* Compare name with the key at index i (case folded): *c receives <0, 0 or
+ * >0 and k the key; 0, or an error for a bad key. */
+static inline int key_cmp(const ads_msgpack_view *mv, size_t i, const unsigned char *nm,
+                          size_t len, vkey *k, int *c, ads_error *err)
+{
+    int rc = key_at(mv, i, k, err);
+    if (rc)
+        return rc;
     if (len == k->len && memcmp(nm, k->p, len) == 0) { /* written the same way */
         *c = 0;
         return 0;
@@ -1146,24 +1152,15 @@ int ads_msgpack__quick(ads_value *value, const ads_msgpack_view *mv, const char 
     return at < mv->body_len && quick_scalar(mv->body + at, mv->body_len - at, value);
 }
 
-int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
-                            const char *name, size_t len, ads_error *err)
+/* The value of attribute i, whose key is k: a plain value, or what the
+ * view decoded of it once (see ads_msgpack_view_init). 1, or an error. */
+static int view_decode(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv, size_t i,
+                       const vkey *kp, ads_error *err)
 {
-    if (!mv || (!name && len) || !value || !expr)
-        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
-    return ads_msgpack__lookup(value, expr, mv, name, len, NULL, err);
-}
-
-int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
-                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err)
-{
-    size_t i = 0, h = hint ? atomic_load_explicit(hint, memory_order_relaxed) : SIZE_MAX;
-    vkey k;
-    int rc = view_find(mv, name, len, h, &i, &k, err);
-    if (rc <= 0)
-        return rc;
-    if (hint && i != h)
-        atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
+    vkey k = *kp;
+    const char *name = (const char *)k.p;
+    size_t len = k.len;
+    int rc;
     *expr = NULL;
     if (mv->slots && mv->slots[i]) {
         const ads_expr *e = mv->slots[i];
@@ -1230,6 +1227,47 @@ int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_vie
     else
         *value = it.v;
     return 1;
+}
+
+int ads_msgpack_view_lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                            const char *name, size_t len, ads_error *err)
+{
+    if (!mv || (!name && len) || !value || !expr)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
+    return ads_msgpack__lookup(value, expr, mv, name, len, NULL, err);
+}
+
+int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err)
+{
+    size_t i = 0, h = hint ? atomic_load_explicit(hint, memory_order_relaxed) : SIZE_MAX;
+    vkey k;
+    int rc = view_find(mv, name, len, h, &i, &k, err);
+    if (rc <= 0)
+        return rc;
+    if (hint && i != h)
+        atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
+    return view_decode(value, expr, mv, i, &k, err);
+}
+
+int ads_msgpack_view_attr(ads_str *name, ads_value *value, const ads_expr **expr,
+                          ads_msgpack_view *mv, size_t i, ads_error *err)
+{
+    if (!mv || !name || !value || !expr || i >= mv->n)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu out of range", i);
+    vkey k;
+    int rc = key_at(mv, i, &k, err);
+    if (rc)
+        return rc;
+    name->p = (const char *)k.p;
+    name->len = k.len;
+    if (!mv->slots && k.value < mv->body_len &&
+        quick_scalar(mv->body + k.value, mv->body_len - k.value, value)) {
+        *expr = NULL;
+        return 0;
+    }
+    rc = view_decode(value, expr, mv, i, &k, err);
+    return rc < 0 ? rc : 0;
 }
 
 static int view_lookup(const void *self, const char *name, size_t len, uint32_t hash,

@@ -231,6 +231,18 @@ size_t ads_msgpack_view_size(const ads_msgpack_view *mv);
  * into the bytes. Errors: ADS_ECORRUPT; ADS_EINVAL (i out of range). */
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err);
 
+/*
+ * The i-th attribute in stored order (0 <= i < size), as a lookup of its
+ * name would give it, without searching: *name points into the bytes, and
+ * either *value is set (a plain value; *expr NULL) or *expr (an expression,
+ * or a list or record holding one), valid as a lookup's are. Reading every
+ * attribute this way copies no string: only lists, records, blobs and
+ * expressions are decoded into the view's arena. Errors: ADS_ECORRUPT;
+ * ADS_EINVAL (NULL arguments, i out of range); ADS_ENOMEM.
+ */
+int ads_msgpack_view_attr(ads_str *name, ads_value *value, const ads_expr **expr,
+                          ads_msgpack_view *mv, size_t i, ads_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,7 +80,7 @@ int ads_q__budget(ads_query *q, ads_error *err)
 
 /* A statement stopped by its budget says which limit and how to raise it
  * (whatever failed first: an allocation, a row loop, a built-in). */
-static int over_limit(ads_query *q, int rc, ads_error *err)
+int ads_q__over_limit(ads_query *q, int rc, ads_error *err)
 {
     if (!rc || !q->budget.hit)
         return rc;
@@ -305,7 +305,8 @@ static int check_all_calls(const stmt *st, ads_error *err)
  * not aggregate); the temporal filter is split off WHERE (*tf, *rest);
  * UPDATE / DELETE / PURGE rules that need no type.
  */
-static int check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *a, ads_error *err)
+int ads_q__check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *a,
+                      ads_error *err)
 {
     int rc;
     if ((rc = check_all_calls(st, err)))
@@ -379,7 +380,7 @@ int ads_query_parse(const char *text, size_t len, size_t start, size_t end, ads_
     if (!copy)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     else if (!(rc = ads_stmt__parse(&st, a, copy, len, start, end, err)) &&
-             !(rc = check_stmt(&st, &tf, &rest, a, err)) && kind)
+             !(rc = ads_q__check_stmt(&st, &tf, &rest, a, err)) && kind)
         *kind = st.kind;
     ads_arena_free(a);
     return rc;
@@ -391,6 +392,10 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
 {
     if (!q || (!text && len))
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (q->stepping)
+        return ads_error_set(err, ADS_EBUSY,
+                             "the session has a prepared statement open: finalize it "
+                             "(ads_stmt_finalize) before running another");
     ads_exec_info local;
     if (!info)
         info = &local;
@@ -421,28 +426,31 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
         rc = ads_q__control(q, &st, opt, err);
         goto cleanup;
     }
-    if ((rc = check_stmt(&st, &tf, &rest, a, err)) || (rc = ads_q__txn_enter(q, opt, err)))
+    if ((rc = ads_q__check_stmt(&st, &tf, &rest, a, err)) ||
+        (rc = ads_q__txn_enter(q, opt, err)))
         goto cleanup;
-    if (st.kind != ADS_STMT_SELECT) {
-        rc = ads_q__write(q, &st, rest, info, err);
-        goto cleanup;
-    }
-    if (tf.kind != 0 || intervals_at(&st) >= 0) {
-        if (tf.kind == 0) {
-            rc = ads_error_set(err, ADS_EINVAL,
-                               "GROUP BY @intervals needs a temporal filter in WHERE "
-                               "(@timerange, @duration, @last or @anytime)");
-            goto cleanup;
-        }
-        rc = ads_q__timeline(q, &st, &tf, rest, sink, opt, info, err);
-    } else {
-        st.where = rest;
-        rc = ads_q__select(q, &st, sink, opt, info, err);
-    }
+    rc = ads_q__run(q, &st, &tf, rest, sink, opt, info, err);
 cleanup:
     ads_q__txn_leave(q, opt, rc, info);
     ads_arena_free(a);
-    return over_limit(q, rc, err);
+    return ads_q__over_limit(q, rc, err);
+}
+
+int ads_q__run(ads_query *q, stmt *st, const temporal *tf, const ads_expr *rest,
+               const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
+               ads_error *err)
+{
+    if (st->kind != ADS_STMT_SELECT)
+        return ads_q__write(q, st, rest, info, err);
+    if (tf->kind == 0 && intervals_at(st) < 0) {
+        st->where = rest;
+        return ads_q__select(q, st, sink, opt, info, err);
+    }
+    if (tf->kind == 0)
+        return ads_error_set(err, ADS_EINVAL,
+                             "GROUP BY @intervals needs a temporal filter in WHERE "
+                             "(@timerange, @duration, @last or @anytime)");
+    return ads_q__timeline(q, st, tf, rest, sink, opt, info, err);
 }
 
 /* ---- SELECT ---- */
@@ -646,7 +654,7 @@ static ads_str plain_attr(const ads_expr *e, ads_str main_alias)
 /* Pinned key values from conjuncts `Key == c`, `c == Key`, `Key is c`,
  * `Key === c` and `{ K1, K2 } === { c1, c2 }`: true if every key attribute
  * of t is pinned (values in key order in out). */
-static bool pinned_keys(const ads_type *t, const ads_expr **c, size_t n, ads_str main_alias,
+bool ads_q__pinned_keys(const ads_type *t, const ads_expr **c, size_t n, ads_str main_alias,
                         ads_value *out, ads_arena *a)
 {
     size_t nk = ads_type_key_count(t);
@@ -1448,7 +1456,8 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
         ads_value keys[16];
         bool *jl = ads_arena_alloc(a, (s.njoins ? s.njoins : 1) * sizeof *jl);
         x.join_lookup = jl;
-        x.point = !ds && s.type && nconj && pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+        x.point = !ds && s.type && nconj &&
+                  ads_q__pinned_keys(s.type, conj, nconj, st->alias, keys, a);
         for (size_t i = 0; jl && i < s.njoins; i++)
             jl[i] = s.joins[i].key_lookup;
         if (!jl)
@@ -1486,9 +1495,9 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
     } else {
         ads_value keys[16];
         bool point = s.type && !mentions_latest && nconj &&
-                     pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+                     ads_q__pinned_keys(s.type, conj, nconj, st->alias, keys, a);
         bool point_history = s.type && mentions_latest && nconj &&
-                             pinned_keys(s.type, conj, nconj, st->alias, keys, a);
+                             ads_q__pinned_keys(s.type, conj, nconj, st->alias, keys, a);
         if (point || point_history) {
             ads_row row = {0};
             rc = ads_txn_get(s.txn, &row, s.type, keys, ads_type_key_count(s.type), a, err);

@@ -252,6 +252,105 @@ int ads_query_exec_at(ads_query *q, const char *text, size_t len, size_t start, 
                       ads_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* Prepared statements: rows pulled one step at a time                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The pull form of ads_query_exec, as sqlite3_prepare, sqlite3_step and
+ * sqlite3_finalize are: the caller asks for each row, in its own thread,
+ * and may stop at any row (docs/query.md, "Prepared statements").
+ *
+ * A plain SELECT of one type's stored rows streams: FROM a type without an
+ * alias, no JOIN, GROUP BY, aggregate, ORDER BY, USING, EXPLAIN or temporal
+ * filter, and a WHERE that does not pin every key attribute (that is a key
+ * lookup). Each step reads stored rows until one passes the WHERE, so
+ * memory holds the rows of one step whatever the number of rows, and a
+ * SELECT * row is read attribute by attribute from its stored bytes without
+ * being decoded into a record. Any other statement (writes included) runs
+ * whole at the first step; its rows are copied into the statement (within
+ * its memory limit, ads_query_set_limits) and handed out one by one.
+ * ads_stmt_streams tells which.
+ *
+ * While a statement is open (prepared and not yet finalized) its session
+ * runs nothing else: ads_query_exec, ads_query_exec_at and
+ * ads_query_prepare fail with ADS_EBUSY. A streaming statement reads in one
+ * transaction from ads_query_prepare to ads_stmt_finalize: its own read
+ * transaction (a snapshot: writes committed meanwhile, by other sessions or
+ * threads, are not seen), or BEGIN's, or ads_exec_options.txn (in which
+ * nothing may be written while the statement is open). Its limits count
+ * from ads_query_prepare; ads_query_interrupt stops it at its next row.
+ * Finalize every statement before ads_query_free or ads_query_rollback of
+ * its session.
+ */
+typedef struct ads_stmt ads_stmt;
+/* A row of a statement's result. */
+typedef struct ads_stmt_row ads_stmt_row;
+
+/*
+ * Parse, bind (opt->params) and check the statement of len bytes of text
+ * (a trailing ';' is allowed), and for a streaming SELECT open its rows;
+ * opt may be NULL and is copied. *out belongs to the caller, freed by
+ * ads_stmt_finalize. Errors: those of ads_query_exec that precede the first
+ * row (ADS_ESYNTAX with line and column, ADS_ENOTFOUND, ADS_EINVAL,
+ * ADS_ELIMIT, ADS_ENOMEM, the engine's), and ADS_EBUSY (a statement of the
+ * session is open). As with ads_query_exec, one that fails inside BEGIN
+ * rolls BEGIN's transaction back (ads_query_in_txn tells).
+ */
+int ads_query_prepare(ads_stmt **out, ads_query *q, const char *text, size_t len,
+                      const ads_exec_options *opt, ads_error *err);
+
+/* True if s streams (see above), false if it runs whole at its first step. */
+bool ads_stmt_streams(const ads_stmt *s);
+
+/*
+ * Take up to max rows: 0 with *n rows in rows[0 .. *n), *n 0 meaning the
+ * end (then and after, every call returns 0 rows); or a negative code, the
+ * statement then being over (*n rows taken before the error stay valid; a
+ * later call returns the same code). The rows, and everything read from
+ * them, are valid until the next ads_stmt_fetch or ads_stmt_step on s or
+ * its finalization. Errors: ADS_EINVAL (NULL arguments), ADS_ELIMIT (a
+ * limit reached, or interrupted), ADS_ECORRUPT, ADS_ENOMEM, and what
+ * ads_query_exec reports for the statement.
+ */
+int ads_stmt_fetch(ads_stmt *s, ads_stmt_row **rows, size_t max, size_t *n, ads_error *err);
+
+/* One row: 1 with *row (valid until the next step), 0 at the end, or a
+ * negative code as ads_stmt_fetch. */
+int ads_stmt_step(ads_stmt *s, ads_stmt_row **row, ads_error *err);
+
+/* The number of attributes of row r (as the record ads_query_exec's sink
+ * would receive has). */
+size_t ads_stmt_row_size(const ads_stmt_row *r);
+
+/*
+ * Attribute i of r (0 <= i < ads_stmt_row_size), in the order of the record
+ * ads_query_exec's sink would receive: its name, and either *value (a plain
+ * value; *expr NULL) or *expr (an expression, or a list or record holding
+ * one). Names, strings and what they point to are valid as r is. Errors:
+ * ADS_EINVAL (i out of range, NULL arguments), ADS_ECORRUPT, ADS_ENOMEM.
+ */
+int ads_stmt_row_attr(ads_str *name, ads_value *value, const ads_expr **expr, ads_stmt_row *r,
+                      size_t i, ads_error *err);
+
+/* r as a record, the one ads_query_exec's sink would receive (made on the
+ * first call for a streamed row), valid as r is. ADS_ECORRUPT, ADS_ENOMEM. */
+int ads_stmt_row_record(const ads_record **out, ads_stmt_row *r, ads_error *err);
+
+/* The select list's labels (*n of them, valid until finalization), or *n 0
+ * for SELECT * and statements without a select list. A statement that runs
+ * whole (ads_stmt_streams false) knows them from its first step on. */
+const ads_str *ads_stmt_columns(const ads_stmt *s, size_t *n);
+
+/* What the statement did so far: its kind, the rows handed out (or, once
+ * run, what a write did), whether BEGIN's transaction was rolled back. */
+void ads_stmt_info(const ads_stmt *s, ads_exec_info *info);
+
+/* End the statement, at its end or before (the rest of its rows are never
+ * read), and free it: its transaction ends (unless it was BEGIN's or the
+ * caller's), and the session may run statements again. NULL is ignored. */
+void ads_stmt_finalize(ads_stmt *s);
+
+/* ------------------------------------------------------------------------ */
 /* Output formats                                                           */
 /* ------------------------------------------------------------------------ */
 

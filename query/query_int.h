@@ -120,6 +120,7 @@ struct ads_query {
     ads_txn *session;   /* BEGIN's transaction, until COMMIT or ROLLBACK (session.c) */
     ads_txn *txn;       /* the running statement's: the caller's, the session's or NULL */
     int index_policy;   /* ads_query_use_indexes */
+    bool stepping;      /* a prepared statement is open (step.c): run nothing else */
 };
 
 /* A new arena counting against the running statement's budget; NULL when
@@ -297,6 +298,29 @@ typedef struct ads_q__xsel {
  * of them). */
 int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, ads_arena *a,
                    ads_error *err);
+
+/* The checks and rewrites every statement gets before it runs, which need
+ * no store (exec.c): unknown functions, misplaced aggregates, the temporal
+ * filter split off WHERE (*tf, and *rest what is left of it). */
+int ads_q__check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *a,
+                      ads_error *err);
+
+/* Run a checked statement (not BEGIN, COMMIT or ROLLBACK) in the
+ * transaction ads_q__txn_enter chose: a write, a timeline SELECT or a
+ * SELECT (exec.c). */
+int ads_q__run(ads_query *q, stmt *st, const temporal *tf, const ads_expr *rest,
+               const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
+               ads_error *err);
+
+/* rc, or for a statement its budget stopped, ADS_ELIMIT with a message
+ * naming the limit it reached and how to raise it. */
+int ads_q__over_limit(ads_query *q, int rc, ads_error *err);
+
+/* Pinned key values from the conjuncts c of a WHERE on type t (`Key ==
+ * constant` and the like): true if every key attribute of t is pinned, its
+ * values in key order in out (16 at most). */
+bool ads_q__pinned_keys(const ads_type *t, const ads_expr **c, size_t n, ads_str main_alias,
+                        ads_value *out, ads_arena *a);
 
 int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                   const ads_exec_options *opt, ads_exec_info *info, ads_error *err);

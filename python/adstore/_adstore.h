@@ -98,6 +98,10 @@ typedef struct adspy_names {
 } adspy_names;
 /* As adspy_record_to_py, its names taken from (and added to) names. */
 PyObject *adspy_record_to_py_named(const ads_record *r, adspy_names *names);
+/* A prepared statement's row as a Record, read attribute by attribute
+ * (ads_stmt_row_attr: a stored row's values straight from its bytes),
+ * its names from names. NULL with an exception. */
+PyObject *adspy_stmt_row_to_py(ads_stmt_row *row, adspy_names *names);
 void adspy_names_clear(adspy_names *names);
 /* 0 and *out, or -1 with a Python exception set. */
 int adspy_value_from_py(ads_value *out, adspy_conv *c, PyObject *o);

@@ -1,20 +1,29 @@
 /*
  * python/adstore/cursor.c: Store.execute and the Cursor it returns.
  *
- * The statement API pushes rows to a sink (ads_query_exec); Python pulls
- * them one by one. A SELECT therefore runs in a worker thread of its own
- * (its transaction is used by that thread only), which converts each row to
- * a Record under the GIL, appends it to a batch, and once the batch holds
- * ADS_PY_CURSOR_BATCH rows hands it to the iterating thread and waits until
- * that thread asks for more. The statement's evaluation runs without the
- * GIL; at most two batches of rows exist at once, so a SELECT of a million
- * rows never holds a million. The two threads take turns: the worker only
- * produces while the iterating thread waits in __next__ for rows.
+ * A SELECT is prepared (ads_query_prepare) when the Cursor is first
+ * iterated. One that streams (ads_stmt_streams: a plain SELECT of one
+ * type's rows) runs in the iterating thread: each time its rows run out,
+ * __next__ takes the next ADS_PY_CURSOR_BATCH rows with the GIL released
+ * (ads_stmt_fetch: the scan, the WHERE, the select items), then makes
+ * them Records with it, SELECT * rows straight from their stored bytes
+ * (adspy_stmt_row_to_py). Other threads run while a batch is fetched, and
+ * memory holds one batch of rows whatever the statement's size.
  *
- * A Cursor dropped or closed before its end stops the statement (the sink
- * returns non-zero) and joins the worker. Other statements (UPDATE, DELETE,
- * PURGE, STORE) run to their end in Store.execute itself, with the GIL
- * released; their Cursor has no rows and its rowcount says what they did.
+ * Any other SELECT (JOIN, GROUP BY, ORDER BY, USING, ...) would run whole
+ * at its first step and hold its rows; it keeps streaming instead through
+ * the push API (ads_query_exec) in a worker thread of its own, which
+ * converts each row to a Record under the GIL, appends it to a batch, and
+ * once the batch holds ADS_PY_CURSOR_BATCH rows hands it to the iterating
+ * thread and waits until that thread asks for more. The two threads take
+ * turns: the worker only produces while the iterating thread waits in
+ * __next__ for rows.
+ *
+ * A Cursor dropped or closed before its end stops the statement (finalizes
+ * it, or makes the worker's sink return non-zero and joins the worker).
+ * Other statements (UPDATE, DELETE, PURGE, STORE) run to their end in
+ * Store.execute itself, with the GIL released; their Cursor has no rows and
+ * its rowcount says what they did.
  */
 #include "_adstore.h"
 
@@ -53,6 +62,12 @@ typedef struct {
     bool finished;     /* the end was reported to Python */
     bool iterating;    /* a thread is inside __next__ (it may wait without the GIL) */
     adspy_names names; /* the rows' attribute names (touched under the GIL) */
+
+    bool prepared;     /* the SELECT was prepared (at the first __next__) */
+    bool counted;      /* counted in store->active until the statement ends */
+    ads_query *q;      /* the streaming statement's session ... */
+    ads_stmt *stmt;    /* ... and the statement, until its end (NULL: none) */
+    ads_stmt_row **slots; /* a batch of its rows (ADS_PY_CURSOR_BATCH) */
 } adspy_Cursor;
 
 /* ---- the worker -------------------------------------------------------- */
@@ -168,7 +183,24 @@ static void cursor_stop(adspy_Cursor *c)
     pthread_join(c->thread, NULL);
     Py_END_ALLOW_THREADS
     c->started = false;
-    c->store->active--;
+}
+
+/* The statement is over (at its end, closed or dropped): no longer
+ * counted among the store's active calls. */
+static void cursor_release(adspy_Cursor *c)
+{
+    if (c->stmt) {
+        ads_stmt_info(c->stmt, &c->info);
+        ads_stmt_finalize(c->stmt);
+        c->stmt = NULL;
+    }
+    ads_query_free(c->q);
+    c->q = NULL;
+    cursor_stop(c);
+    if (c->counted) {
+        c->counted = false;
+        c->store->active--;
+    }
 }
 
 /* Wait for the next batch or the end; with the GIL held on return. */
@@ -189,7 +221,7 @@ static void cursor_wait(adspy_Cursor *c, bool *got, bool *done)
 
 static PyObject *cursor_finish(adspy_Cursor *c)
 {
-    cursor_stop(c);
+    cursor_release(c);
     c->finished = true;
     if (c->pyerr[0]) {
         PyErr_Restore(c->pyerr[0], c->pyerr[1], c->pyerr[2]);
@@ -216,6 +248,91 @@ static PyObject *cursor_next(PyObject *self)
     return r;
 }
 
+/* The select list's labels, or None for SELECT *. */
+static int step_columns(adspy_Cursor *c)
+{
+    size_t n;
+    const ads_str *cols = ads_stmt_columns(c->stmt, &n);
+    PyObject *labels = n ? PyTuple_New((Py_ssize_t)n) : Py_NewRef(Py_None);
+    for (size_t i = 0; labels && i < n; i++) {
+        PyObject *s = adspy_str(cols[i].p, cols[i].len);
+        if (!s)
+            Py_CLEAR(labels);
+        else
+            PyTuple_SET_ITEM(labels, (Py_ssize_t)i, s);
+    }
+    if (!labels)
+        return -1;
+    Py_XSETREF(c->columns, labels);
+    return 0;
+}
+
+/* Prepare the SELECT: 0 (c->stmt set if it streams, else the worker
+ * started), or -1 with an exception. */
+static int cursor_prepare(adspy_Cursor *c)
+{
+    int rc;
+    c->prepared = true;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ads_query_new(&c->q, c->store->db, &c->err);
+    if (rc == 0) {
+        ads_exec_options opt = {.hidden = c->hidden, .params = c->params};
+        rc = ads_query_prepare(&c->stmt, c->q, c->text, c->len, &opt, &c->err);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        c->rc = rc;
+        return 0; /* raised by cursor_finish, as the worker's errors are */
+    }
+    if (ads_stmt_streams(c->stmt)) {
+        c->slots = PyMem_Malloc(ADS_PY_CURSOR_BATCH * sizeof *c->slots);
+        if (!c->slots) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        return step_columns(c);
+    }
+    ads_stmt_finalize(c->stmt);
+    c->stmt = NULL;
+    ads_query_free(c->q);
+    c->q = NULL;
+    if (pthread_create(&c->thread, NULL, worker, c) != 0) {
+        adspy_raise_code(ADS_EIO, "cannot start the statement's thread");
+        return -1;
+    }
+    c->started = true;
+    return 0;
+}
+
+/* The next batch of a streaming statement's rows into c->rows: fetched
+ * without the GIL, made Records with it. At the end (or an error, raised
+ * once the rows before it are handed out) the statement is finalized. */
+static int cursor_fetch(adspy_Cursor *c)
+{
+    size_t n = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = ads_stmt_fetch(c->stmt, c->slots, ADS_PY_CURSOR_BATCH, &n, &c->err);
+    Py_END_ALLOW_THREADS
+    PyObject *rows = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; rows && i < n; i++) {
+        PyObject *r = adspy_stmt_row_to_py(c->slots[i], &c->names);
+        if (!r)
+            Py_CLEAR(rows);
+        else
+            PyList_SET_ITEM(rows, (Py_ssize_t)i, r);
+    }
+    Py_XSETREF(c->rows, rows);
+    c->pos = 0;
+    if (rc < 0 || n == 0 || !rows) {
+        c->rc = rc;
+        ads_stmt_info(c->stmt, &c->info);
+        ads_stmt_finalize(c->stmt);
+        c->stmt = NULL;
+    }
+    return rows ? 0 : -1;
+}
+
 static PyObject *cursor_next_rows(adspy_Cursor *c)
 {
     for (;;) {
@@ -225,8 +342,23 @@ static PyObject *cursor_next_rows(adspy_Cursor *c)
             c->pos++;
             return r;
         }
+        if (c->finished)
+            return NULL;
+        if (!c->prepared && cursor_prepare(c) < 0) {
+            cursor_release(c);
+            c->finished = true;
+            return NULL;
+        }
+        if (c->stmt) {
+            if (cursor_fetch(c) < 0) {
+                cursor_release(c);
+                c->finished = true;
+                return NULL;
+            }
+            continue;
+        }
         if (!c->started)
-            return c->finished ? NULL : cursor_finish(c);
+            return cursor_finish(c);
         bool got, done;
         cursor_wait(c, &got, &done);
         /* The worker waits for `want` or has ended: the batch is ours. */
@@ -247,7 +379,7 @@ static PyObject *cursor_close(PyObject *self, PyObject *unused)
     adspy_Cursor *c = (adspy_Cursor *)self;
     if (c->iterating)
         return adspy_raise_code(ADS_EBUSY, "the Cursor is being iterated by another thread");
-    cursor_stop(c);
+    cursor_release(c);
     c->finished = true;
     Py_CLEAR(c->rows);
     Py_RETURN_NONE;
@@ -272,7 +404,8 @@ static PyObject *cursor_exit(PyObject *self, PyObject *args)
 static void cursor_dealloc(PyObject *self)
 {
     adspy_Cursor *c = (adspy_Cursor *)self;
-    cursor_stop(c);
+    cursor_release(c);
+    PyMem_Free(c->slots);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     Py_XDECREF(c->pyerr[0]);
@@ -307,7 +440,7 @@ static PyObject *cursor_get_rowcount(PyObject *self, void *unused)
 {
     (void)unused;
     adspy_Cursor *c = (adspy_Cursor *)self;
-    if (c->started)
+    if (c->started || c->stmt || (c->info.kind == ADS_STMT_SELECT && !c->finished))
         return PyLong_FromLong(-1);
     return PyLong_FromUnsignedLongLong(c->info.rows);
 }
@@ -508,11 +641,7 @@ PyObject *adspy_cursor_new(adspy_Store *s, PyObject *args, PyObject *kw)
     c->info.kind = kind;
     if (kind != ADS_STMT_SELECT)
         return run_write(c);
-    if (pthread_create(&c->thread, NULL, worker, c) != 0) {
-        Py_DECREF(c);
-        return adspy_raise_code(ADS_EIO, "cannot start the statement's thread");
-    }
-    c->started = true;
+    c->counted = true;
     s->active++;
     return (PyObject *)c;
 fail:

@@ -674,15 +674,22 @@ static PyObject *cached_name(adspy_names *names, size_t i, ads_str b)
     return s;
 }
 
-/* The value of attribute e of a row: short strings from names. */
-static PyObject *attr_to_py(const ads_expr *e, adspy_names *names)
+/* One attribute of a row, as read from a record or straight from a
+ * statement's row (adspy_row_attrs): a plain value, or an expression. */
+typedef struct row_attr {
+    ads_str name;
+    ads_value value;
+    const ads_expr *expr; /* NULL: value */
+} row_attr;
+
+/* The value of attribute at of a row: short strings from names. */
+static PyObject *attr_to_py(const row_attr *at, adspy_names *names)
 {
-    const ads_value *lit = ads_expr_literal_value(e);
-    if (!lit)
-        return adspy_expr_to_py(e);
-    if (lit->type == ADS_STRING && lit->u.s.len <= ADS_PY_VALUE_CACHE_LEN)
-        return cached_value(names, lit->u.s);
-    return adspy_value_to_py(lit);
+    if (at->expr)
+        return adspy_expr_to_py(at->expr);
+    if (at->value.type == ADS_STRING && at->value.u.s.len <= ADS_PY_VALUE_CACHE_LEN)
+        return cached_value(names, at->value.u.s);
+    return adspy_value_to_py(&at->value);
 }
 
 /* names->layout: the names of the row just made (each the str names->pos
@@ -702,12 +709,12 @@ static PyObject *layout_keep(adspy_names *names, PyObject *const *keys, size_t n
     return d;
 }
 
-/* The values of rec's n attributes, in a tuple. */
-static PyObject *row_values(const ads_record *rec, size_t n, adspy_names *names)
+/* The values of a row's n attributes, in a tuple. */
+static PyObject *row_values(const row_attr *attrs, size_t n, adspy_names *names)
 {
     PyObject *vals = PyTuple_New((Py_ssize_t)n);
     for (size_t i = 0; vals && i < n; i++) {
-        PyObject *v = attr_to_py(ads_record_expr(rec, i), names);
+        PyObject *v = attr_to_py(&attrs[i], names);
         if (!v)
             Py_CLEAR(vals);
         else
@@ -716,17 +723,17 @@ static PyObject *row_values(const ads_record *rec, size_t n, adspy_names *names)
     return vals;
 }
 
-/* A Record of rec's n attributes (n <= ADS_PY_NAME_CACHE): split, its
+/* A Record of a row's n attributes (n <= ADS_PY_NAME_CACHE): split, its
  * index names->layout when its names are the last row's (compared by
  * their bytes, as names->pos keeps them), else a new layout; a row with a
  * name too long to keep has a dict of its own. */
-static PyObject *row_to_py(const ads_record *rec, size_t n, adspy_names *names)
+static PyObject *row_to_py(const row_attr *attrs, size_t n, adspy_names *names)
 {
     bool same = names->layout && names->layout_n == n;
     for (size_t i = 0; same && i < n; i++)
-        same = cached_is(&names->pos[i], ads_record_name(rec, i));
+        same = cached_is(&names->pos[i], attrs[i].name);
     if (same)
-        return (PyObject *)adspy_record_split(names->layout, row_values(rec, n, names));
+        return (PyObject *)adspy_record_split(names->layout, row_values(attrs, n, names));
     /* pos changes below: the layout stands for it only once made anew */
     Py_CLEAR(names->layout);
     names->layout_n = 0;
@@ -735,20 +742,20 @@ static PyObject *row_to_py(const ads_record *rec, size_t n, adspy_names *names)
     size_t made = 0;
     PyObject *r = NULL;
     for (; made < n; made++) {
-        ads_str name = ads_record_name(rec, made);
+        ads_str name = attrs[made].name;
         kept = kept && name.len <= ADS_PY_NAME_CACHE_LEN;
         keys[made] = cached_name(names, made, name);
         if (!keys[made])
             goto done;
     }
     if (kept) {
-        PyObject *vals = layout_keep(names, keys, n) ? row_values(rec, n, names) : NULL;
+        PyObject *vals = layout_keep(names, keys, n) ? row_values(attrs, n, names) : NULL;
         r = vals ? (PyObject *)adspy_record_split(names->layout, vals) : NULL;
         goto done;
     }
     adspy_Record *own = adspy_record_new();
     for (size_t i = 0; own && i < n; i++) {
-        PyObject *v = attr_to_py(ads_record_expr(rec, i), names);
+        PyObject *v = attr_to_py(&attrs[i], names);
         int rc = v ? adspy_record_put(own, keys[i], v) : -1;
         Py_XDECREF(v);
         if (rc < 0)
@@ -761,6 +768,23 @@ done:
     return r;
 }
 
+PyObject *adspy_stmt_row_to_py(ads_stmt_row *row, adspy_names *names)
+{
+    size_t n = ads_stmt_row_size(row);
+    ads_error err;
+    if (n > ADS_PY_NAME_CACHE) {
+        const ads_record *rec;
+        if (ads_stmt_row_record(&rec, row, &err) < 0)
+            return adspy_raise(&err);
+        return adspy_record_to_py_named(rec, names);
+    }
+    row_attr attrs[ADS_PY_NAME_CACHE];
+    for (size_t i = 0; i < n; i++)
+        if (ads_stmt_row_attr(&attrs[i].name, &attrs[i].value, &attrs[i].expr, row, i, &err) < 0)
+            return adspy_raise(&err);
+    return row_to_py(attrs, n, names);
+}
+
 PyObject *adspy_record_to_py(const ads_record *rec)
 {
     return adspy_record_to_py_named(rec, NULL);
@@ -769,8 +793,18 @@ PyObject *adspy_record_to_py(const ads_record *rec)
 PyObject *adspy_record_to_py_named(const ads_record *rec, adspy_names *names)
 {
     size_t n = ads_record_size(rec);
-    if (names && n <= ADS_PY_NAME_CACHE)
-        return row_to_py(rec, n, names);
+    if (names && n <= ADS_PY_NAME_CACHE) {
+        row_attr attrs[ADS_PY_NAME_CACHE];
+        for (size_t i = 0; i < n; i++) {
+            const ads_expr *e = ads_record_expr(rec, i);
+            const ads_value *lit = ads_expr_literal_value(e);
+            attrs[i].name = ads_record_name(rec, i);
+            attrs[i].expr = lit ? NULL : e;
+            if (lit)
+                attrs[i].value = *lit;
+        }
+        return row_to_py(attrs, n, names);
+    }
     adspy_Record *r = adspy_record_new();
     if (!r)
         return NULL;

@@ -95,3 +95,36 @@ def test_a_row_with_a_name_too_long_to_keep_between_rows_of_one_layout(store):
     assert [list(r) for r in got] == [["AdType", "B", "Name", "Q"], ["AdType", "B" + LONG, "Name", "Z"],
                                       ["AdType", "B", "Name", "Z"]]
     assert got == recs and got[2]["z"] == 6 and "Q" not in got[2]
+
+
+def test_a_plain_select_and_one_that_runs_whole_give_the_same_records(store):
+    # a plain SELECT reads its rows' stored bytes (prepared statements); one
+    # with ORDER BY goes through records in a worker thread: the same values
+    values = [None, adstore.ERROR, True, -3, 2.5, float("inf"), "", "é\u2603", [1, [2, "x"]],
+              {"a": 1, "B": {"c": None}}, adstore.Expr("Memory * 2"), b"\x00\xff"]
+    store.store(machine(i, V=values[i % len(values)], _Hidden=i) for i in range(600))
+    plain = rows(store, "SELECT * FROM Machine")
+    sorted_ = rows(store, "SELECT * FROM Machine ORDER BY Name")
+    assert len(plain) == 600 and sorted(plain, key=lambda r: r["Name"]) == sorted_
+    assert all("_Hidden" not in r for r in plain)
+    hidden = list(store.execute("SELECT * FROM Machine", hidden=True))
+    assert hidden[0]["_Hidden"] == 0 and "_Timestamp" in hidden[0]
+    picked = rows(store, "SELECT Name, V, Memory + 1 AS m FROM Machine")
+    # a select item is evaluated: the stored expression gives its value
+    assert [r.get("V") for r in picked] == [
+        p["Memory"] * 2 if isinstance(p.get("V"), adstore.Expr) else p.get("V") for p in plain]
+    assert all(r["m"] == p["Memory"] + 1 for r, p in zip(picked, plain))
+
+
+def test_a_cursor_reads_its_snapshot_across_batches(store):
+    store.store(machine(i) for i in range(1500))
+    cur = store.execute("SELECT Name, Memory FROM Machine")
+    first = next(cur)
+    store.execute("UPDATE Machine SET Memory = 1")
+    store.store(machine(i) for i in range(1500, 1600))
+    rest = list(cur)
+    assert 1 + len(rest) == 1500 and cur.rowcount == 1500
+    assert first["Memory"] != 1 and all(r["Memory"] != 1 for r in rest)
+    assert cur.columns == ("Name", "Memory")
+    now = rows(store, "SELECT Memory FROM Machine")
+    assert len(now) == 1600 and sum(r["Memory"] == 1 for r in now) == 1500

@@ -1064,6 +1064,50 @@ static void view__strings_point_into_the_row(void **state)
     ads_buf_free(&b);
 }
 
+static void view__attr_gives_each_attribute_as_a_lookup_does(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, parse_record("[ Owner = \"alice\"; n = 5; l = { 1, \"x\" }; "
+                                      "r = [ a = 1 ]; e = n + 1; big = 70000; f = 0.25 ]"));
+    ads_msgpack_view mv, by_name;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    assert_int_equal(ads_msgpack_view_init(&by_name, b.p, b.len, arena, NULL), 0);
+    for (size_t i = 0; i < ads_msgpack_view_size(&mv); i++) {
+        ads_str name, want;
+        ads_value v, w;
+        const ads_expr *x, *y;
+        assert_int_equal(ads_msgpack_view_attr(&name, &v, &x, &mv, i, NULL), 0);
+        assert_int_equal(ads_msgpack_view_name(&want, &mv, i, NULL), 0);
+        assert_true(name.p == want.p && name.len == want.len);
+        assert_int_equal(ads_msgpack_view_lookup(&w, &y, &by_name, name.p, name.len, NULL), 1);
+        assert_true((x == NULL) == (y == NULL));
+        ads_buf bx = ADS_BUF_INIT, by = ADS_BUF_INIT;
+        if (x) {
+            ads_expr_unparse(&bx, x);
+            ads_expr_unparse(&by, y);
+        } else {
+            ads_value_unparse(&bx, &v);
+            ads_value_unparse(&by, &w);
+        }
+        assert_string_equal(ads_buf_cstr(&bx), ads_buf_cstr(&by));
+        ads_buf_free(&bx);
+        ads_buf_free(&by);
+        /* a second read gives what the view decoded the first time */
+        const ads_expr *again;
+        assert_int_equal(ads_msgpack_view_attr(&name, &v, &again, &mv, i, NULL), 0);
+        assert_true(again == x);
+    }
+    ads_str name;
+    ads_value v;
+    const ads_expr *x;
+    ads_error err;
+    assert_int_equal(ads_msgpack_view_attr(&name, &v, &x, &mv, 7, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "msgpack: attribute 7 out of range");
+    assert_int_equal(ads_msgpack_view_attr(NULL, &v, &x, &mv, 0, &err), ADS_EINVAL);
+    ads_buf_free(&b);
+}
+
 static void view__decoded_attributes_are_kept_in_the_view_arena(void **state)
 {
     (void)state;
@@ -1283,6 +1327,7 @@ static void survive(const unsigned char *p, size_t n, const ads_expr *probe, ads
             const ads_expr *x;
             if (ads_msgpack_view_name(&name, &mv, i, &err) == 0)
                 (void)ads_msgpack_view_lookup(&out, &x, &mv, name.p, name.len, &err);
+            (void)ads_msgpack_view_attr(&name, &out, &x, &mv, i, &err);
         }
     }
     free(copy);
@@ -1720,6 +1765,7 @@ int main(void)
         T(check__refuses_bad_rows_saying_what_and_where),
         T(view__p3_constraint_over_a_machine_row),
         T(view__strings_point_into_the_row),
+        T(view__attr_gives_each_attribute_as_a_lookup_does),
         T(view__decoded_attributes_are_kept_in_the_view_arena),
         T(view__nested_scopes_and_parent_views),
         T(view__random_rows_evaluate_as_in_memory),
