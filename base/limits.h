@@ -122,6 +122,16 @@
 #define ADS_LAYOUT_ORDER_MIN 0.50
 /* a table sampled in fewer leaf pages is too small for its layout to matter */
 #define ADS_LAYOUT_MIN_PAGES 64u
+/* A sorted load (engine/stage.c, `adstore import` of a large file): rows
+ * are collected in memory up to ADS_STAGE_RUN_BYTES, sorted by key and
+ * spilled as a run to a temporary file beside the store; at most
+ * ADS_STAGE_MERGE_WAYS runs are merged at once (more are first merged into
+ * one, a pass over their bytes). An import sorts a file of at least
+ * ADS_IMPORT_SORT_MIN_BYTES unless told not to. */
+#define ADS_STAGE_RUN_BYTES ((size_t)32 << 20)
+#define ADS_STAGE_MERGE_WAYS 64u
+#define ADS_STAGE_READ_BUFFER ((size_t)64 << 10)
+#define ADS_IMPORT_SORT_MIN_BYTES ((uint64_t)16 << 20)
 
 /* The Python module (python/adstore): rows a Cursor takes at once (a
  * streaming SELECT's ads_stmt_fetch without the GIL), or that the worker

@@ -392,7 +392,7 @@ static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpac
 /* The record key of a queued row of type t, appended to key: 1, or 0 when
  * the row's key is not all given as values (it would be generated, or the
  * write refuses it and says why), or ADS_ENOMEM. */
-static int row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err)
+int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err)
 {
     int rc = 0;
     ads_key__typeid(key, t->id);
@@ -466,7 +466,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         b->types[i] = t;
         *typed = i + 1;
         size_t from = keys->len;
-        if ((rc = row_key(keys, t, &mv, err)) <= 0)
+        if ((rc = ads_bulk__row_key(keys, t, &mv, err)) <= 0)
             goto cleanup;
         rc = 0;
         ends[i] = keys->len;
@@ -647,68 +647,123 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     return 0;
 }
 
-int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
+/* Room for one more queued row. */
+static int queue_room(ads_bulk *b, ads_error *err)
 {
-    if (!b || !rec)
-        return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    b->failed = UINT64_MAX;
-    uint64_t number = b->added;
-    double ts = 0;
+    if (b->n < b->cap)
+        return 0;
+    size_t cap = b->cap ? 2 * b->cap : 1024;
+    size_t *offs = realloc(b->offs, (cap + 1) * sizeof *offs);
+    if (!offs)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->offs = offs;
+    uint64_t *nums = realloc(b->nums, cap * sizeof *nums);
+    if (!nums)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->nums = nums;
+    size_t *order = realloc(b->order, cap * sizeof *order);
+    if (!order)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->order = order;
+    const ads_type **types = realloc(b->types, cap * sizeof *types);
+    if (!types)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->types = types;
+    size_t *key_ends = realloc(b->key_ends, cap * sizeof *key_ends);
+    if (!key_ends)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->key_ends = key_ends;
     if (b->opt.backfill) {
-        const ads_expr *x = ads_record_lookup(rec, ads_attr__timestamp, 10);
-        const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
-        int32_t offset;
-        if (!v || ads_store__timestamp(v, &ts, &offset)) {
-            b->failed = number;
-            return ads_error_set(err, ADS_EINVAL,
-                                 "record %llu: a backfill needs _Timestamp on every record: an "
-                                 "AbsTime, seconds since 1970 or ISO 8601 text",
-                                 (unsigned long long)number + 1);
-        }
+        double *t = realloc(b->ts, cap * sizeof *t);
+        if (!t)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        b->ts = t;
     }
-    if (b->n == b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 1024;
-        size_t *offs = realloc(b->offs, (cap + 1) * sizeof *offs);
-        if (!offs)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->offs = offs;
-        uint64_t *nums = realloc(b->nums, cap * sizeof *nums);
-        if (!nums)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->nums = nums;
-        size_t *order = realloc(b->order, cap * sizeof *order);
-        if (!order)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->order = order;
-        const ads_type **types = realloc(b->types, cap * sizeof *types);
-        if (!types)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->types = types;
-        size_t *key_ends = realloc(b->key_ends, cap * sizeof *key_ends);
-        if (!key_ends)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->key_ends = key_ends;
-        if (b->opt.backfill) {
-            double *t = realloc(b->ts, cap * sizeof *t);
-            if (!t)
-                return ads_error_set(err, ADS_ENOMEM, "out of memory");
-            b->ts = t;
-        }
-        b->cap = cap;
-    }
-    int rc = ads_msgpack_encode_row(&b->rows, rec, b->names, err);
-    if (rc) {
-        b->failed = number;
-        return rc;
-    }
+    b->cap = cap;
+    return 0;
+}
+
+/* A backfill's _Timestamp of record number (v: its value, NULL if absent). */
+static int backfill_ts(double *ts, ads_bulk *b, const ads_value *v, ads_error *err)
+{
+    int32_t offset;
+    if (v && !ads_store__timestamp(v, ts, &offset))
+        return 0;
+    b->failed = b->added;
+    return ads_error_set(err, ADS_EINVAL,
+                         "record %llu: a backfill needs _Timestamp on every record: an "
+                         "AbsTime, seconds since 1970 or ISO 8601 text",
+                         (unsigned long long)b->added + 1);
+}
+
+/* The row just appended to b->rows queued, with its _Timestamp ts. */
+static int queued(ads_bulk *b, double ts, ads_error *err)
+{
     if (b->opt.backfill)
         b->ts[b->n] = ts;
-    b->nums[b->n] = number;
+    b->nums[b->n] = b->added;
     b->added++;
     b->offs[++b->n] = b->rows.len;
     if (b->n >= b->opt.batch)
         return ads_bulk_flush(b, err);
     return 0;
+}
+
+int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
+{
+    if (!b || !rec)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    b->failed = UINT64_MAX;
+    double ts = 0;
+    int rc;
+    if (b->opt.backfill) {
+        const ads_expr *x = ads_record_lookup(rec, ads_attr__timestamp, 10);
+        if ((rc = backfill_ts(&ts, b, x ? ads_expr_literal_value(x) : NULL, err)))
+            return rc;
+    }
+    if ((rc = queue_room(b, err)))
+        return rc;
+    if ((rc = ads_msgpack_encode_row(&b->rows, rec, b->names, err))) {
+        b->failed = b->added;
+        return rc;
+    }
+    return queued(b, ts, err);
+}
+
+int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
+{
+    if (!b || !row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    b->failed = UINT64_MAX;
+    double ts = 0;
+    int rc;
+    if (b->opt.backfill) {
+        ads_arena *a = ads_arena_new();
+        ads_msgpack_view mv;
+        ads_value v;
+        const ads_expr *x = NULL;
+        if (!a)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        rc = ads_msgpack_view_init(&mv, row, len, a, err);
+        if (!rc)
+            rc = ads_msgpack_view_lookup(&v, &x, &mv, ads_attr__timestamp, 10, err);
+        if (rc >= 0)
+            rc = backfill_ts(&ts, b, rc == 1 && !x ? &v : NULL, err);
+        else
+            b->failed = b->added;
+        ads_arena_free(a);
+        if (rc)
+            return rc;
+    }
+    if ((rc = queue_room(b, err)))
+        return rc;
+    size_t before = b->rows.len;
+    ads_buf_add(&b->rows, row, len);
+    if (b->rows.failed) {
+        b->rows.len = before;
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    return queued(b, ts, err);
 }
 
 int ads_bulk_end(ads_bulk *b, ads_error *err)

@@ -690,6 +690,57 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err);
  * NULL is allowed. */
 int ads_bulk_end(ads_bulk *b, ads_error *err);
 
+/*
+ * Add a row already encoded (ads_msgpack_encode_row's bytes, as
+ * ads_stage_next gives them back; copied), as ads_bulk_add adds a record.
+ * Errors: as ads_bulk_add.
+ */
+int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err);
+
+/*
+ * A sorted load (engine/stage.c): records are encoded and keyed as they are
+ * added and collected into runs sorted by stored record key, then by the
+ * order added; a run of run_bytes (0: ADS_STAGE_RUN_BYTES of base/limits.h)
+ * is spilled to a temporary file in directory dir (made and unlinked at
+ * once: nothing is left behind, whatever happens to the process). Once
+ * every record is added, ads_stage_merge starts the merge and ads_stage_next
+ * gives the rows back in key order for ads_bulk_add_row, so that the store
+ * is written front to back. A row whose key cannot be known when it is
+ * added (its type is not declared yet or has hooks, its key is generated or
+ * not all given) comes after every keyed row, in the order added. The order
+ * is the same every time for the same records and the same types.
+ *
+ * Memory: one run, plus while merging ADS_STAGE_READ_BUFFER and the current
+ * row of each run on disk; at most ADS_STAGE_MERGE_WAYS runs are merged at
+ * once (more are merged into one first).
+ */
+typedef struct ads_stage ads_stage;
+
+/* Errors: ADS_EINVAL, ADS_ENOMEM. */
+int ads_stage_begin(ads_stage **out, ads_db *db, const char *dir, size_t run_bytes,
+                    ads_error *err);
+
+/* Add a record with the caller's tag (an import's input line), given back
+ * with its row. Errors: as ads_msgpack_encode_row (nothing added), ADS_EIO
+ * (spilling a run: the message names the directory), ADS_ENOMEM,
+ * ADS_EINVAL after ads_stage_merge. */
+int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *err);
+
+/* End adding and start the merge. Errors: ADS_EIO, ADS_ENOMEM, ADS_EINVAL. */
+int ads_stage_merge(ads_stage *s, ads_error *err);
+
+/* The next row in key order: 1 with *row and *len (valid until the next
+ * call) and *tag, 0 at the end, or ADS_EIO, ADS_ENOMEM, ADS_EINVAL. */
+int ads_stage_next(const void **row, size_t *len, int64_t *tag, ads_stage *s, ads_error *err);
+
+/* Runs spilled to disk, and the bytes written to temporary files (runs and
+ * their merges). */
+uint64_t ads_stage_runs(const ads_stage *s);
+uint64_t ads_stage_spilled_bytes(const ads_stage *s);
+
+/* Free s and its temporary files. NULL is allowed. */
+void ads_stage_free(ads_stage *s);
+
 /* ------------------------------------------------------------------------ */
 /* Dump, restore, backup                                                    */
 /* ------------------------------------------------------------------------ */

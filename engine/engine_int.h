@@ -543,4 +543,10 @@ extern const char ads_attr__deleted[];     /* "_Deleted" */
 /* Which timeline attribute name is (1..4 in the order above), or 0. */
 int ads_row__timeline_attr(const char *name, size_t len);
 
+/* Bulk loads (bulk.c): the record key of a row of type t (its view mv),
+ * appended to key: 1, or 0 when the row's key is not all given as values
+ * (it would be generated, or the write refuses it and says why), or
+ * ADS_ENOMEM. stage.c sorts by it. */
+int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err);
+
 #endif

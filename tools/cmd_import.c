@@ -255,7 +255,18 @@ static double input_fraction(const input *in)
 typedef struct file_progress {
     unsigned long long dev, ino, size, mtime_ns, consumed, committed;
     int complete;
+    /* a sorted load under way: input records consumed..seg_end were staged
+     * and the first `merged` rows of their merge are decided (stored or
+     * refused) */
+    int sorted;
+    unsigned long long seg_end, merged;
 } file_progress;
+
+/* Where a sorted load's merge is (progress_format's " sorted E M"). */
+typedef struct sort_pos {
+    bool on;
+    uint64_t from, end, merged;
+} sort_pos;
 
 static bool same_file(const file_progress *p, const struct stat *st)
 {
@@ -265,17 +276,22 @@ static bool same_file(const file_progress *p, const struct stat *st)
                               (unsigned long long)st->st_mtim.tv_nsec;
 }
 
-/* The stored form of a file's progress, in v (at least 256 bytes). */
+/* The stored form of a file's progress, in v (at least 256 bytes); sp (may
+ * be NULL) adds where a sorted load's merge is. */
 static int progress_format(char *v, size_t cap, const struct stat *st, uint64_t consumed,
-                           uint64_t committed, bool complete)
+                           uint64_t committed, bool complete, const sort_pos *sp)
 {
-    return snprintf(v, cap, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d",
-                    (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
-                    (unsigned long long)st->st_size,
-                    (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
-                        (unsigned long long)st->st_mtim.tv_nsec,
-                    (unsigned long long)consumed, (unsigned long long)committed,
-                    complete ? 1 : 0);
+    int n = snprintf(v, cap, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d",
+                     (unsigned long long)st->st_dev, (unsigned long long)st->st_ino,
+                     (unsigned long long)st->st_size,
+                     (unsigned long long)st->st_mtim.tv_sec * 1000000000ull +
+                         (unsigned long long)st->st_mtim.tv_nsec,
+                     (unsigned long long)consumed, (unsigned long long)committed,
+                     complete ? 1 : 0);
+    if (sp && sp->on && n > 0 && (size_t)n < cap)
+        n += snprintf(v + n, cap - (size_t)n, " sorted %llu %llu",
+                      (unsigned long long)sp->end, (unsigned long long)sp->merged);
+    return n;
 }
 
 /* A file's progress as stored (raw; len 0 when there is none). */
@@ -300,10 +316,14 @@ static int progress_get(ads_txn *txn, const char *key, raw_progress *out, ads_er
 
 static bool parse_progress(const raw_progress *r, file_progress *p)
 {
+    int n = 0;
     memset(p, 0, sizeof *p);
-    return r->len && sscanf(r->v, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d", &p->dev,
-                            &p->ino, &p->size, &p->mtime_ns, &p->consumed, &p->committed,
-                            &p->complete) == 7;
+    if (!r->len || sscanf(r->v, "adstore-import 1 %llu %llu %llu %llu %llu %llu %d%n", &p->dev,
+                          &p->ino, &p->size, &p->mtime_ns, &p->consumed, &p->committed,
+                          &p->complete, &n) != 7)
+        return false;
+    p->sorted = sscanf(r->v + n, " sorted %llu %llu", &p->seg_end, &p->merged) == 2;
+    return true;
 }
 
 /* 1 and *p if the store holds progress for key, 0 if not, or an error; *raw
@@ -355,6 +375,13 @@ typedef struct imp {
     uint64_t base;           /* records of this file committed by earlier runs */
     uint64_t loaded;         /* records of this file queued in this run (not dropped) */
     uint64_t committed;      /* ... of which committed */
+    int sort;                /* --sort 1, --no-sort -1, else 0: by the file's size */
+    sort_pos sp;             /* a sorted load's merge under way */
+    bool merge_failed;       /* the import stopped in a sorted load's merge */
+    uint64_t resume_end, resume_merged; /* a sorted load to go on with */
+    bool resume_sorted;
+    uint64_t runs, run_bytes; /* temporary runs of sorted loads, and their bytes */
+    uint64_t unsorted; /* records committed by loads batch by batch */
     /* lines of the records queued in the bulk, by number */
     pending_line *pend;
     size_t npend, cappend;
@@ -400,7 +427,7 @@ static int progress_write(imp *im, ads_txn *txn, uint64_t consumed, uint64_t com
     }
     im->seen = now;
     im->wrote.len = (size_t)progress_format(im->wrote.v, sizeof im->wrote.v, &im->in->st,
-                                            consumed, committed, complete);
+                                            consumed, committed, complete, &im->sp);
     return ads_txn_meta_put(txn, im->key, im->wrote.v, im->wrote.len, err);
 }
 
@@ -410,8 +437,11 @@ static int on_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error 
     (void)b;
     if (!im->track)
         return 0;
-    /* everything read so far is in this batch or was committed or refused */
-    return progress_write(im, txn, im->consumed, im->base + im->loaded, false, err);
+    /* everything read so far is in this batch or was committed or refused;
+     * in a sorted load's merge, every input record before sp.from, and the
+     * first sp.merged rows of the merge */
+    return progress_write(im, txn, im->sp.on ? im->sp.from : im->consumed,
+                          im->base + im->loaded, false, err);
 }
 
 static void note_bad(imp *im, const char *format, ...) __attribute__((format(printf, 2, 3)));
@@ -471,7 +501,8 @@ static void after_commit(imp *im)
         bool batch = im->committed < im->loaded;
         im->npend = 0;
         im->committed = im->loaded;
-        im->done_consumed = im->consumed;
+        if (!im->sp.on)
+            im->done_consumed = im->consumed;
         /* A test hook: with ADSTORE_TEST_STALL=batch the process stops itself
          * (SIGSTOP) after its first committed batch, so a test can run
          * another import of the same file before it goes on (SIGCONT). */
@@ -717,7 +748,24 @@ static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
         if (p.consumed)
             fprintf(stderr, "%s: resuming after input record %llu (%llu records loaded before)\n",
                     path, p.consumed, p.committed);
+        if (p.sorted && p.seg_end >= p.consumed) {
+            im->resume_sorted = true;
+            im->resume_end = p.seg_end;
+            im->resume_merged = p.merged;
+            fprintf(stderr,
+                    "%s: resuming the sorted load of input records %llu..%llu after the %llu "
+                    "of its rows stored or refused before\n",
+                    path, p.consumed + 1, p.seg_end, p.merged);
+        }
         return 0;
+    }
+    if (!p.complete && p.sorted) {
+        fprintf(stderr,
+                "%s: the file has changed since a sorted import of it stopped part way (input "
+                "records %llu..%llu were being stored in key order); use --restart to import "
+                "it from the start\n",
+                path, p.consumed + 1, p.seg_end);
+        return EXIT_INPUT;
     }
     if (!p.complete) {
         fprintf(stderr,
@@ -734,6 +782,238 @@ static int resume_point(imp *im, input *in, const char *path, uint64_t *skip)
  * (counted across the files). Returns 0, or an exit status after printing
  * why.
  */
+/* ---- reading a file's records ---- */
+
+/* A file being read, across records. */
+typedef struct reading {
+    input *in;
+    ads_arena *a;  /* the current record's (reset for each) */
+    uint64_t skip; /* input records to pass over */
+    uint64_t end;  /* stop after this many input records (a sorted load resumed) */
+    uint64_t good; /* input records before the first not dealt with (loaded or skipped) */
+    bool eof;      /* the file is read to its end */
+    bool partial;  /* --keep-going stopped reading before the end */
+    bool hard;     /* a failure of memory or storage: nothing more is stored */
+    ads_error last; /* the last read error (a reader that cannot go on repeats it) */
+} reading;
+
+/*
+ * The next record to load: 1 with *rec (in r->a) and *line; 0 at the end of
+ * the file or of r->end, when --keep-going stopped reading (r->partial), or
+ * when the import stops (*status, the message printed).
+ */
+static int next_record(imp *im, reading *r, const ads_record **rec, int *line, int *status)
+{
+    input *in = r->in;
+    ads_error err;
+    for (;;) {
+        if (im->consumed >= r->end)
+            return 0;
+        ads_arena_reset(r->a);
+        int rc = input_next(in, rec, line, r->a, &err);
+        if (rc == 0) {
+            r->eof = true;
+            return 0;
+        }
+        if (rc < 0) {
+            /* a reader that cannot go on returns the same error again */
+            ads_error *last = &r->last;
+            bool again = last->code == err.code && last->line == err.line &&
+                         last->column == err.column && strcmp(last->message, err.message) == 0;
+            bool can_skip = im->keep_going && !again && rc != ADS_ENOMEM && rc != ADS_EIO &&
+                            rc != ADS_EINVAL && (in->form == F_LONG || in->form == F_CLASSAD);
+            if (again) {
+                note_bad(im, "%s: the rest of the file cannot be read past the error above",
+                         in->name);
+                r->partial = true;
+                return 0;
+            }
+            *last = err;
+            if (can_skip) {
+                im->consumed++;
+                if (im->consumed > r->skip) {
+                    char at[PATH_MAX + 64];
+                    snprintf(at, sizeof at, "%s:%d:%d", in->name, err.line, err.column);
+                    note_bad(im, "%s: %s", at, err.message);
+                }
+                continue;
+            }
+            if (im->keep_going && rc != ADS_ENOMEM && rc != ADS_EIO && rc != ADS_EINVAL) {
+                /* listed; what was read before it is kept, and the file is not
+                 * complete: a re-run stops at the same place */
+                note_bad(im, "%s:%d:%d: %s (the rest of the file was not read)", in->name,
+                         err.line, err.column, err.message);
+                r->partial = true;
+                return 0;
+            }
+            print_read_error(im, &err);
+            ads_bulk_discard(im->bulk);
+            im->npend = 0;
+            im->loaded = im->committed;
+            *status = EXIT_INPUT;
+            return 0;
+        }
+        im->consumed++;
+        if (im->consumed <= r->skip)
+            continue;
+        if (in->form == F_DUMP && is_attribute_record(*rec))
+            continue;
+        char why[ADS_ERROR_MESSAGE_MAX];
+        rc = typed_and_dated(im, rec, *rec, why, sizeof why, r->a, &err);
+        if (rc < 0) {
+            *status = cli_fail_err(im->c, &err);
+            r->hard = true;
+            return 0;
+        }
+        if (rc == 0)
+            return 1;
+        if ((*status = refuse_record(im, *line, why)))
+            return 0;
+    }
+}
+
+/* Queue one record (or an encoded row) in the bulk: 0, or an exit status. */
+static int queue(imp *im, const ads_record *rec, const void *row, size_t len, int line)
+{
+    ads_error err;
+    uint64_t num = ads_bulk_added(im->bulk);
+    if (!push_line(im, num, line))
+        return cli_fail(im->c, EXIT_INPUT, "out of memory");
+    im->loaded++; /* counted before: a full batch commits inside ads_bulk_add */
+    int rc = rec ? ads_bulk_add(im->bulk, rec, &err) : ads_bulk_add_row(im->bulk, row, len, &err);
+    if (ads_bulk_added(im->bulk) == num) {
+        im->npend--; /* refused before it was queued */
+        im->loaded--;
+    }
+    if (rc)
+        return bulk_failed(im, rc, &err, line);
+    after_commit(im);
+    return 0;
+}
+
+/* The records as they come, batch by batch: 0, or an exit status. */
+static int load_direct(imp *im, reading *r)
+{
+    const ads_record *rec;
+    int line = 0, status = 0;
+    while (next_record(im, r, &rec, &line, &status) == 1) {
+        if ((status = queue(im, rec, NULL, 0, line)))
+            break;
+        if (im->bar.tty && (im->consumed & 1023) == 0)
+            progress_update_fraction(&im->bar, im->total_records + im->loaded,
+                                     input_fraction(r->in));
+    }
+    return status;
+}
+
+/* The bytes a sorted load's run may hold: ADS_STAGE_RUN_BYTES, or (for the
+ * tests, to spill many runs from small files) ADSTORE_TEST_RUN_BYTES. */
+static size_t run_bytes(void)
+{
+    const char *v = getenv("ADSTORE_TEST_RUN_BYTES");
+    uint64_t n = 0;
+    if (v && cli_parse_u64(v, (uint64_t)1 << 40, &n))
+        return (size_t)n;
+    return 0;
+}
+
+/* Read the file's records into the stage, up to r->end: 0, or an exit
+ * status (the message printed; r->hard when nothing more may be stored). */
+static int stage_records(imp *im, reading *r, ads_stage *st)
+{
+    const ads_record *rec;
+    int line = 0, status = 0;
+    ads_error err;
+    while (next_record(im, r, &rec, &line, &status) == 1) {
+        int rc = ads_stage_add(st, rec, line, &err);
+        if (rc == ADS_ENOMEM || rc == ADS_EIO) {
+            r->hard = true;
+            return cli_fail_err(im->c, &err);
+        }
+        if (rc && (status = refuse_record(im, line, err.message)))
+            return status;
+        r->good = im->consumed;
+        if (im->bar.tty && (im->consumed & 1023) == 0)
+            progress_update_fraction(&im->bar, im->total_records + im->loaded,
+                                     input_fraction(r->in));
+    }
+    if (!status)
+        r->good = im->consumed;
+    return status;
+}
+
+/* The stage merged into the store in key order, from its row number
+ * `merged` on (the rows before were stored or refused by an earlier run):
+ * 0, or an exit status. */
+static int merge_stage(imp *im, ads_stage *st, uint64_t merged)
+{
+    ads_error err;
+    const void *row;
+    size_t len;
+    int64_t tag;
+    int rc, status = 0;
+    if ((rc = ads_stage_merge(st, &err)))
+        return cli_fail_err(im->c, &err);
+    im->sp.on = true;
+    im->sp.merged = 0;
+    while ((rc = ads_stage_next(&row, &len, &tag, st, &err)) == 1) {
+        if (++im->sp.merged <= merged)
+            continue;
+        if ((status = queue(im, NULL, row, len, (int)tag)))
+            break;
+        if (im->bar.tty && (im->sp.merged & 1023) == 0)
+            progress_update_fraction(&im->bar, im->total_records + im->loaded, -1);
+    }
+    if (rc < 0 && !status)
+        status = cli_fail_err(im->c, &err);
+    if (!status && (rc = ads_bulk_flush(im->bulk, &err)) != 0)
+        status = bulk_failed(im, rc, &err, 0);
+    if (!status)
+        after_commit(im);
+    if (status)
+        im->merge_failed = true;
+    else
+        im->sp.on = false;
+    return status;
+}
+
+/*
+ * The records sorted by key (engine/stage.c) and then stored in key order:
+ * the store is written front to back whatever the order of the file. A
+ * record refused while reading stops the reading; what was read before it
+ * is stored all the same, as a load batch by batch would have. A sorted
+ * load resumed (im->resume_sorted) reads the same records again, skips the
+ * rows its merge stored before and goes on with the rest of the file.
+ */
+static int load_sorted(imp *im, reading *r)
+{
+    uint64_t merged = 0;
+    if (im->resume_sorted) {
+        r->end = im->resume_end;
+        merged = im->resume_merged;
+    }
+    for (;;) {
+        ads_stage *st;
+        ads_error err;
+        im->sp.from = im->consumed;
+        if (ads_stage_begin(&st, im->db, cli_db_dir(im->c), run_bytes(), &err))
+            return cli_fail_err(im->c, &err);
+        int status = stage_records(im, r, st);
+        im->sp.end = r->good;
+        int ms = r->hard ? 0 : merge_stage(im, st, merged);
+        im->runs += ads_stage_runs(st);
+        im->run_bytes += ads_stage_spilled_bytes(st);
+        ads_stage_free(st);
+        if (r->hard || ms)
+            return r->hard ? status : ms;
+        im->done_consumed = r->good;
+        if (status || r->eof || r->partial)
+            return status;
+        r->end = UINT64_MAX; /* the resumed part is in: the rest of the file */
+        merged = 0;
+    }
+}
+
 /* --sync's last transaction: delete what the input lacked. */
 typedef struct sync_run {
     ads_sync *sync;
@@ -770,6 +1050,8 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
     im->consumed = im->done_consumed = im->base = im->loaded = im->committed = 0;
     im->npend = 0;
     im->track = false;
+    im->resume_sorted = im->merge_failed = false;
+    memset(&im->sp, 0, sizeof im->sp);
     uint64_t skip = 0;
     char abs[PATH_MAX];
     if (in.is_file && realpath(path, abs)) {
@@ -810,92 +1092,13 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
         input_close(&in);
         return a ? cli_fail_err(im->c, &err) : cli_fail(im->c, EXIT_INPUT, "out of memory");
     }
-    const ads_record *rec;
-    int line = 0, status = 0;
-    bool partial = false; /* --keep-going stopped reading before the end */
-    ads_error last;
-    memset(&last, 0, sizeof last);
-    for (;;) {
-        ads_arena_reset(a);
-        rc = input_next(&in, &rec, &line, a, &err);
-        if (rc == 0)
-            break;
-        if (rc < 0) {
-            /* a reader that cannot go on returns the same error again */
-            bool again = last.code == err.code && last.line == err.line &&
-                         last.column == err.column && strcmp(last.message, err.message) == 0;
-            bool can_skip = im->keep_going && !again && rc != ADS_ENOMEM && rc != ADS_EIO &&
-                            rc != ADS_EINVAL && (in.form == F_LONG || in.form == F_CLASSAD);
-            if (again) {
-                note_bad(im, "%s: the rest of the file cannot be read past the error above",
-                         in.name);
-                partial = true;
-                break;
-            }
-            last = err;
-            if (can_skip) {
-                im->consumed++;
-                if (im->consumed > skip) {
-                    char at[PATH_MAX + 64];
-                    snprintf(at, sizeof at, "%s:%d:%d", in.name, err.line, err.column);
-                    note_bad(im, "%s: %s", at, err.message);
-                }
-                continue;
-            }
-            if (im->keep_going && rc != ADS_ENOMEM && rc != ADS_EIO && rc != ADS_EINVAL) {
-                /* listed; what was read before it is kept, and the file is not
-                 * complete: a re-run stops at the same place */
-                note_bad(im, "%s:%d:%d: %s (the rest of the file was not read)", in.name,
-                         err.line, err.column, err.message);
-                partial = true;
-                break;
-            }
-            print_read_error(im, &err);
-            ads_bulk_discard(im->bulk);
-            im->npend = 0;
-            im->loaded = im->committed;
-            status = EXIT_INPUT;
-            break;
-        }
-        im->consumed++;
-        if (im->consumed <= skip)
-            continue;
-        if (in.form == F_DUMP && is_attribute_record(rec))
-            continue;
-        {
-            char why[ADS_ERROR_MESSAGE_MAX];
-            rc = typed_and_dated(im, &rec, rec, why, sizeof why, a, &err);
-            if (rc < 0) {
-                status = cli_fail_err(im->c, &err);
-                break;
-            }
-            if (rc > 0) {
-                if ((status = refuse_record(im, line, why)))
-                    break;
-                continue;
-            }
-        }
-        uint64_t num = ads_bulk_added(im->bulk);
-        if (!push_line(im, num, line)) {
-            status = cli_fail(im->c, EXIT_INPUT, "out of memory");
-            break;
-        }
-        im->loaded++; /* counted before: a full batch commits inside ads_bulk_add */
-        rc = ads_bulk_add(im->bulk, rec, &err);
-        if (ads_bulk_added(im->bulk) == num) {
-            im->npend--; /* refused before it was queued */
-            im->loaded--;
-        }
-        if (rc) {
-            if ((status = bulk_failed(im, rc, &err, line)))
-                break;
-        } else {
-            after_commit(im);
-        }
-        if (im->bar.tty && (im->consumed & 1023) == 0)
-            progress_update_fraction(&im->bar, im->total_records + im->loaded,
-                                     input_fraction(&in));
-    }
+    bool sorted = im->resume_sorted || im->sort > 0 ||
+                  (im->sort == 0 && in.is_file &&
+                   (uint64_t)in.st.st_size >= ADS_IMPORT_SORT_MIN_BYTES);
+    reading rd = {&in, a, skip, UINT64_MAX, skip, false, false, false};
+    memset(&rd.last, 0, sizeof rd.last);
+    int status = sorted ? load_sorted(im, &rd) : load_direct(im, &rd);
+    bool partial = rd.partial;
     ads_arena_free(a);
     if (!status) {
         /* the file's last batch, then its progress marked complete */
@@ -914,11 +1117,27 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
         *skip_left = im->consumed < *skip_left ? *skip_left - im->consumed : 0;
     im->bytes += in.pk ? in.pk->total : 0; /* the bytes read (a pipe has no size) */
     im->total_records += im->committed;
+    if (!sorted)
+        im->unsorted += im->committed;
     if (status && im->raced) {
         stop_bar(im);
         fprintf(stderr, "%s: stopped. Run the same command again to go on after what the other "
                         "import loaded.\n",
                 in.name);
+    } else if (status && im->merge_failed) {
+        /* a sorted load stores the file in key order: not a prefix of it */
+        stop_bar(im);
+        if (im->track && !explicit_skip)
+            fprintf(stderr,
+                    "%s: stopped; nothing of the failing batch was stored. The file was being "
+                    "stored in key order: the batches before it are in the store. Run the same "
+                    "command again to go on after them.\n",
+                    in.name);
+        else
+            fprintf(stderr,
+                    "%s: stopped; nothing of the failing batch was stored. The file was being "
+                    "stored in key order: the batches before it are in the store.\n",
+                    in.name);
     } else if (status && (!im->track || explicit_skip)) {
         /* no progress of this file is recorded (stdin, or --skip): --skip goes on */
         stop_bar(im);
@@ -957,11 +1176,16 @@ static int import_file(imp *im, const char *path, fmt forced, bool restart, uint
 }
 
 /* After an import that stored most of the store's rows out of key order
+ * batch by batch
  * (its pages part empty, or scattered over the file), a scan of the store
  * would read it page by page from all over the file: compact lays it out
  * afresh. A store another process has open is left as it is. */
 static bool wants_compact(const imp *im, ads_db *db)
 {
+    /* a sorted load wrote in key order: only the rest may have scattered
+     * (and sampling the layout would read the store's pages into memory) */
+    if (im->unsorted < ADS_IMPORT_COMPACT_ROWS)
+        return false;
     uint64_t added = im->total_records - im->total_unchanged;
     ads_db_info info;
     ads_db_layout lay;
@@ -1004,6 +1228,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     uint64_t batch = 0, skip = 0;
     bool backfill = false, keep_going = false, restart = false, explicit_skip = false,
          replace = false, sync = false, no_compact = false;
+    int sort = 0;
     const char *type = NULL, *time_attr = NULL;
     int rc = EXIT_OK;
     cli_args_init(&args, argc, argv, ops);
@@ -1074,6 +1299,10 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
             sync = true;
         } else if (cli_is_opt(opt, NULL, "--no-compact")) {
             no_compact = true;
+        } else if (cli_is_opt(opt, NULL, "--sort")) {
+            sort = 1;
+        } else if (cli_is_opt(opt, NULL, "--no-sort")) {
+            sort = -1;
         } else {
             rc = cli_fail(c, EXIT_USAGE, "unknown option '%s'", opt);
             goto out;
@@ -1113,6 +1342,7 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
     im.type = type;
     im.time_attr = time_attr;
     im.keep_going = keep_going;
+    im.sort = sort;
     im.bads_tail = &im.bads;
     im.before_known = true;
     progress_init(&im.bar, "import");
@@ -1169,6 +1399,12 @@ int cmd_import(cli_ctx *c, int argc, char **argv)
         fprintf(stderr, ", %llu unchanged", (unsigned long long)im.total_unchanged);
     if (sync)
         fprintf(stderr, ", %llu deleted", (unsigned long long)sr.deleted);
+    if (im.runs) {
+        char tb[32];
+        human_bytes(tb, sizeof tb, (double)im.run_bytes);
+        fprintf(stderr, ", sorted through %llu temporary run%s (%s)", (unsigned long long)im.runs,
+                im.runs == 1 ? "" : "s", tb);
+    }
     fputc('\n', stderr);
     if (compact)
         compact_after(c);

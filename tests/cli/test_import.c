@@ -1882,6 +1882,231 @@ static void import__two_at_once_of_one_file_load_it_once(void **state)
     assert_int_equal(count_of(db, "Job"), 5000);
 }
 
+/* ---- sorted loads ---- */
+
+/* Machine records in an order far from key order: n distinct names, then
+ * the first `again` of them again with Memory changed (their rows before
+ * go to history), each with Seq, its line's number from 0. */
+static void write_sorted_input(const char *path, int n, int again)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < n + again; i++) {
+        unsigned k = (unsigned)(i % n) * 2654435761u; /* a permutation of 32-bit numbers */
+        fprintf(f, "{\"AdType\":\"Machine\",\"Name\":\"slot%08x@node\",\"Memory\":%d,\"Seq\":%d}\n",
+                k, 1024 + i, i);
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Records and rows (history included) of the store, as stats counts them. */
+static void store_counts(const char *db, long *records, long *rows)
+{
+    run_result r;
+    RUN(r, 0, "-d", db, "stats");
+    const char *at = strstr(r.out, "stats: ");
+    if (!at)
+        at = strstr(r.err, "stats: ");
+    if (!at || sscanf(at, "stats: %ld records, %ld rows", records, rows) != 2)
+        fail_msg("no counts in stats:\n%s%s", r.out, r.err);
+    run_free(&r);
+}
+
+/* No sorted run is left in the store's directory. */
+static void no_runs_left(const char *db)
+{
+    DIR *d = opendir(db);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, ".import-run", 11) == 0)
+            fail_msg("%s left in %s", e->d_name, db);
+    closedir(d);
+}
+
+/* --sort, with runs small enough that there are more of them than merge
+ * at once: the store answers as one loaded batch by batch (--no-sort) does,
+ * a record given twice keeps its second version with the first in history,
+ * the latest rows are laid out in key order (one transaction here: later
+ * ones reuse the pages earlier ones freed), and no temporary file stays. */
+static void import__sorted_load_matches_a_load_in_input_order(void **state)
+{
+    (void)state;
+    const char *a = P("sorted"), *b = P("unsorted"), *in = P("m.jsonl");
+    write_sorted_input(in, 3000, 700);
+    declare_machine(a);
+    declare_machine(b);
+    run_result r;
+    setenv("ADSTORE_TEST_RUN_BYTES", "2000", 1);
+    RUN(r, 0, "-d", a, "import", "--sort", in);
+    unsetenv("ADSTORE_TEST_RUN_BYTES");
+    contains(r.err, "import: 3700 records from 1 file,");
+    contains(r.err, ", sorted through ");
+    lacks(r.err, "compacted");
+    run_free(&r);
+    RUN(r, 0, "-d", b, "import", "--no-sort", "--batch", "250", in);
+    lacks(r.err, "sorted through");
+    run_free(&r);
+    no_runs_left(a);
+    const char *q = "SELECT Name, Memory, Seq FROM Machine";
+    char *x = query(a, q), *y = query(b, q);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+    x = query(a, "SELECT Memory, Seq FROM Machine WHERE Name == \"slot00000000@node\"");
+    assert_string_equal(x, "[ Memory = 4024; Seq = 3000 ]\n");
+    free(x);
+    long ra, rowsa, rb, rowsb;
+    store_counts(a, &ra, &rowsa);
+    store_counts(b, &rb, &rowsb);
+    assert_int_equal(ra, rb);
+    assert_int_equal(rowsa, rowsb);
+    assert_int_equal(count_of(a, "Machine"), 3000);
+    RUN(r, 0, "-d", a, "stats");
+    contains(r.out, "100% in file order");
+    run_free(&r);
+    DO(0, "-d", a, "verify");
+}
+
+/* A sorted load reports a bad record by its line: one refused while
+ * reading stops the reading, and what was read before it is stored; one
+ * refused by the store (here a bad _Timestamp, found in key order) stops
+ * the merge after the batches before it, and a re-run goes on where it
+ * stopped without storing a row twice; with --keep-going both are listed
+ * and the rest is stored. */
+static void import__sorted_load_reports_bad_records_by_line(void **state)
+{
+    (void)state;
+    const char *db = P("db"), *in = P("bad.jsonl");
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 40; i++) {
+        unsigned k = (unsigned)i * 2654435761u;
+        if (i == 25)
+            fprintf(f, "{\"Name\":\"untyped\",\"Seq\":%d}\n", i);
+        else if (i == 9)
+            fprintf(f, "{\"AdType\":\"Machine\",\"Name\":\"slot%08x@node\",\"_Timestamp\":\"soon\"}\n", k);
+        else
+            fprintf(f, "{\"AdType\":\"Machine\",\"Name\":\"slot%08x@node\",\"Seq\":%d}\n", k, i);
+    }
+    assert_int_equal(fclose(f), 0);
+    declare_machine(db);
+    run_result r;
+    char want[1600];
+    RUN(r, 1, "-d", db, "import", "--sort", "--batch", "4", in);
+    snprintf(want, sizeof want,
+             "%s:26: the record has neither AdType nor MyType to name its type", in);
+    contains(r.err, want);
+    snprintf(want, sizeof want,
+             "%s:10: type Machine: _Timestamp must be an AbsTime, seconds since 1970 or ISO "
+             "8601 text; \"soon\" is not a time\n", in);
+    contains(r.err, want);
+    contains(r.err, "The file was being stored in key order: the batches before it are in the store.");
+    run_free(&r);
+    long n1 = count_of(db, "Machine");
+    assert_true(n1 < 24);
+    /* again: the same place, nothing stored twice */
+    RUN(r, 1, "-d", db, "import", "--sort", "--batch", "4", in);
+    snprintf(want, sizeof want, "%s: resuming the sorted load of input records 1..25 after the ",
+             in);
+    contains(r.err, want);
+    run_free(&r);
+    long rec, rows;
+    store_counts(db, &rec, &rows);
+    assert_int_equal(count_of(db, "Machine"), n1);
+    assert_int_equal(rows, rec);
+    /* --keep-going: both listed, the rest stored, each once */
+    RUN(r, 3, "-d", db, "import", "--sort", "--keep-going", "--batch", "4", in);
+    snprintf(want, sizeof want, "skipped %s:10: type Machine: _Timestamp must be", in);
+    contains(r.err, want);
+    snprintf(want, sizeof want, "skipped %s:26: the record has neither AdType nor MyType", in);
+    contains(r.err, want);
+    run_free(&r);
+    assert_int_equal(count_of(db, "Machine"), 38);
+    store_counts(db, &rec, &rows);
+    assert_int_equal(rows, rec);
+    char *x = query(db, "SELECT count(*) AS n, count_distinct(Seq) AS d FROM Machine");
+    assert_string_equal(x, "[ n = 38; d = 38 ]\n");
+    free(x);
+    no_runs_left(db);
+    DO(0, "-d", db, "verify");
+}
+
+/* A sorted load killed at random moments (while reading, spilling runs or
+ * merging) and run again until it finishes stores every record once, with
+ * no row twice, and leaves no temporary file. */
+static void import__sorted_load_killed_then_rerun_stores_each_record_once(void **state)
+{
+    (void)state;
+    const int total = 40000;
+    const char *db = P("db"), *file = P("big.jsonl");
+    char data[1200];
+    snprintf(data, sizeof data, "%s/data.mdb", db);
+    declare_machine(db);
+    write_sorted_input(file, total, 0);
+    unsigned seed = (unsigned)time(NULL) ^ ((unsigned)getpid() << 8);
+    srand(seed);
+    print_message("sorted kill -9 test: seed %u\n", seed);
+    setenv("ADSTORE_TEST_RUN_BYTES", "300000", 1);
+    const char *argv[] = {"-d", db, "import", "--sort", "--batch", "500", file, NULL};
+    int kills = 0, finished = 0;
+    for (int attempt = 0; attempt < 20 && kills < 3 && !finished; attempt++) {
+        long long threshold = file_size(data) + 16384 + rand() % (1024 * 1024);
+        long delay = rand() % 30000;
+        pid_t pid = spawn_adstore(argv, NULL, NULL, NULL);
+        for (;;) {
+            int status;
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                    fail_msg("seed %u: import exited with status %d before the kill", seed, status);
+                finished = 1;
+                break;
+            }
+            if (file_size(data) >= threshold || attempt % 3 == 2) {
+                sleep_us(delay);
+                kill(pid, SIGKILL);
+                int st = wait_child(pid);
+                if (st == 128 + SIGKILL)
+                    kills++;
+                else if (st == 0)
+                    finished = 1;
+                else
+                    fail_msg("seed %u: import exited with status %d", seed, st);
+                break;
+            }
+            sleep_us(300);
+        }
+    }
+    print_message("sorted kill -9 test: %d kills\n", kills);
+    int runs = 0, status = -1;
+    while (status != 0 && runs < 5) {
+        run_result r;
+        assert_int_equal(run_adstore(&r, argv, NULL), 0);
+        status = r.status;
+        if (status != 0 && runs == 4)
+            fail_msg("seed %u: re-run exit %d: %s", seed, status, r.err);
+        run_free(&r);
+        runs++;
+    }
+    unsetenv("ADSTORE_TEST_RUN_BYTES");
+    long rec, rows;
+    store_counts(db, &rec, &rows);
+    assert_int_equal(count_of(db, "Machine"), total);
+    assert_int_equal(rows, rec);
+    char *x = query(db, "SELECT count(*) AS n FROM Machine WHERE Seq >= 0");
+    char want[64];
+    snprintf(want, sizeof want, "[ n = %d ]\n", total);
+    assert_string_equal(x, want);
+    free(x);
+    no_runs_left(db);
+    DO(0, "-d", db, "verify");
+    run_result r;
+    RUN(r, 0, "-d", db, "import", "--sort", file);
+    contains(r.err, "already imported (40000 records)");
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1907,6 +2132,9 @@ int main(void)
         T(import__out_of_key_order_is_compacted_after),
         T(memory__import_dump_and_restore_stay_flat),
         T(import__two_at_once_of_one_file_load_it_once),
+        T(import__sorted_load_matches_a_load_in_input_order),
+        T(import__sorted_load_reports_bad_records_by_line),
+        T(import__sorted_load_killed_then_rerun_stores_each_record_once),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

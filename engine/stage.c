@@ -1,0 +1,502 @@
+/*
+ * engine/stage.c: a sorted load. Records are encoded as rows and keyed as
+ * they are added (their stored record key, as the write will compute it)
+ * and collected into a run in memory; a run that reaches its byte limit is
+ * sorted by (key, order added) and spilled to a temporary file beside the
+ * store, unlinked as soon as it is made so that nothing is left behind
+ * whatever happens to the process. The merge then gives the rows back in
+ * key order, two rows of one key in the order they were added, for
+ * ads_bulk_add_row: the store is written front to back, appended to an
+ * empty table (MDB_APPEND, full pages) or touched once per page.
+ *
+ * A row with no key to sort by (its type is unknown here or has hooks, or
+ * its key is generated or not all given as values) sorts after every keyed
+ * row, in the order added: a file that declares a type before its records
+ * stores them after the declaration, and the store reports such a row's
+ * error in input order.
+ *
+ * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, a read
+ * buffer and the current entry of each run; when ADS_STAGE_MERGE_WAYS runs
+ * are on disk they are merged into one before the next is spilled.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/limits.h"
+#include "engine/engine_int.h"
+
+/* An entry, in memory and in a run file: this head, then key, then row. */
+typedef struct ent_head {
+    uint32_t klen, rlen;
+    uint64_t seq;  /* the order added */
+    int64_t tag;   /* the caller's (an import's input line) */
+    uint32_t keyed; /* 0: no key to sort by (after every keyed row) */
+    uint32_t pad;
+} ent_head;
+
+typedef struct ent {
+    ent_head h;
+    const unsigned char *key, *row;
+} ent;
+
+static int ent_cmp(const ent *a, const ent *b)
+{
+    if (a->h.keyed != b->h.keyed)
+        return a->h.keyed ? -1 : 1;
+    size_t n = a->h.klen < b->h.klen ? a->h.klen : b->h.klen;
+    int c = n ? memcmp(a->key, b->key, n) : 0;
+    if (c)
+        return c;
+    if (a->h.klen != b->h.klen)
+        return a->h.klen < b->h.klen ? -1 : 1;
+    return a->h.seq < b->h.seq ? -1 : a->h.seq > b->h.seq;
+}
+
+static void ent_at(ent *e, const unsigned char *p)
+{
+    memcpy(&e->h, p, sizeof e->h);
+    e->key = p + sizeof e->h;
+    e->row = e->key + e->h.klen;
+}
+
+static int mem_cmp(const void *x, const void *y)
+{
+    ent a, b;
+    ent_at(&a, *(const unsigned char *const *)x);
+    ent_at(&b, *(const unsigned char *const *)y);
+    return ent_cmp(&a, &b);
+}
+
+/* ---- one run being read: the sorted entries in memory, or a file ---- */
+
+typedef struct reader {
+    FILE *f; /* NULL: the entries in memory */
+    const unsigned char **idx;
+    size_t i, n;
+    unsigned char *buf; /* a file's current key and row */
+    size_t cap;
+    ent cur;
+} reader;
+
+/* The reader's next entry into cur: 1, 0 at its end, or an error. */
+static int reader_next(reader *r, ads_error *err)
+{
+    if (!r->f) {
+        if (r->i == r->n)
+            return 0;
+        ent_at(&r->cur, r->idx[r->i++]);
+        return 1;
+    }
+    size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, r->f);
+    if (got == 0 && feof(r->f))
+        return 0;
+    if (got != sizeof r->cur.h)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
+                             ferror(r->f) ? strerror(errno) : "the file is short");
+    size_t body = (size_t)r->cur.h.klen + r->cur.h.rlen;
+    if (body > r->cap) {
+        unsigned char *p = realloc(r->buf, body);
+        if (!p)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        r->buf = p;
+        r->cap = body;
+    }
+    if (fread(r->buf, 1, body, r->f) != body)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
+                             ferror(r->f) ? strerror(errno) : "the file is short");
+    r->cur.key = r->buf;
+    r->cur.row = r->cur.key + r->cur.h.klen;
+    return 1;
+}
+
+/* ---- a k-way merge over readers: a binary heap of their indexes ---- */
+
+typedef struct merger {
+    reader *rd;
+    size_t n;
+    size_t *heap, nheap;
+    size_t last; /* the reader whose entry was given last, or SIZE_MAX */
+} merger;
+
+static bool heap_less(const merger *m, size_t x, size_t y)
+{
+    return ent_cmp(&m->rd[m->heap[x]].cur, &m->rd[m->heap[y]].cur) < 0;
+}
+
+static void sift_down(merger *m, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, min = i;
+        if (l < m->nheap && heap_less(m, l, min))
+            min = l;
+        if (r < m->nheap && heap_less(m, r, min))
+            min = r;
+        if (min == i)
+            return;
+        size_t t = m->heap[i];
+        m->heap[i] = m->heap[min];
+        m->heap[min] = t;
+        i = min;
+    }
+}
+
+/* Start the merge: every reader's first entry, the heap built. */
+static int merger_start(merger *m, ads_error *err)
+{
+    if (!(m->heap = malloc((m->n ? m->n : 1) * sizeof *m->heap)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    m->nheap = 0;
+    m->last = SIZE_MAX;
+    for (size_t i = 0; i < m->n; i++) {
+        int rc = reader_next(&m->rd[i], err);
+        if (rc < 0)
+            return rc;
+        if (rc)
+            m->heap[m->nheap++] = i;
+    }
+    for (size_t i = m->nheap / 2; i-- > 0;)
+        sift_down(m, i);
+    return 0;
+}
+
+/* The smallest entry left: 1 and *out (valid until the next call), 0 at
+ * the end, or an error. */
+static int merger_next(const ent **out, merger *m, ads_error *err)
+{
+    if (m->last != SIZE_MAX) {
+        int rc = reader_next(&m->rd[m->last], err);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            m->heap[0] = m->heap[--m->nheap];
+        if (m->nheap)
+            sift_down(m, 0);
+        m->last = SIZE_MAX;
+    }
+    if (!m->nheap)
+        return 0;
+    m->last = m->heap[0];
+    *out = &m->rd[m->last].cur;
+    return 1;
+}
+
+static void merger_free(merger *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        if (m->rd[i].f)
+            fclose(m->rd[i].f);
+        free(m->rd[i].buf);
+    }
+    free(m->rd);
+    free(m->heap);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the stage ---- */
+
+struct ads_stage {
+    ads_db *db;
+    char *dir;
+    size_t run_bytes;
+    ads_txn *txn; /* a read transaction for the types, while adding */
+    ads_arena *a;
+    ads_msgpack_order *names;
+    ads_buf row;
+    unsigned char key[ADS_KEY_INLINE_MAX]; /* the last row's stored key */
+    size_t key_len;
+    const ads_type *type; /* the type of the last AdType looked up */
+    char type_name[256];
+    size_t type_len;
+    /* the run being collected */
+    ads_buf mem;
+    const unsigned char **idx;
+    size_t n, cap;
+    uint64_t seq;
+    /* the runs on disk */
+    FILE **runs;
+    size_t nruns;
+    uint64_t spilled, spilled_bytes;
+    bool merging;
+    merger m;
+};
+
+int ads_stage_begin(ads_stage **out, ads_db *db, const char *dir, size_t run_bytes,
+                    ads_error *err)
+{
+    if (!out || !db || !dir)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    ads_stage *s = calloc(1, sizeof *s);
+    if (!s)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    s->db = db;
+    s->run_bytes = run_bytes ? run_bytes : ADS_STAGE_RUN_BYTES;
+    if (!(s->dir = strdup(dir)) || !(s->a = ads_arena_new()) ||
+        !(s->runs = calloc(ADS_STAGE_MERGE_WAYS, sizeof *s->runs)) ||
+        ads_msgpack_order_new(&s->names, NULL)) {
+        ads_stage_free(s);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    *out = s;
+    return 0;
+}
+
+void ads_stage_free(ads_stage *s)
+{
+    if (!s)
+        return;
+    if (s->txn)
+        ads_txn_abort(s->txn);
+    merger_free(&s->m);
+    for (size_t i = 0; s->runs && i < s->nruns; i++)
+        fclose(s->runs[i]);
+    free(s->runs);
+    ads_arena_free(s->a);
+    ads_msgpack_order_free(s->names);
+    ads_buf_free(&s->row);
+    ads_buf_free(&s->mem);
+    free(s->idx);
+    free(s->dir);
+    free(s);
+}
+
+uint64_t ads_stage_runs(const ads_stage *s)
+{
+    return s->spilled;
+}
+
+uint64_t ads_stage_spilled_bytes(const ads_stage *s)
+{
+    return s->spilled_bytes;
+}
+
+/* A new temporary file in the store's directory, already unlinked. */
+static int temp_file(FILE **out, const ads_stage *s, ads_error *err)
+{
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/.import-run-XXXXXX", s->dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return ads_error_set(err, ADS_ELIMIT, "the store's path is too long for a sorted run");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return ads_error_set(err, ADS_EIO, "making a sorted run in %s: %s", s->dir,
+                             strerror(errno));
+    unlink(path);
+    FILE *f = fdopen(fd, "w+b");
+    if (!f) {
+        close(fd);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    setvbuf(f, NULL, _IOFBF, ADS_STAGE_READ_BUFFER);
+    *out = f;
+    return 0;
+}
+
+static int put_ent(FILE *f, const ent *e, const ads_stage *s, ads_error *err)
+{
+    if (fwrite(&e->h, sizeof e->h, 1, f) != 1 || fwrite(e->key, 1, e->h.klen, f) != e->h.klen ||
+        fwrite(e->row, 1, e->h.rlen, f) != e->h.rlen)
+        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
+                             strerror(errno));
+    return 0;
+}
+
+/* A run written, flushed and rewound for reading. */
+static int run_done(FILE *f, const ads_stage *s, ads_error *err)
+{
+    if (fflush(f) || fseeko(f, 0, SEEK_SET))
+        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
+                             strerror(errno));
+    return 0;
+}
+
+/* The runs on disk merged into one (when there are as many as merge at once). */
+static int merge_runs(ads_stage *s, ads_error *err)
+{
+    FILE *f = NULL;
+    merger m = {0};
+    int rc = temp_file(&f, s, err);
+    if (rc)
+        return rc;
+    if (!(m.rd = calloc(s->nruns, sizeof *m.rd))) {
+        fclose(f);
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    m.n = s->nruns;
+    for (size_t i = 0; i < s->nruns; i++)
+        m.rd[i].f = s->runs[i];
+    s->nruns = 0; /* the merger owns them now */
+    const ent *e;
+    if (!(rc = merger_start(&m, err))) {
+        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(f, e, s, err)))
+            s->spilled_bytes += sizeof e->h + e->h.klen + e->h.rlen;
+    }
+    merger_free(&m);
+    if (!rc)
+        rc = run_done(f, s, err);
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
+    s->runs[s->nruns++] = f;
+    return 0;
+}
+
+/* The run in memory indexed and sorted. */
+static void sort_mem(ads_stage *s)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const unsigned char *p = (const unsigned char *)s->mem.p + off;
+        ent e;
+        ent_at(&e, p);
+        s->idx[i] = p;
+        off += sizeof e.h + e.h.klen + e.h.rlen;
+    }
+    qsort(s->idx, s->n, sizeof *s->idx, mem_cmp);
+}
+
+/* The run in memory sorted and written to a file. */
+static int spill(ads_stage *s, ads_error *err)
+{
+    int rc;
+    if (s->nruns == ADS_STAGE_MERGE_WAYS && (rc = merge_runs(s, err)))
+        return rc;
+    FILE *f;
+    if ((rc = temp_file(&f, s, err)))
+        return rc;
+    sort_mem(s);
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        ent e;
+        ent_at(&e, s->idx[i]);
+        rc = put_ent(f, &e, s, err);
+    }
+    if (!rc)
+        rc = run_done(f, s, err);
+    if (rc) {
+        fclose(f);
+        return rc;
+    }
+    s->runs[s->nruns++] = f;
+    s->spilled++;
+    s->spilled_bytes += s->mem.len;
+    ads_buf_clear(&s->mem);
+    s->n = 0;
+    return 0;
+}
+
+/* The stored key of the row in s->row, into s->key: 1, 0 when it has none
+ * to sort by, or an error. */
+static int row_sort_key(ads_stage *s, ads_error *err)
+{
+    ads_msgpack_view mv;
+    ads_value v;
+    const ads_expr *x = NULL;
+    ads_arena_reset(s->a);
+    int rc = ads_msgpack_view_init(&mv, s->row.p, s->row.len, s->a, err);
+    if (!rc)
+        rc = ads_msgpack_view_lookup(&v, &x, &mv, "AdType", 6, err);
+    if (rc < 0)
+        return rc == ADS_ENOMEM ? rc : 0; /* the write refuses it, in input order */
+    if (rc == 0 || x || v.type != ADS_STRING || v.u.s.len >= sizeof s->type_name)
+        return 0;
+    if (!s->type || v.u.s.len != s->type_len || memcmp(v.u.s.p, s->type_name, s->type_len)) {
+        s->type = NULL;
+        if (!s->txn && (rc = ads_txn_begin(&s->txn, s->db, ADS_TXN_READONLY, err)))
+            return rc;
+        if ((rc = ads_types__by_name(&s->type, s->txn, v.u.s.p, v.u.s.len, err)))
+            return rc == ADS_ENOTFOUND || rc == ADS_EINVAL ? 0 : rc;
+        memcpy(s->type_name, v.u.s.p, v.u.s.len);
+        s->type_len = v.u.s.len;
+    }
+    if (s->type->has_hooks)
+        return 0;
+    ads_buf full = ADS_BUF_INIT;
+    rc = ads_bulk__row_key(&full, s->type, &mv, err);
+    if (rc == 1 && full.failed)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (rc == 1)
+        s->key_len = ads_key__stored(s->key, (const unsigned char *)full.p, full.len, 0);
+    ads_buf_free(&full);
+    return rc;
+}
+
+int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *err)
+{
+    if (!s || !rec)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (s->merging)
+        return ads_error_set(err, ADS_EINVAL, "the stage is being merged: nothing more can be added");
+    ads_buf_clear(&s->row);
+    int rc = ads_msgpack_encode_row(&s->row, rec, s->names, err);
+    if (rc)
+        return rc;
+    if (s->row.len > UINT32_MAX)
+        return ads_error_set(err, ADS_ELIMIT, "a row of %zu bytes is too long to sort",
+                             s->row.len);
+    if ((rc = row_sort_key(s, err)) < 0)
+        return rc;
+    ent_head h = {rc ? (uint32_t)s->key_len : 0, (uint32_t)s->row.len, s->seq, tag,
+                  rc ? 1u : 0u, 0};
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        const unsigned char **idx = realloc(s->idx, cap * sizeof *idx);
+        if (!idx)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        s->idx = idx;
+        s->cap = cap;
+    }
+    ads_buf_add(&s->mem, &h, sizeof h);
+    ads_buf_add(&s->mem, s->key, h.klen);
+    ads_buf_add(&s->mem, s->row.p, h.rlen);
+    if (s->mem.failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    s->n++;
+    s->seq++;
+    if (s->mem.len >= s->run_bytes)
+        return spill(s, err);
+    return 0;
+}
+
+int ads_stage_merge(ads_stage *s, ads_error *err)
+{
+    if (!s)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (s->merging)
+        return ads_error_set(err, ADS_EINVAL, "the stage is already being merged");
+    if (s->txn) {
+        ads_txn_abort(s->txn);
+        s->txn = NULL;
+        s->type = NULL;
+    }
+    s->merging = true;
+    sort_mem(s);
+    merger *m = &s->m;
+    if (!(m->rd = calloc(s->nruns + 1, sizeof *m->rd)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    m->n = s->nruns + 1;
+    for (size_t i = 0; i < s->nruns; i++)
+        m->rd[i].f = s->runs[i];
+    s->nruns = 0; /* the merger owns them now */
+    m->rd[m->n - 1].idx = s->idx;
+    m->rd[m->n - 1].n = s->n;
+    return merger_start(m, err);
+}
+
+int ads_stage_next(const void **row, size_t *len, int64_t *tag, ads_stage *s, ads_error *err)
+{
+    if (!s || !row || !len || !tag)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (!s->merging)
+        return ads_error_set(err, ADS_EINVAL, "the stage is not being merged (ads_stage_merge)");
+    const ent *e;
+    int rc = merger_next(&e, &s->m, err);
+    if (rc == 1) {
+        *row = e->row;
+        *len = e->h.rlen;
+        *tag = e->h.tag;
+    }
+    return rc;
+}

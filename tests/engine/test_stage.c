@@ -1,0 +1,225 @@
+/*
+ * tests/engine/test_stage.c: the sorted load (engine/stage.c). Rows come
+ * back in key order and, for one key, in the order added, across more runs
+ * spilled to disk than merge at once; rows without a key to sort by come
+ * after every keyed row in the order added; the runs leave no file behind;
+ * a stage being merged takes no more records; and a stage merged into a
+ * bulk load stores what the same records added directly store.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/limits.h"
+#include "tests/cli/run.h"
+#include "tests/engine/helpers.h"
+
+static tstore ts;
+
+static int setup(void **state)
+{
+    (void)state;
+    ads_db *db = ts_open(&ts, 1700000000);
+    ts_declare(db, "Machine", "Name", "");
+    ts_declare(db, "Job", "", "AutoGenerateKey = true;");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ts_close(&ts);
+    return 0;
+}
+
+static const ads_record *rec(ads_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static const ads_record *rec(ads_arena *a, const char *fmt, ...)
+{
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    const ads_record *r;
+    ads_error err;
+    if (ads_record_parse(&r, a, text, strlen(text), &err))
+        fail_msg("%s: %s", text, err.message);
+    return r;
+}
+
+/* The string attribute name of an encoded row, into buf ("" if absent). */
+static void row_string(char *buf, size_t cap, const void *row, size_t len, const char *name)
+{
+    ads_arena *a = ads_arena_new();
+    const ads_record *r;
+    ads_error err;
+    assert_non_null(a);
+    if (ads_msgpack_decode_record(&r, a, row, len, 0, &err))
+        fail_msg("decoding a row: %s", err.message);
+    const ads_expr *x = ads_record_lookup(r, name, strlen(name));
+    const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
+    snprintf(buf, cap, "%.*s", v && v->type == ADS_STRING ? (int)v->u.s.len : 0,
+             v && v->type == ADS_STRING ? v->u.s.p : "");
+    ads_arena_free(a);
+}
+
+static size_t runs_in_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strncmp(e->d_name, ".import-run", 11) == 0;
+    closedir(d);
+    return n;
+}
+
+static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void **state)
+{
+    (void)state;
+    const int n = 4000, dup = 3;
+    ads_stage *s;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_non_null(a);
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 1500, &err), 0);
+    for (int i = 0; i < n; i++) {
+        unsigned k = (unsigned)(i % (n / dup)) * 2654435761u;
+        ads_arena_reset(a);
+        if (ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"m%08x\"; N = %d ]", k, i),
+                          i, &err))
+            fail_msg("add %d: %s", i, err.message);
+    }
+    assert_true(ads_stage_runs(s) > ADS_STAGE_MERGE_WAYS);
+    assert_true(ads_stage_spilled_bytes(s) > 0);
+    assert_int_equal(runs_in_dir(ts.path), 0); /* unlinked as they are made */
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    ads_arena_reset(a);
+    assert_int_equal(ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"late\" ]"), 0, &err),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "the stage is being merged: nothing more can be added");
+    char prev[64] = "", name[64];
+    int64_t prev_tag = -1, tag;
+    const void *row;
+    size_t len;
+    int got = 0, rc;
+    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1) {
+        row_string(name, sizeof name, row, len, "Name");
+        int c = strcmp(prev, name);
+        if (c > 0 || (c == 0 && tag <= prev_tag))
+            fail_msg("row %d: %s (tag %lld) after %s (tag %lld)", got, name, (long long)tag, prev,
+                     (long long)prev_tag);
+        snprintf(prev, sizeof prev, "%s", name);
+        prev_tag = tag;
+        got++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(got, n);
+    ads_stage_free(s);
+    ads_arena_free(a);
+}
+
+static void stage__rows_without_a_sort_key_come_last_in_added_order(void **state)
+{
+    (void)state;
+    ads_stage *s;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_non_null(a);
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 0, &err), 0);
+    const char *const texts[] = {
+        "[ AdType = \"Job\"; Tag = \"job1\" ]",              /* generated key */
+        "[ AdType = \"Machine\"; Name = \"b\"; Tag = \"b\" ]",
+        "[ AdType = \"Nope\"; Tag = \"nope\" ]",             /* unknown type */
+        "[ AdType = \"Machine\"; Tag = \"nokey\" ]",          /* key not given */
+        "[ AdType = \"Machine\"; Name = \"a\"; Tag = \"a\" ]",
+        "[ AdType = \"Job\"; Tag = \"job2\" ]",
+    };
+    for (int i = 0; i < 6; i++) {
+        ads_arena_reset(a);
+        assert_int_equal(ads_stage_add(s, rec(a, "%s", texts[i]), i, &err), 0);
+    }
+    assert_int_equal(ads_stage_runs(s), 0);
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    const char *const want[] = {"a", "b", "job1", "nope", "nokey", "job2"};
+    const void *row;
+    size_t len;
+    int64_t tag;
+    char got[64];
+    for (int i = 0; i < 6; i++) {
+        assert_int_equal(ads_stage_next(&row, &len, &tag, s, &err), 1);
+        row_string(got, sizeof got, row, len, "Tag");
+        assert_string_equal(got, want[i]);
+    }
+    assert_int_equal(ads_stage_next(&row, &len, &tag, s, &err), 0);
+    ads_stage_free(s);
+    ads_arena_free(a);
+}
+
+/* Two bulk loads of the same records, one through the stage: the same
+ * records with the same rows in effect and the same history. */
+static void stage__merged_into_a_bulk_load_stores_what_a_direct_load_does(void **state)
+{
+    (void)state;
+    ads_stage *s;
+    ads_bulk *b;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_non_null(a);
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 700, &err), 0);
+    for (int i = 0; i < 300; i++) {
+        unsigned k = (unsigned)(i % 200) * 2654435761u;
+        ads_arena_reset(a);
+        assert_int_equal(ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"m%08x\"; "
+                                                  "N = %d ]", k, i), i, &err), 0);
+    }
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    ads_bulk_options opt = ADS_BULK_OPTIONS_INIT;
+    opt.batch = 64;
+    assert_int_equal(ads_bulk_begin(&b, ts.db, &opt, &err), 0);
+    const void *row;
+    size_t len;
+    int64_t tag;
+    int rc;
+    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1)
+        if (ads_bulk_add_row(b, row, len, &err))
+            fail_msg("%s", err.message);
+    assert_int_equal(rc, 0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_stage_free(s);
+    assert_int_equal(ts_count(ts.db, "Machine", false), 200);
+    /* m00000000 is record 0 and record 200 */
+    char *h = ts_history(ts.db, "Machine", "{ \"m00000000\" }");
+    assert_non_null(h);
+    assert_non_null(strstr(h, "N = 0"));
+    assert_non_null(strstr(h, "N = 200"));
+    assert_true(strstr(h, "N = 0") < strstr(h, "N = 200"));
+    free(h);
+    char *v = ts_attr(ts.db, "Machine", "{ \"m00000000\" }", "N");
+    assert_string_equal(v, "200");
+    free(v);
+    assert_int_equal(ts_verify(ts.db), 0);
+    ads_arena_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            stage__rows_come_back_in_key_then_added_order_across_many_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(stage__rows_without_a_sort_key_come_last_in_added_order,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            stage__merged_into_a_bulk_load_stores_what_a_direct_load_does, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
