@@ -10,8 +10,9 @@
  * from the row's MessagePack (ads_msgpack_view_attr) and builds no
  * record unless asked (ads_stmt_row_record); a select list is its values.
  * The rows of one step stay valid until the next, so a caller can take many
- * rows in one call (ads_stmt_fetch) and read them afterwards; their bytes
- * are LMDB's, valid while the statement's transaction is open.
+ * rows in one call (ads_stmt_fetch) and read them afterwards: a SELECT *
+ * row keeps a copy of its stored bytes (the engine's row is valid only
+ * until the scan moves on), a select list its values.
  *
  * Any other statement runs whole at the first step through exec.c's
  * ads_q__run, into a sink that copies its rows into the statement; the
@@ -32,7 +33,7 @@ enum { ROW_VIEW, ROW_RECORD, ROW_ITEMS };
 struct ads_stmt_row {
     ads_stmt *s;
     int kind;
-    ads_row row;            /* ROW_VIEW: the stored row (its bytes are LMDB's) */
+    ads_row row;            /* ROW_VIEW: the stored row, its bytes a copy (no key) */
     ads_msgpack_view mv;    /* ROW_VIEW: over row.data, in the step's arena */
     size_t skip_at, skip_n; /* ROW_VIEW: the '_' attributes SELECT * leaves out */
     const ads_record *rec;  /* ROW_RECORD, or the record made on demand */
@@ -379,6 +380,15 @@ static int stream_next(ads_stmt *s, ads_stmt_row *r, ads_error *err)
         r->kind = ROW_RECORD;
         rc = ads_row_record(&r->rec, row, ADS_ROW_TIMELINE, s->ra, err);
     } else {
+        /* the engine's row lives until the scan's next row: the step's
+         * rows keep a copy of their bytes, which their values point into */
+        unsigned char *copy = ads_arena_alloc(s->ra, row->len ? row->len : 1);
+        if (!copy)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        memcpy(copy, row->data, row->len);
+        r->row.data = copy;
+        r->row.key = NULL;
+        r->row.key_len = 0;
         r->kind = ROW_VIEW;
         rc = row_view(r, err);
     }
