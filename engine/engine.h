@@ -494,8 +494,11 @@ const char *ads_index_span_attr(const ads_index_span *s);
 size_t ads_index_span_ranges(const ads_index_span *s);
 
 /* Entries of s, counted up to cap (an estimate for the planner: it reads
- * at most cap entries). ADS_ESTORAGE. */
-int ads_index_span_count(uint64_t *out, ads_txn *txn, const ads_index_span *s, uint64_t cap,
+ * at most cap entries). The span remembers how far it counted: a later
+ * call in the same transaction, with no write in between, goes on from
+ * there, so counting in rounds of growing caps reads each entry once.
+ * ADS_EINVAL, ADS_ENOMEM, ADS_ESTORAGE. */
+int ads_index_span_count(uint64_t *out, ads_txn *txn, ads_index_span *s, uint64_t cap,
                          ads_error *err);
 
 /* A scan of type t's latest rows through the union of spans (n >= 1, all
@@ -515,7 +518,12 @@ int ads_index_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t,
  * entry in span (a span of another index of the type: the other term of
  * an AND). Only spans of exact values can be probed so (`==`, `is`, `in`
  * of values; numbers within 2^53): 1 if taken, 0 if not (nothing
- * changes; the WHERE decides as before). At most ADS_INDEX_FILTERS_MAX. */
+ * changes; the WHERE decides as before). At most ADS_INDEX_FILTERS_MAX.
+ * When the scan's own span (n == 1) is exact too, the scan merges the
+ * spans instead of probing: a value's entries lie in record key order, so
+ * each span's cursor is moved to the record the others have reached
+ * (a leapfrog), and the work follows the span with fewest entries,
+ * whichever it is. */
 int ads_index_scan_filter(ads_scan *s, const ads_index_span *span);
 /* Would ads_index_scan_filter take span (its ranges all exact values)? */
 bool ads_index_span_exact(const ads_index_span *s);

@@ -39,14 +39,49 @@ struct ads_index_span {
     ads_arena *a;
     ix_range *r; /* r[0] is always the IX_OTHER entries */
     size_t n, cap;
+    /* how far ads_index_span_count got, in the transaction (pointer, LMDB
+     * id and writes) it counted in: a later call with a larger cap goes on
+     * from the entry after cnt_key rather than from the start */
+    const ads_txn *cnt_txn;
+    size_t cnt_txnid;
+    uint64_t cnt_writes, counted;
+    size_t cnt_range, cnt_klen;
+    unsigned char *cnt_key;
+    bool cnt_done;
 };
 
 /* ---- ranges ---- */
 
-static int bytecmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen)
+/* Entries and record keys are short (tens of bytes) and differ late:
+ * compared eight bytes at a time, in line. */
+static inline uint64_t load_be64(const unsigned char *p)
 {
-    int c = memcmp(a, b, alen < blen ? alen : blen);
-    return c ? c : (alen > blen) - (alen < blen);
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+static inline int bytecmp(const unsigned char *a, size_t alen, const unsigned char *b,
+                          size_t blen)
+{
+    size_t n = alen < blen ? alen : blen, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x = load_be64(a + i), y = load_be64(b + i);
+        if (x != y)
+            return x < y ? -1 : 1;
+    }
+    for (; i < n; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return (alen > blen) - (alen < blen);
+}
+
+static inline bool same(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    return bytecmp(a, n, b, n) == 0;
 }
 
 /* key (index value, possibly followed by more) against the inclusive prefix
@@ -59,6 +94,9 @@ static int prefixcmp(const unsigned char *key, size_t klen, const unsigned char 
 
 static bool in_range(const ix_range *r, const unsigned char *k, size_t klen)
 {
+    /* the first byte settles most (IX_OTHER against a value) */
+    if (!klen || k[0] < r->lo[0] || k[0] > r->hi[0])
+        return false;
     return bytecmp(k, klen, r->lo, r->lo_len) >= 0 && prefixcmp(k, klen, r->hi, r->hi_len) <= 0;
 }
 
@@ -255,6 +293,9 @@ typedef struct ix_walk {
     MDB_cursor *c;
     size_t range; /* of the span */
     bool open;
+    /* once: seek here (a whole entry key) rather than to the range's start */
+    const unsigned char *from;
+    size_t from_len;
 } ix_walk;
 
 /* The next entry of span s from walk w: 1 with *k (the entry key without
@@ -270,11 +311,16 @@ static int walk_next(ix_walk *w, ads_txn *txn, const ads_index_span *s, MDB_val 
             return 0;
         const ix_range *r = &s->r[w->range];
         if (!w->open) {
-            unsigned char seek[4 + ADS_INDEX_KEY_MAX];
+            unsigned char seek[4 + ADS_INDEX_KEY_MAX + 1];
             memcpy(seek, pre, 4);
             memcpy(seek + 4, r->lo, r->lo_len);
             k->mv_data = seek;
             k->mv_size = 4 + r->lo_len;
+            if (w->from) {
+                k->mv_data = (void *)w->from;
+                k->mv_size = w->from_len;
+                w->from = NULL;
+            }
             rc = mdb_cursor_get(w->c, k, v, MDB_SET_RANGE);
             w->open = true;
         } else {
@@ -297,24 +343,82 @@ static int walk_next(ix_walk *w, ads_txn *txn, const ads_index_span *s, MDB_val 
     }
 }
 
-int ads_index_span_count(uint64_t *out, ads_txn *txn, const ads_index_span *s, uint64_t cap,
+/* Forget a count made in another transaction, or before a write. */
+static void count_check(ads_index_span *s, const ads_txn *txn)
+{
+    size_t id = mdb_txn_id(txn->txn);
+    if (s->cnt_txn == txn && s->cnt_txnid == id && s->cnt_writes == txn->writes)
+        return;
+    s->cnt_txn = txn;
+    s->cnt_txnid = id;
+    s->cnt_writes = txn->writes;
+    s->counted = 0;
+    s->cnt_range = 0;
+    s->cnt_klen = 0;
+    s->cnt_done = false;
+}
+
+int ads_index_span_count(uint64_t *out, ads_txn *txn, ads_index_span *s, uint64_t cap,
                          ads_error *err)
 {
     if (!out || !txn || !s)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    ix_walk w = {NULL, 0, false};
+    count_check(s, txn);
+    if (s->cnt_done || s->counted >= cap) {
+        *out = s->counted < cap ? s->counted : cap;
+        return 0;
+    }
+    if (!s->cnt_key && !(s->cnt_key = ads_arena_alloc(s->a, ADS_INDEX_KEY_MAX + 1)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ix_walk w = {NULL, s->cnt_range, false, s->cnt_klen ? s->cnt_key : NULL, s->cnt_klen};
     int rc = mdb_cursor_open(txn->txn, txn->db->index, &w.c);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "reading an index");
     MDB_val k, v;
-    *out = 0;
-    while (*out < cap && (rc = walk_next(&w, txn, s, &k, &v, err)) == 1)
-        (*out)++;
+    while (s->counted < cap && (rc = walk_next(&w, txn, s, &k, &v, err)) == 1)
+        s->counted++;
+    if (rc == 1) {
+        /* go on after this entry: its key ++ 0x00 is the least key above it */
+        size_t n = k.mv_size + 4;
+        if (n > ADS_INDEX_KEY_MAX)
+            n = ADS_INDEX_KEY_MAX; /* cannot happen: entries are at most that long */
+        memcpy(s->cnt_key, (const unsigned char *)k.mv_data - 4, n);
+        s->cnt_key[n] = 0;
+        s->cnt_klen = n + 1;
+        s->cnt_range = w.range;
+        rc = 0;
+    } else if (rc == 0) {
+        s->cnt_done = true;
+    }
     mdb_cursor_close(w.c);
-    return rc < 0 ? rc : 0;
+    *out = s->counted;
+    return rc;
 }
 
 /* ---- index scans ---- */
+
+/* One exact range of a span in a merge. Its entries are one prefix (the
+ * index id and the value) followed by a record's stored key without its
+ * type id, the rest, so they lie in record key order. rest points at the
+ * current entry's rest in the map (valid while the cursor stays: a walk
+ * writes nothing); key holds the prefix, and a seek's target after it. */
+typedef struct ix_cur {
+    MDB_cursor *c;
+    const unsigned char *rest;
+    size_t plen, rlen; /* rest NULL: no entry left */
+    unsigned miss, skip; /* stepping before seeking (cur_seek) */
+    unsigned char key[ADS_INDEX_KEY_MAX + 1];
+} ix_cur;
+
+/* A span in a merge: its ranges, and the least rest they are at (NULL:
+ * the span has no entry left). */
+typedef struct ix_stream {
+    const ads_index_span *span;
+    ix_cur *cur;
+    size_t n;
+    const unsigned char *at;
+    size_t at_len;
+} ix_stream;
 
 struct ads_index_walk {
     ads_txn *txn;
@@ -346,6 +450,13 @@ struct ads_index_walk {
      * record key order, so each probe lands near the last, and LMDB looks
      * in the cursor's page before it descends from the root. */
     MDB_cursor **pc[ADS_INDEX_FILTERS_MAX];
+    /* or, when the span and the filters are all exact, their merge: one
+     * stream per span (set up by the first walk_rows) */
+    bool prepared, merge, merge_started;
+    ix_stream *streams;
+    size_t nstreams;
+    unsigned char target[ADS_INDEX_KEY_MAX]; /* the record all streams must reach */
+    size_t tlen;
     /* on `latest`, for the rows: a value's records come in key order, so
      * each lookup lands near the last (opened on the first) */
     MDB_cursor *lc;
@@ -386,6 +497,18 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
     return 0;
 }
 
+static void streams_free(ads_index_walk *iw)
+{
+    for (size_t i = 0; iw->streams && i < iw->nstreams; i++) {
+        ix_stream *st = &iw->streams[i];
+        for (size_t j = 0; st->cur && j < st->n; j++)
+            if (st->cur[j].c)
+                mdb_cursor_close(st->cur[j].c);
+        free(st->cur);
+    }
+    free(iw->streams);
+}
+
 void ads_index__walk_close(ads_index_walk *iw)
 {
     if (!iw)
@@ -400,6 +523,7 @@ void ads_index__walk_close(ads_index_walk *iw)
                 mdb_cursor_close(iw->pc[i][j]);
         free(iw->pc[i]);
     }
+    streams_free(iw);
     ads_arena_free(iw->arena);
     ads_buf_free(&iw->val);
     ads_buf_free(&iw->keys);
@@ -432,33 +556,46 @@ bool ads_index_span_exact(const ads_index_span *s)
 
 int ads_index__walk_filter(ads_index_walk *iw, const ads_index_span *s)
 {
-    if (!iw || !s || iw->nfilters == ADS_INDEX_FILTERS_MAX || s->type->id != iw->type->id ||
-        !probeable(s))
+    if (!iw || !s || iw->prepared || iw->nfilters == ADS_INDEX_FILTERS_MAX ||
+        s->type->id != iw->type->id || !probeable(s))
         return 0;
-    MDB_cursor **pc = calloc(s->n, sizeof *pc);
-    if (!pc)
-        return 0;
-    unsigned char k[4 + ADS_INDEX_KEY_MAX];
-    ads_index__be32(k, s->ix->id);
-    for (size_t i = 0; i < s->n; i++) {
-        const ix_range *r = &s->r[i];
-        if (mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &pc[i])) {
-            pc[i] = NULL;
-            continue; /* never probed: a record must then be in another range */
-        }
-        memcpy(k + 4, r->lo, r->lo_len);
-        MDB_val mk = {4 + r->lo_len, k}, mv;
-        int rc = mdb_cursor_get(pc[i], &mk, &mv, MDB_SET_RANGE);
-        const unsigned char *f = mk.mv_data;
-        if (rc || mk.mv_size < 4 || memcmp(f, k, 4) != 0 ||
-            prefixcmp(f + 4, mk.mv_size - 4, r->hi, r->hi_len) > 0) {
-            mdb_cursor_close(pc[i]);
-            pc[i] = NULL; /* no entry in the range */
-        }
-    }
-    iw->pc[iw->nfilters] = pc;
     iw->filters[iw->nfilters++] = s;
     return 1;
+}
+
+/* Per filter, per range of its span, a cursor on its first entry (NULL
+ * when the range holds none: it is never probed). */
+static int open_probes(ads_index_walk *iw, ads_error *err)
+{
+    unsigned char k[4 + ADS_INDEX_KEY_MAX];
+    for (size_t f = 0; f < iw->nfilters; f++) {
+        const ads_index_span *s = iw->filters[f];
+        MDB_cursor **pc = calloc(s->n, sizeof *pc);
+        if (!pc)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        iw->pc[f] = pc;
+        ads_index__be32(k, s->ix->id);
+        for (size_t i = 0; i < s->n; i++) {
+            const ix_range *r = &s->r[i];
+            int rc = mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &pc[i]);
+            if (rc) {
+                pc[i] = NULL;
+                return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+            }
+            memcpy(k + 4, r->lo, r->lo_len);
+            MDB_val mk = {4 + r->lo_len, k}, mv;
+            rc = mdb_cursor_get(pc[i], &mk, &mv, MDB_SET_RANGE);
+            if (rc && rc != MDB_NOTFOUND)
+                return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+            const unsigned char *e = mk.mv_data;
+            if (rc || mk.mv_size < 4 || memcmp(e, k, 4) != 0 ||
+                prefixcmp(e + 4, mk.mv_size - 4, r->hi, r->hi_len) > 0) {
+                mdb_cursor_close(pc[i]);
+                pc[i] = NULL; /* no entry in the range */
+            }
+        }
+    }
+    return 0;
 }
 
 /* Has the record whose stored key ends in rest (rlen bytes) an entry in
@@ -595,12 +732,236 @@ static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_err
     return fetch(iw, 4 + rest, true, err);
 }
 
+/* ---- merging exact spans ---- */
+
+static int corrupt_entry(const ads_index_walk *iw, const ads_index_span *s, ads_error *err)
+{
+    return ads_error_set(err, ADS_ECORRUPT,
+                         "type %s: an entry of the index on %s is corrupt (adstore verify "
+                         "says where)",
+                         iw->type->name, s->ix->name);
+}
+
+/* Take what r's cursor got (rc, *k, *v) as r's current entry, or note
+ * that r has none left. */
+static int cur_load(ads_index_walk *iw, const ads_index_span *s, ix_cur *r, int rc,
+                    const MDB_val *k, const MDB_val *v, ads_error *err)
+{
+    if (rc && rc != MDB_NOTFOUND)
+        return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+    const unsigned char *p = k->mv_data;
+    if (rc || k->mv_size < r->plen || !same(p, r->key, r->plen)) {
+        r->rest = NULL;
+        return 0;
+    }
+    const unsigned char *o = v->mv_data;
+    size_t rest = k->mv_size - r->plen;
+    if (v->mv_size != 2 || ((size_t)o[0] << 8 | o[1]) != r->plen || !rest ||
+        rest + 4 > ADS_KEY_INLINE_MAX)
+        return corrupt_entry(iw, s, err);
+    r->rest = p + r->plen;
+    r->rlen = rest;
+    iw->entries++;
+    return 0;
+}
+
+/* Move r to its first entry whose rest is >= t (tlen bytes). A span
+ * sparse against the others gets there in one step, so a step is tried
+ * first; each step that falls short makes the range try again only after
+ * twice as many seeks (up to 15), so a dense span seeks almost always. */
+static int cur_seek(ads_index_walk *iw, const ads_index_span *s, ix_cur *r,
+                    const unsigned char *t, size_t tlen, ads_error *err)
+{
+    MDB_val k, v;
+    int rc;
+    if (!r->rest || bytecmp(r->rest, r->rlen, t, tlen) >= 0)
+        return 0;
+    if (r->skip == 0) {
+        rc = mdb_cursor_get(r->c, &k, &v, MDB_NEXT);
+        if ((rc = cur_load(iw, s, r, rc, &k, &v, err)))
+            return rc;
+        if (!r->rest || bytecmp(r->rest, r->rlen, t, tlen) >= 0) {
+            r->miss = 0;
+            return 0;
+        }
+        r->miss = r->miss < 8 ? 2 * r->miss + 1 : 15;
+        r->skip = r->miss;
+    } else {
+        r->skip--;
+    }
+    /* a target too long for an entry is cut; the steps below finish */
+    size_t n = r->plen + tlen > ADS_INDEX_KEY_MAX ? ADS_INDEX_KEY_MAX - r->plen : tlen;
+    memcpy(r->key + r->plen, t, n);
+    k.mv_data = r->key;
+    k.mv_size = r->plen + n;
+    rc = mdb_cursor_get(r->c, &k, &v, MDB_SET_RANGE);
+    if ((rc = cur_load(iw, s, r, rc, &k, &v, err)))
+        return rc;
+    while (r->rest && bytecmp(r->rest, r->rlen, t, tlen) < 0) {
+        rc = mdb_cursor_get(r->c, &k, &v, MDB_NEXT);
+        if ((rc = cur_load(iw, s, r, rc, &k, &v, err)))
+            return rc;
+    }
+    return 0;
+}
+
+/* The least rest st's ranges are at. */
+static void stream_at(ix_stream *st)
+{
+    st->at = NULL;
+    for (size_t i = 0; i < st->n; i++) {
+        const ix_cur *r = &st->cur[i];
+        if (r->rest && (!st->at || bytecmp(r->rest, r->rlen, st->at, st->at_len) < 0)) {
+            st->at = r->rest;
+            st->at_len = r->rlen;
+        }
+    }
+}
+
+/* st to its first record at or past t. t may be where another stream is
+ * (a range of st never reads it). */
+static int stream_seek(ads_index_walk *iw, ix_stream *st, const unsigned char *t, size_t tlen,
+                       ads_error *err)
+{
+    for (size_t j = 0; j < st->n; j++) {
+        int rc = cur_seek(iw, st->span, &st->cur[j], t, tlen, err);
+        if (rc)
+            return rc;
+    }
+    stream_at(st);
+    return 0;
+}
+
+/* Past the record st is at (iw->target): each range holding it steps on. */
+static int stream_step(ads_index_walk *iw, ix_stream *st, ads_error *err)
+{
+    for (size_t j = 0; j < st->n; j++) {
+        ix_cur *r = &st->cur[j];
+        if (!r->rest || bytecmp(r->rest, r->rlen, iw->target, iw->tlen) != 0)
+            continue;
+        MDB_val k, v;
+        int rc = mdb_cursor_get(r->c, &k, &v, MDB_NEXT);
+        if ((rc = cur_load(iw, st->span, r, rc, &k, &v, err)))
+            return rc;
+    }
+    stream_at(st);
+    return 0;
+}
+
+/* A stream per span (the walk's own first), each range at its first
+ * entry; ranges with none are left out. */
+static int open_streams(ads_index_walk *iw, ads_error *err)
+{
+    static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
+    iw->nstreams = 1 + iw->nfilters;
+    if (!(iw->streams = calloc(iw->nstreams, sizeof *iw->streams)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < iw->nstreams; i++) {
+        const ads_index_span *s = i ? iw->filters[i - 1] : iw->spans[0];
+        ix_stream *st = &iw->streams[i];
+        st->span = s;
+        if (!(st->cur = calloc(s->n, sizeof *st->cur)))
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        for (size_t j = 0; j < s->n; j++) {
+            const ix_range *g = &s->r[j];
+            ix_cur *r = &st->cur[st->n];
+            ads_index__be32(r->key, s->ix->id);
+            memcpy(r->key + 4, g->lo, g->lo_len);
+            r->plen = 4 + g->lo_len;
+            if (g->lo[0] == KEY_NUMBER) {
+                memcpy(r->key + r->plen, zero_residual, 8);
+                r->plen += 8;
+            }
+            int rc = mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &r->c);
+            if (rc) {
+                r->c = NULL;
+                return ads_db__lmdb(iw->txn, err, rc, "reading an index");
+            }
+            MDB_val k = {r->plen, r->key}, v;
+            rc = mdb_cursor_get(r->c, &k, &v, MDB_SET_RANGE);
+            if ((rc = cur_load(iw, s, r, rc, &k, &v, err)) || !r->rest) {
+                mdb_cursor_close(r->c);
+                r->c = NULL;
+                if (rc)
+                    return rc;
+                continue;
+            }
+            st->n++;
+        }
+        stream_at(st);
+    }
+    return 0;
+}
+
+/* The next record every stream holds: 1 with its rest in iw->target, 0 at
+ * the end. A leapfrog: t is the furthest record a stream has reached, and
+ * each stream in turn moves to t or past it (then t moves there), until
+ * every stream is at t. t stays where its stream is, which no seek to t
+ * moves. */
+static int merge_next(ads_index_walk *iw, ads_error *err)
+{
+    ix_stream *st = iw->streams;
+    size_t m = iw->nstreams, agree = 1, i = 1;
+    int rc;
+    if (iw->merge_started && (rc = stream_step(iw, &st[0], err)))
+        return rc;
+    iw->merge_started = true;
+    if (!st[0].at)
+        return 0;
+    const unsigned char *t = st[0].at;
+    size_t tlen = st[0].at_len;
+    for (;;) {
+        if ((rc = stream_seek(iw, &st[i], t, tlen, err)))
+            return rc;
+        if (!st[i].at)
+            return 0;
+        if (bytecmp(st[i].at, st[i].at_len, t, tlen) == 0) {
+            if (++agree == m)
+                break;
+        } else {
+            t = st[i].at;
+            tlen = st[i].at_len;
+            agree = 1;
+        }
+        i = i + 1 == m ? 0 : i + 1;
+    }
+    memcpy(iw->target, t, tlen);
+    iw->tlen = tlen;
+    return 1;
+}
+
+/* The first walk: merge when the walk's span and every filter are exact,
+ * else probe the filters. */
+static int prepare(ads_index_walk *iw, ads_error *err)
+{
+    iw->prepared = true;
+    iw->merge = iw->n == 1 && iw->nfilters && probeable(iw->spans[0]);
+    return iw->merge ? open_streams(iw, err) : open_probes(iw, err);
+}
+
+static int merge_rows(ads_index_walk *iw, ads_error *err)
+{
+    int rc;
+    while ((rc = merge_next(iw, err)) == 1) {
+        ads_index__be32(iw->skey, iw->type->id);
+        memcpy(iw->skey + 4, iw->target, iw->tlen);
+        if ((rc = fetch(iw, 4 + iw->tlen, true, err)) != 0)
+            return rc;
+    }
+    return rc;
+}
+
 /* The next record through the index: 1 with iw->row, 0 at the end. */
 static int walk_rows(ads_index_walk *iw, ads_error *err)
 {
     MDB_val k, v;
+    int rc;
+    if (!iw->prepared && (rc = prepare(iw, err)))
+        return rc;
+    if (iw->merge)
+        return merge_rows(iw, err);
     while (iw->at < iw->n) {
-        int rc = walk_next(&iw->w, iw->txn, iw->spans[iw->at], &k, &v, err);
+        rc = walk_next(&iw->w, iw->txn, iw->spans[iw->at], &k, &v, err);
         if (rc < 0)
             return rc;
         if (rc == 0) {

@@ -313,10 +313,10 @@ int ads_q__check_stmt(stmt *st, temporal *tf, const ads_expr **rest, ads_arena *
         return rc;
     if ((rc = ads_q__split_temporal(st, st->where, tf, rest, a, err)))
         return rc;
-    if (st->explain && (st->kind != ADS_STMT_SELECT || tf->kind != 0))
+    if (st->explain && (st->kind == ADS_STMT_STORE || st->history || tf->kind != 0))
         return ads_error_set(err, ADS_EINVAL,
-                             "EXPLAIN shows the plan of a SELECT of latest rows or history, "
-                             "without a temporal filter");
+                             "EXPLAIN shows the plan of a SELECT (of latest rows or history), "
+                             "an UPDATE, a DELETE or a PURGE, without a temporal filter");
     const ads_expr *bad = ads_q__find_agg_only(st->where);
     if (bad)
         return agg_misplaced(st, bad, "WHERE filters rows before they are grouped", err);
@@ -441,7 +441,7 @@ int ads_q__run(ads_query *q, stmt *st, const temporal *tf, const ads_expr *rest,
                ads_error *err)
 {
     if (st->kind != ADS_STMT_SELECT)
-        return ads_q__write(q, st, rest, info, err);
+        return ads_q__write(q, st, rest, sink, info, err);
     if (tf->kind == 0 && intervals_at(st) < 0) {
         st->where = rest;
         return ads_q__select(q, st, sink, opt, info, err);

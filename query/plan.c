@@ -13,10 +13,13 @@
  * and c folds to a constant. Terms on one attribute are intersected (so
  * `QDate >= a && QDate < b` is one range); then the candidate reading the
  * fewest index entries wins, found by counting each candidate's entries in
- * rounds of growing caps (so the cost of choosing is a few times the
- * winner's size, not the size of the largest). An index is used only when
- * it reads fewer entries than a quarter of the type's records: a scan of
- * the rows' own table reads faster than random lookups through an index.
+ * rounds of growing caps, each round going on where the last stopped (so
+ * the cost of choosing is about the winner's size, not the size of the
+ * largest). An index is used only when it reads fewer entries than a
+ * quarter of the type's records: a scan of the rows' own table reads
+ * faster than random lookups through an index. The other exact terms of
+ * the AND go with it (add_filters): merged with it when it is exact too,
+ * else probed per entry.
  *
  * The chosen spans only narrow which rows are read: the whole WHERE is
  * still evaluated on every row they yield, so the answer is the scan's.
@@ -208,15 +211,30 @@ static int count(planner *p, cand *c, uint64_t cap)
     return 0;
 }
 
+/* A term of exact values (`==`, `is`, `in`) on one index: the engine
+ * merges such terms of an AND (ads_index_scan_filter). */
+static bool exact(const cand *c)
+{
+    return c->n == 1 && ads_index_span_exact(c->spans[0]);
+}
+
 /* The candidate reading fewest entries, if it reads fewer than limit:
  * counted in rounds of caps 256, 2048, ... so no candidate is counted far
- * past the winner. */
+ * past the winner (each count goes on where the last round stopped). */
 static int choose(planner *p, cand *c, size_t n, uint64_t limit, cand **best)
 {
+    size_t nexact = 0;
+    for (size_t i = 0; i < n; i++)
+        nexact += exact(&c[i]);
     *best = NULL;
     for (uint64_t cap = 256;; cap *= 8) {
         uint64_t cut = cap < limit ? cap : limit;
         for (size_t i = 0; i < n; i++) {
+            /* a merge of exact terms follows the one with fewest entries
+             * by itself: once one is counted in full, the others need no
+             * count */
+            if (*best && nexact > 1 && exact(*best) && exact(&c[i]))
+                continue;
             /* once one is counted in full, the rest need not go past it */
             int rc = count(p, &c[i], *best && (*best)->count < cut ? (*best)->count : cut);
             if (rc)

@@ -298,6 +298,15 @@ typedef struct ads_q__xsel {
  * of them). */
 int ads_q__explain(const ads_q__xsel *s, const ads_sink *sink, uint64_t *steps, ads_arena *a,
                    ads_error *err);
+/* The plan of an UPDATE, DELETE or PURGE (s->st): its records' source, the
+ * WHERE, the write, with what the run did when s->run is set (written: the
+ * records written). To sink; or, when keep is not NULL, into keep (write.c
+ * makes the plan inside the write's transaction, where the index it names
+ * lives, and sends it with ads_q__explain_send once that is over). */
+int ads_q__explain_write(const ads_q__xsel *s, const uint64_t *written, ads_buf *keep,
+                         const ads_sink *sink, uint64_t *steps, ads_arena *a, ads_error *err);
+int ads_q__explain_send(const ads_buf *keep, const ads_sink *sink, uint64_t *steps, ads_arena *a,
+                        ads_error *err);
 
 /* The checks and rewrites every statement gets before it runs, which need
  * no store (exec.c): unknown functions, misplaced aggregates, the temporal
@@ -328,9 +337,11 @@ int ads_q__timeline(ads_query *q, const stmt *st, const temporal *tf, const ads_
                     const ads_sink *sink, const ads_exec_options *opt, ads_exec_info *info,
                     ads_error *err);
 /* UPDATE, DELETE, PURGE, STORE; where: the WHERE (checked, without temporal
- * filter: exec.c's check_stmt). */
-int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
-                 ads_error *err);
+ * filter: exec.c's check_stmt). EXPLAIN [ANALYZE] of UPDATE, DELETE or
+ * PURGE sends its plan to sink (info->kind then ADS_STMT_SELECT, rows the
+ * plan's steps). */
+int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, const ads_sink *sink,
+                 ads_exec_info *info, ads_error *err);
 
 /* ---- text measures (width.c) ---- */
 

@@ -4,13 +4,19 @@
  * ads_db_write, so it is atomic (a failure writes nothing) and a full map is
  * grown and the statement run again; or in the caller's or BEGIN's
  * transaction (session.c), which commits or rolls back with the rest. The row set of UPDATE / DELETE / PURGE
- * is a scan of latest rows with the WHERE evaluated on the stored bytes, or
+ * is the one record a WHERE that pins the key names (a key lookup), a scan
+ * of latest rows with the WHERE evaluated on the stored bytes, or
  * the records a secondary index yields when the planner picks one as for a
  * SELECT (plan.c; in a write transaction the index scan finds every record
  * before the first is written, so a write that moves index entries cannot
  * disturb the walk); deleted records are visible to DELETE and UPDATE only when the statement
  * mentions _Deleted, and always to PURGE. PURGE HISTORY trims each picked
  * record's history at a cut (engine.h, ads_txn_trim_history).
+ *
+ * EXPLAIN of UPDATE, DELETE or PURGE plans in a read transaction and shows
+ * the plan (explain.c) without writing; EXPLAIN ANALYZE runs the write, as
+ * PostgreSQL does (inside BEGIN ... ROLLBACK it is undone with the rest),
+ * and returns the plan with what each step read, kept and wrote.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +35,8 @@ typedef struct wjob {
     uint64_t done;
     uint64_t unchanged;     /* STORE: records that appended no row */
     ads_arena *a;
+    const ads_expr *where_text; /* the WHERE as written (EXPLAIN shows it) */
+    ads_buf plan;               /* EXPLAIN ANALYZE: the plan, made in the transaction */
 } wjob;
 
 /* The types a statement without FROM may touch: all of them (its WHERE, which
@@ -85,6 +93,100 @@ static int update_row(wjob *j, ads_txn *txn, ads_row *row, ads_arena *ra, ads_er
     return 0;
 }
 
+/* Deleted records are seen by PURGE, and by UPDATE and DELETE when the
+ * statement mentions _Deleted. */
+static unsigned write_flags(const stmt *st)
+{
+    bool mentions_deleted = ads_q__mentions(st->where, "_Deleted");
+    for (size_t i = 0; i < st->nsets; i++)
+        mentions_deleted |= ads_q__mentions(st->sets[i].e, "_Deleted") ||
+                            ads_q__name_is(st->sets[i].name, "_Deleted");
+    return st->kind == ADS_STMT_PURGE || mentions_deleted ? ADS_SCAN_DELETED : 0;
+}
+
+/* Does the WHERE pin every key attribute of t (a key lookup)? keys[16]. */
+static bool pinned(const wjob *j, const ads_type *t, ads_value *keys, ads_arena *a)
+{
+    ads_str none = {"", 0};
+    return t && j->nconj && ads_q__pinned_keys(t, j->conj, j->nconj, none, keys, a);
+}
+
+/* What EXPLAIN shows of the rows a write picks (t NULL: every type). */
+static ads_q__xsel write_plan(const wjob *j, const ads_type *t, bool point,
+                              const ads_q__iplan *ip, unsigned flags, const ads_q__xcount *run)
+{
+    ads_str none = {"", 0};
+    ads_q__xsel x = {j->st, t,     none, point, false, (flags & ADS_SCAN_DELETED) != 0, ip,
+                     j->where_text, NULL, NULL, 0, false, run};
+    return x;
+}
+
+/* EXPLAIN UPDATE / DELETE / PURGE: the plan, in a read transaction;
+ * nothing is written. */
+static int explain_plan(wjob *j, const ads_sink *sink, ads_exec_info *info, ads_error *err)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_q__iplan ip;
+    ads_str none = {"", 0};
+    memset(&ip, 0, sizeof ip);
+    int rc = ads_q__txn_read(j->q, &txn, err);
+    if (rc)
+        return rc;
+    unsigned flags = write_flags(j->st);
+    ads_value keys[16];
+    bool point = false;
+    if (!(rc = scan_types(txn, j->st, &t, err)) && !(point = pinned(j, t, keys, j->a)) && t)
+        rc = ads_q__plan_index(&ip, j->q, txn, t, j->conj, j->nconj, none, j->a, err);
+    if (!rc) {
+        ads_q__xsel x = write_plan(j, t, point, &ip, flags, NULL);
+        rc = ads_q__explain_write(&x, NULL, NULL, sink, &info->rows, j->a, err);
+    }
+    ads_q__txn_done(j->q, txn);
+    info->kind = ADS_STMT_SELECT;
+    return rc;
+}
+
+/* The statement's write of one record it picked. */
+static int write_row(wjob *j, ads_txn *txn, ads_row *row, ads_arena *ra, ads_error *err)
+{
+    int rc;
+    ads_write_info info;
+    switch (j->st->kind) {
+    case ADS_STMT_UPDATE:
+        return update_row(j, txn, row, ra, err);
+    case ADS_STMT_DELETE:
+        if (!(rc = ads_txn_delete(txn, row, &info, err)) && info.changed)
+            j->done++;
+        return rc;
+    default:
+        if (!(rc = ads_txn_purge(txn, row, err)))
+            j->done++;
+        return rc;
+    }
+}
+
+/* A WHERE that pins the key: the one record, if it is there and passes. */
+static int point_fn(wjob *j, ads_txn *txn, const ads_type *t, const ads_value *keys,
+                    unsigned flags, ads_q__xcount *xc, ads_arena *ra, ads_error *err)
+{
+    ads_row row = {0};
+    int rc = ads_txn_get(txn, &row, t, keys, ads_type_key_count(t), ra, err);
+    if (rc <= 0)
+        return rc;
+    xc->src.rows = 1;
+    if (row.deleted && !(flags & ADS_SCAN_DELETED))
+        return 0;
+    ads_value ok = ads_bool(true);
+    ads_view view = ads_row_view(&row, NULL);
+    if (j->where && ads_expr_eval(&ok, j->where, &view, ra))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (!ads_q__truthy(&ok))
+        return 0;
+    xc->src_out = 1;
+    return write_row(j, txn, &row, ra, err);
+}
+
 static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
 {
     wjob *j = ctx;
@@ -94,49 +196,44 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     int rc = scan_types(txn, st, &t, err);
     if (rc)
         return rc;
-    bool mentions_deleted = ads_q__mentions(st->where, "_Deleted");
-    for (size_t i = 0; i < st->nsets; i++)
-        mentions_deleted |= ads_q__mentions(st->sets[i].e, "_Deleted") ||
-                            ads_q__name_is(st->sets[i].name, "_Deleted");
-    unsigned flags = st->kind == ADS_STMT_PURGE || mentions_deleted ? ADS_SCAN_DELETED : 0;
+    unsigned flags = write_flags(st);
     ads_scan *sc;
     ads_row *row;
     ads_q__iplan ip;
+    ads_q__xcount xc;
     ads_str none = {"", 0};
+    memset(&ip, 0, sizeof ip);
+    memset(&xc, 0, sizeof xc);
     ads_arena *ra = ads_q__arena(j->q), *pa = ads_q__arena(j->q);
+    ads_value keys[16];
+    bool point = false;
     if (!ra || !pa)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    else if ((point = pinned(j, t, keys, pa)))
+        rc = point_fn(j, txn, t, keys, flags, &xc, ra, err);
     else if (t)
         rc = ads_q__open_rows(&sc, &ip, j->q, txn, t, j->conj, j->nconj, none, j->where, flags,
                               pa, err);
     else
         rc = ads_scan_open(&sc, txn, t, j->where, flags, err);
-    if (rc) {
-        ads_arena_free(ra);
-        ads_arena_free(pa);
-        return rc;
-    }
+    if (rc || point)
+        goto out;
     while ((rc = ads_scan_next(&row, sc, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {
         ads_arena_reset(ra);
-        switch (st->kind) {
-        case ADS_STMT_UPDATE:
-            rc = update_row(j, txn, row, ra, err);
-            break;
-        case ADS_STMT_DELETE: {
-            ads_write_info info;
-            if (!(rc = ads_txn_delete(txn, row, &info, err)) && info.changed)
-                j->done++;
-            break;
-        }
-        default:
-            if (!(rc = ads_txn_purge(txn, row, err)))
-                j->done++;
-            break;
-        }
-        if (rc)
+        xc.src_out++;
+        if ((rc = write_row(j, txn, row, ra, err)))
             break;
     }
+    ads_scan_counts_get(&xc.src, sc);
     ads_scan_close(sc);
+out:
+    if (rc >= 0 && st->analyze) {
+        /* the plan names the index of this transaction's type: made here */
+        ads_q__xsel x = write_plan(j, t, point, &ip, flags, &xc);
+        uint64_t steps;
+        ads_buf_clear(&j->plan);
+        rc = ads_q__explain_write(&x, &j->done, &j->plan, NULL, &steps, ra, err);
+    }
     ads_arena_free(ra);
     ads_arena_free(pa);
     return rc < 0 ? rc : 0;
@@ -320,10 +417,10 @@ static int store_fn(ads_txn *txn, void *ctx, ads_error *err)
     return rc;
 }
 
-int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_info *info,
-                 ads_error *err)
+int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, const ads_sink *sink,
+                 ads_exec_info *info, ads_error *err)
 {
-    wjob j = {q, st, NULL, NULL, 0, NULL, 0, 0, ads_q__arena(q)};
+    wjob j = {q, st, NULL, NULL, 0, NULL, 0, 0, ads_q__arena(q), where, ADS_BUF_INIT};
     if (!j.a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int rc = 0;
@@ -371,12 +468,25 @@ int ads_q__write(ads_query *q, const stmt *st, const ads_expr *where, ads_exec_i
         if (rc)
             goto done;
     }
+    if (st->explain && !st->analyze) {
+        rc = explain_plan(&j, sink, info, err);
+        goto out;
+    }
     rc = ads_q__txn_write(q, rows_fn, &j, err);
+    if (!rc && st->analyze) {
+        /* EXPLAIN ANALYZE ran the write (as PostgreSQL's does): its rows
+         * are the plan */
+        rc = ads_q__explain_send(&j.plan, sink, &info->rows, j.a, err);
+        info->kind = ADS_STMT_SELECT;
+        goto out;
+    }
 done:
     if (!rc) {
         info->rows = j.done;
         info->unchanged = j.unchanged;
     }
+out:
+    ads_buf_free(&j.plan);
     ads_arena_free(j.a);
     return rc;
 }

@@ -14,7 +14,9 @@
  * sink), against SQLite (the spec's docs table of JSON text, WITHOUT ROWID,
  * with json_extract expression indexes on the three attributes, WAL, its
  * default cache, reading through a prepared statement) and against
- * adstore's own full scan (the same statement, indexes off).
+ * adstore's own full scan (the same statement, indexes off). Targets:
+ * 2x SQLite on each query, 100x the full scan on Q1 (the issue sets none
+ * over the scan for Q2 and Q3: those rows are reported without one).
  */
 #include <inttypes.h>
 #include <sqlite3.h>
@@ -221,8 +223,11 @@ static int sql_query(sqlite3 *db, const char *where, uint64_t *rows)
 
 /* ---- the scenario ---- */
 
+/* A query; scan_target: the ratio over adstore's own full scan the issue
+ * asks for (100x for Q1 only; 0: none, the row is only reported). */
 typedef struct qdef {
     const char *name, *ads, *sql;
+    double scan_target;
 } qdef;
 
 /* Run q on adstore (indexed, and with indexes off) and on SQLite, reps
@@ -230,27 +235,29 @@ typedef struct qdef {
 static int measure(const config *cfg, const qdef *q, ads_query *ix, ads_query *scan,
                    sqlite3 *sdb, uint64_t n)
 {
-    double t_ix[32], t_scan[32], t_sql[32];
+    double t_ix[32], t_scan[32], t_sql[32], c_ix[32], c_scan[32];
     uint64_t r_ix = 0, r_scan = 0, r_sql = 0;
     int reps = cfg->reps, inner = cfg->quick ? 5 : 20;
     for (int k = 0; k < reps; k++) {
-        double t0 = bench_now();
+        double t0 = bench_now(), c0 = cpu_now();
         for (int j = 0; j < inner; j++)
             if (run_query(ix, q->ads, &r_ix))
                 return -1;
-        double t1 = bench_now();
+        double t1 = bench_now(), c1 = cpu_now();
         for (int j = 0; j < inner; j++)
             if (sql_query(sdb, q->sql, &r_sql))
                 return -1;
-        double t2 = bench_now();
+        double t2 = bench_now(), c2 = cpu_now();
         if (k == 0 || !cfg->quick) {
             if (run_query(scan, q->ads, &r_scan))
                 return -1;
         }
-        double t3 = bench_now();
+        double t3 = bench_now(), c3 = cpu_now();
         t_ix[k] = (t1 - t0) / inner;
         t_sql[k] = (t2 - t1) / inner;
         t_scan[k] = t3 - t2;
+        c_ix[k] = (c1 - c0) / inner;
+        c_scan[k] = c3 - c2;
     }
     if (r_ix != r_scan || r_ix != r_sql) {
         char msg[200];
@@ -264,9 +271,14 @@ static int measure(const config *cfg, const qdef *q, ads_query *ix, ads_query *s
     snprintf(what, sizeof what, "%s index", q->name);
     /* ops: the records a query covers, so the rate reads as records/s */
     bench_row("P11", what, n, m, "SQLite json_extract idx", s, 0, 2.0);
-    bench_row("P11", what, n, m, "adstore full scan", f, 0, 100.0);
+    bench_row("P11", what, n, m, "adstore full scan", f, 0, q->scan_target);
     bench_note("P11 %s: %s, %" PRIu64 " of %" PRIu64 " rows (%.3f%%).", q->name, q->ads, r_ix, n,
                100.0 * (double)r_ix / (double)n);
+    /* CPU time (user + sys of this process) steadier than wall time on a
+     * shared machine */
+    double ci = bench_median(c_ix, reps), cs = cfg->quick ? c_scan[0] : bench_median(c_scan, reps);
+    bench_note("P11 %s CPU: %.3f ms through the index, %.1f ms by the full scan (%.1fx).", q->name,
+               1e3 * ci, 1e3 * cs, cs / ci);
     return 0;
 }
 
@@ -317,10 +329,10 @@ int bench_index(const config *cfg)
              lo, hi);
     const qdef qs[] = {
         {"Q1 0.1%", "Owner == \"u17\" && JobStatus == 2",
-         "json_extract(doc, '$.Owner') = 'u17' AND json_extract(doc, '$.JobStatus') = 2"},
-        {"Q2 QDate 1%", q2a, q2s},
+         "json_extract(doc, '$.Owner') = 'u17' AND json_extract(doc, '$.JobStatus') = 2", 100.0},
+        {"Q2 QDate 1%", q2a, q2s, 0},
         {"Q3 OR 2 owners", "Owner == \"u17\" || Owner == \"u42\"",
-         "json_extract(doc, '$.Owner') = 'u17' OR json_extract(doc, '$.Owner') = 'u42'"},
+         "json_extract(doc, '$.Owner') = 'u17' OR json_extract(doc, '$.Owner') = 'u42'", 0},
     };
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++)
         if (measure(cfg, &qs[i], ix, scan, sdb, n))

@@ -135,6 +135,26 @@ static void execute__reports_what_each_statement_did(void **state)
            "DELETE FROM Machine WHERE Name == \"d\"");
     EXPECT(NULL, 0, "", "purged 1 record\n", "-d", store, "execute",
            "PURGE FROM Machine WHERE Name == \"d\"");
+    /* EXPLAIN of a write: its plan, as rows; nothing written. ANALYZE runs
+     * it and says what it wrote */
+    EXPECT(NULL, 0,
+           "[ Step = 1; Plan = \"scan Machine: latest rows, in key order\" ]\n"
+           "[ Step = 2; Plan = \"filter each row: Memory < 150\" ]\n"
+           "[ Step = 3; Plan = \"update each record: SET Memory = 7, a new latest row each\" ]\n",
+           "3 rows\n", "-d", store, "execute", "-f", "native",
+           "EXPLAIN UPDATE Machine SET Memory = 7 WHERE Memory < 150");
+    EXPECT(NULL, 0,
+           "[ Step = 1; Plan = \"key lookup in Machine: the key attribute given by WHERE; run: 1 "
+           "row read\" ]\n"
+           "[ Step = 2; Plan = \"filter each row: Name == \\\"c\\\"; run: 1 row kept\" ]\n"
+           "[ Step = 3; Plan = \"delete each record: a new latest row marked _Deleted; run: 1 "
+           "record deleted\" ]\n",
+           "3 rows\n", "-d", store, "execute", "-f", "native",
+           "EXPLAIN ANALYZE DELETE FROM Machine WHERE Name == \"c\"");
+    EXPECT(NULL, 0, "", "deleted 0 records\n", "-d", store, "execute",
+           "DELETE FROM Machine WHERE Name == \"c\"");
+    EXPECT(NULL, 0, "", "stored 1 record\n", "-d", store, "execute",
+           "STORE [ AdType = \"Machine\"; Name = \"c\"; Memory = 100 ]");
     EXPECT(NULL, 0, "[ n = 3; m = 500 ]\n", "1 row\n", "-d", store, "execute", "-f", "native",
            "SELECT count(*) AS n, sum(Memory) AS m FROM Machine");
     EXPECT(NULL, 0, "", "0 rows\n", "-d", store, "execute", "-f", "native",

@@ -7,7 +7,10 @@
  * statements) and random WHERE clauses over the indexed attributes (==,
  * ===, is, in, ranges on either side, isUndefined, AND and OR of them) run
  * with the planner forced onto every index it can use and with indexes
- * off; the rows must be equal, and verify must find the store sound.
+ * off; the rows must be equal, and verify must find the store sound. An
+ * AND of exact terms on two indexes or more is answered by merging them
+ * (engine/index_scan.c), an AND with a range by probing: both are counted
+ * and must each be taken often.
  * The same for UPDATE, DELETE and PURGE with random WHERE clauses: two
  * stores made alike, one written through indexes and one by scans, must
  * end alike (with SETs that move the very index entries the write walks).
@@ -199,13 +202,19 @@ static void index_model__same_rows_with_and_without_indexes(void **state)
     ads_query_use_indexes(with, ADS_INDEXES_ALWAYS);
     ads_query_use_indexes(without, ADS_INDEXES_OFF);
     ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
-    size_t cases = 0, nonempty = 0;
+    size_t cases = 0, nonempty = 0, merged = 0, probed = 0;
     for (int round = 0; round < ROUNDS; round++) {
         for (int k = 0; k < QUERIES_PER_ROUND; k++) {
             random_where(text, sizeof text);
             /* ORDER BY: rows through an index come in value order */
             snprintf(stmt, sizeof stmt, "SELECT Id, A, B, S FROM Job WHERE %s ORDER BY Id%s",
                      text, pick(4) == 0 ? " LIMIT 3" : "");
+            /* which path the indexes take: a merge of exact terms, probes */
+            char explain[1300];
+            snprintf(explain, sizeof explain, "EXPLAIN %s", stmt);
+            run(with, explain, &a);
+            merged += strstr(ads_buf_cstr(&a), "merged in key order") != NULL;
+            probed += strstr(ads_buf_cstr(&a), "each entry probed") != NULL;
             run(with, stmt, &a);
             run(without, stmt, &b);
             if (strcmp(ads_buf_cstr(&a), ads_buf_cstr(&b)) != 0)
@@ -218,8 +227,11 @@ static void index_model__same_rows_with_and_without_indexes(void **state)
         if (round % 10 == 9)
             assert_int_equal(ts_verify(db), 0);
     }
-    /* the cases are not all trivially empty */
+    /* the cases are not all trivially empty, and both ways of an AND of
+     * indexed terms are taken (the rng is fixed: 209 merges, 53 probes) */
     assert_true(nonempty > cases / 4);
+    if (merged < cases / 20 || probed < cases / 100)
+        fail_msg("%zu merges and %zu probes in %zu cases", merged, probed, cases);
     ads_buf_free(&a);
     ads_buf_free(&b);
     ads_query_free(with);
@@ -436,7 +448,7 @@ static void index_model__explain_shows_the_plan(void **state)
     assert_int_equal(ads_query_new(&q, db, NULL), 0);
     rows_expect(q, "EXPLAIN SELECT Id FROM Job WHERE S == \"odd\" && A == 7 ORDER BY Id LIMIT 2",
                 "[ Step = 1; Plan = \"index on Job.a: A == 7 (1 value range, 4 entries counted), "
-                "each entry probed in the index on s, then each record's latest row\" ]\n"
+                "merged in key order with the index on s, then each record's latest row\" ]\n"
                 "[ Step = 2; Plan = \"filter each row: S == \\\"odd\\\" && A == 7\" ]\n"
                 "[ Step = 3; Plan = \"sort by 1 key, keeping the best 2\" ]\n"
                 "[ Step = 4; Plan = \"limit 2 rows\" ]\n"
@@ -462,11 +474,22 @@ static void index_model__explain_shows_the_plan(void **state)
     ads_exec_info info;
     ads_error err;
     /* ANALYZE: the same plan, with what each step read and kept */
+    /* a range and an exact term: the range's entries, each probed */
+    rows_expect(q, "EXPLAIN ANALYZE SELECT Id FROM Job WHERE S == \"odd\" && A >= 48",
+                "[ Step = 1; Plan = \"index on Job.a: A >= 48 (1 value range, 8 entries "
+                "counted), each entry probed in the index on s, then each record's latest row; "
+                "run: 8 index entries read, 4 skipped by the probes, 4 rows read\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: S == \\\"odd\\\" && A >= 48; run: 4 "
+                "rows kept\" ]\n"
+                "[ Step = 3; Plan = \"project the select list; run: 4 rows out\" ]\n");
+    /* exact terms: merged. A's 8 entries (7, 8, 57, 58 ...) all read; of
+     * S's 100 odd records only those near A's: 1, 3, 7, 9, 11, 57, 59,
+     * 107, 109, 111, 157, 159 (12) */
     rows_expect(q, "EXPLAIN ANALYZE SELECT Id FROM Job WHERE S == \"odd\" && A in { 7, 8 } "
                    "ORDER BY Id LIMIT 1",
                 "[ Step = 1; Plan = \"index on Job.a: A in { 7, 8 } (2 value ranges, 8 entries "
-                "counted), each entry probed in the index on s, then each record's latest row; "
-                "run: 8 index entries read, 4 skipped by the probes, 4 rows read\" ]\n"
+                "counted), merged in key order with the index on s, then each record's latest "
+                "row; run: 20 index entries read, 4 rows read\" ]\n"
                 "[ Step = 2; Plan = \"filter each row: S == \\\"odd\\\" && A in { 7, 8 }; "
                 "run: 4 rows kept\" ]\n"
                 "[ Step = 3; Plan = \"sort by 1 key, keeping the best 1; run: 4 rows in, 1 out\" "
@@ -493,10 +516,85 @@ static void index_model__explain_shows_the_plan(void **state)
                 "run: 1 row read\" ]\n"
                 "[ Step = 2; Plan = \"filter each row: Id == 4 && A == 5; run: 0 rows kept\" ]\n"
                 "[ Step = 3; Plan = \"project the select list; run: 0 rows out\" ]\n");
-    const char *del = "EXPLAIN DELETE FROM Job";
+    const char *del = "EXPLAIN PURGE HISTORY FROM Job WHERE _Timestamp < 5";
     assert_int_equal(ads_query_exec(q, del, strlen(del), NULL, NULL, &info, &err), ADS_EINVAL);
-    assert_string_equal(err.message, "EXPLAIN shows the plan of a SELECT of latest rows or "
-                                     "history, without a temporal filter");
+    assert_string_equal(err.message, "EXPLAIN shows the plan of a SELECT (of latest rows or "
+                                     "history), an UPDATE, a DELETE or a PURGE, without a "
+                                     "temporal filter");
+    ads_query_free(q);
+}
+
+/* EXPLAIN of UPDATE, DELETE and PURGE: the records they pick (index, key
+ * lookup or scan), the WHERE and the write; nothing is written. EXPLAIN
+ * ANALYZE runs the write and says what each step read, kept and wrote. */
+static void index_model__explain_writes(void **state)
+{
+    (void)state;
+    char text[200];
+    for (int id = 0; id < 200; id++) {
+        snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = %d; A = %d; S = \"%s\" ]", id,
+                 id % 50, id % 2 ? "odd" : "even");
+        store_ok(text);
+    }
+    declare("A", true);
+    declare("S", true);
+    ads_query *q;
+    assert_int_equal(ads_query_new(&q, db, NULL), 0);
+    rows_expect(q, "EXPLAIN UPDATE Job SET A = 99, S = \"x\" WHERE A == 7 && S == \"odd\"",
+                "[ Step = 1; Plan = \"index on Job.a: A == 7 (1 value range, 4 entries counted), "
+                "merged in key order with the index on s, then each record's latest row\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: A == 7 && S == \\\"odd\\\"\" ]\n"
+                "[ Step = 3; Plan = \"update each record: SET A = 99, S = \\\"x\\\", a new "
+                "latest row each\" ]\n");
+    rows_expect(q, "EXPLAIN DELETE FROM Job WHERE Id == 4",
+                "[ Step = 1; Plan = \"key lookup in Job: the key attribute given by WHERE\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: Id == 4\" ]\n"
+                "[ Step = 3; Plan = \"delete each record: a new latest row marked _Deleted\" "
+                "]\n");
+    rows_expect(q, "EXPLAIN PURGE FROM Job WHERE S == \"odd\"",
+                "[ Step = 1; Plan = \"scan Job: latest rows, in key order (1 indexed term "
+                "weighed: an index would read a quarter of the type or more); deleted records "
+                "included\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: S == \\\"odd\\\"\" ]\n"
+                "[ Step = 3; Plan = \"purge each record: every row of it, and its index "
+                "entries\" ]\n");
+    /* EXPLAIN wrote nothing */
+    rows_expect(q, "SELECT count(*) AS N FROM Job WHERE A == 7 || Id == 4", "[ N = 5 ]\n");
+    /* ANALYZE writes, as PostgreSQL's does; inside BEGIN ... ROLLBACK it is undone */
+    rows_expect(q, "BEGIN", "");
+    /* entries: A's 7, 57, 107, 157; S's odd ones at 1, then 3 (a step short
+     * of 7) and 7 (a seek), 57 (a seek), 59 (a step short of 107), 107, 157 */
+    rows_expect(q, "EXPLAIN ANALYZE DELETE FROM Job WHERE A == 7 && S == \"odd\"",
+                "[ Step = 1; Plan = \"index on Job.a: A == 7 (1 value range, 4 entries counted), "
+                "merged in key order with the index on s, then each record's latest row; run: 11 "
+                "index entries read, 4 rows read\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: A == 7 && S == \\\"odd\\\"; run: 4 rows "
+                "kept\" ]\n"
+                "[ Step = 3; Plan = \"delete each record: a new latest row marked _Deleted; run: "
+                "4 records deleted\" ]\n");
+    rows_expect(q, "SELECT count(*) AS N FROM Job WHERE A == 7", "[ N = 0 ]\n");
+    rows_expect(q, "ROLLBACK", "");
+    rows_expect(q, "SELECT count(*) AS N FROM Job WHERE A == 7", "[ N = 4 ]\n");
+    rows_expect(q, "EXPLAIN ANALYZE UPDATE Job SET A = A + 100 WHERE A >= 48",
+                "[ Step = 1; Plan = \"index on Job.a: A >= 48 (1 value range, 8 entries counted), "
+                "then each record's latest row; run: 8 index entries read, 8 rows read\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: A >= 48; run: 8 rows kept\" ]\n"
+                "[ Step = 3; Plan = \"update each record: SET A = A + 100, a new latest row "
+                "each; run: 8 records updated\" ]\n");
+    rows_expect(q, "SELECT count(*) AS N, min(A) AS Lo FROM Job WHERE A >= 48",
+                "[ N = 8; Lo = 148 ]\n");
+    rows_expect(q, "EXPLAIN ANALYZE PURGE FROM Job WHERE Id == 4 && S == \"odd\"",
+                "[ Step = 1; Plan = \"key lookup in Job: the key attribute given by WHERE; "
+                "deleted records included; run: 1 row read\" ]\n"
+                "[ Step = 2; Plan = \"filter each row: Id == 4 && S == \\\"odd\\\"; run: 0 "
+                "rows kept\" ]\n"
+                "[ Step = 3; Plan = \"purge each record: every row of it, and its index entries; "
+                "run: 0 records purged\" ]\n");
+    ads_exec_info info;
+    ads_error err;
+    const char *store = "EXPLAIN STORE [ AdType = \"Job\"; Id = 1000 ]";
+    assert_int_equal(ads_query_exec(q, store, strlen(store), NULL, NULL, &info, &err),
+                     ADS_EINVAL);
     ads_query_free(q);
 }
 
@@ -522,6 +620,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(index_model__known_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(index_model__explain_shows_the_plan, setup, teardown),
+        cmocka_unit_test_setup_teardown(index_model__explain_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(index_model__same_rows_with_and_without_indexes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(index_model__writes_that_move_their_index, setup,
