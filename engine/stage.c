@@ -28,7 +28,7 @@
 #include "base/limits.h"
 #include "engine/engine_int.h"
 
-/* An entry, in memory and in a run file: this head, then key, then row. */
+/* An entry, in memory and in a run file: this head, then row, then key. */
 typedef struct ent_head {
     uint32_t klen, rlen;
     uint64_t seq;  /* the order added */
@@ -39,7 +39,7 @@ typedef struct ent_head {
 
 typedef struct ent {
     ent_head h;
-    const unsigned char *key, *row;
+    const unsigned char *row, *key; /* the body: row, then key */
 } ent;
 
 static int ent_cmp(const ent *a, const ent *b)
@@ -58,23 +58,39 @@ static int ent_cmp(const ent *a, const ent *b)
 static void ent_at(ent *e, const unsigned char *p)
 {
     memcpy(&e->h, p, sizeof e->h);
-    e->key = p + sizeof e->h;
-    e->row = e->key + e->h.klen;
+    e->row = p + sizeof e->h;
+    e->key = e->row + e->h.rlen;
 }
 
-static int mem_cmp(const void *x, const void *y)
+/* An entry of the run in memory as the sort sees it: what it compares,
+ * without reading the entry's head. */
+typedef struct sort_ref {
+    const unsigned char *key; /* set when the run is sorted (the run may move before) */
+    size_t off;               /* the entry's place in the run */
+    uint64_t seq;
+    uint32_t klen, rlen, keyed;
+} sort_ref;
+
+static int ref_cmp(const void *x, const void *y)
 {
-    ent a, b;
-    ent_at(&a, *(const unsigned char *const *)x);
-    ent_at(&b, *(const unsigned char *const *)y);
-    return ent_cmp(&a, &b);
+    const sort_ref *a = x, *b = y;
+    if (a->keyed != b->keyed)
+        return a->keyed ? -1 : 1;
+    size_t n = a->klen < b->klen ? a->klen : b->klen;
+    int c = n ? memcmp(a->key, b->key, n) : 0;
+    if (c)
+        return c;
+    if (a->klen != b->klen)
+        return a->klen < b->klen ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
 typedef struct reader {
     FILE *f; /* NULL: the entries in memory */
-    const unsigned char **idx;
+    const unsigned char *mem;
+    const sort_ref *refs;
     size_t i, n;
     unsigned char *buf; /* a file's current key and row */
     size_t cap;
@@ -87,7 +103,7 @@ static int reader_next(reader *r, ads_error *err)
     if (!r->f) {
         if (r->i == r->n)
             return 0;
-        ent_at(&r->cur, r->idx[r->i++]);
+        ent_at(&r->cur, r->mem + r->refs[r->i++].off);
         return 1;
     }
     size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, r->f);
@@ -107,8 +123,8 @@ static int reader_next(reader *r, ads_error *err)
     if (fread(r->buf, 1, body, r->f) != body)
         return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
                              ferror(r->f) ? strerror(errno) : "the file is short");
-    r->cur.key = r->buf;
-    r->cur.row = r->cur.key + r->cur.h.klen;
+    r->cur.row = r->buf;
+    r->cur.key = r->cur.row + r->cur.h.rlen;
     return 1;
 }
 
@@ -204,7 +220,6 @@ struct ads_stage {
     ads_txn *txn; /* a read transaction for the types, while adding */
     ads_arena *a;
     ads_msgpack_order *names;
-    ads_buf row;
     unsigned char key[ADS_KEY_INLINE_MAX]; /* the last row's stored key */
     size_t key_len;
     const ads_type *type; /* the type of the last AdType looked up */
@@ -212,7 +227,7 @@ struct ads_stage {
     size_t type_len;
     /* the run being collected */
     ads_buf mem;
-    const unsigned char **idx;
+    sort_ref *refs;
     size_t n, cap;
     uint64_t seq;
     /* the runs on disk */
@@ -255,9 +270,8 @@ void ads_stage_free(ads_stage *s)
     free(s->runs);
     ads_arena_free(s->a);
     ads_msgpack_order_free(s->names);
-    ads_buf_free(&s->row);
     ads_buf_free(&s->mem);
-    free(s->idx);
+    free(s->refs);
     free(s->dir);
     free(s);
 }
@@ -294,10 +308,11 @@ static int temp_file(FILE **out, const ads_stage *s, ads_error *err)
     return 0;
 }
 
+/* Write an entry (its body, row then key, is contiguous in memory). */
 static int put_ent(FILE *f, const ent *e, const ads_stage *s, ads_error *err)
 {
-    if (fwrite(&e->h, sizeof e->h, 1, f) != 1 || fwrite(e->key, 1, e->h.klen, f) != e->h.klen ||
-        fwrite(e->row, 1, e->h.rlen, f) != e->h.rlen)
+    size_t body = (size_t)e->h.rlen + e->h.klen;
+    if (fwrite(&e->h, sizeof e->h, 1, f) != 1 || fwrite(e->row, 1, body, f) != body)
         return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
                              strerror(errno));
     return 0;
@@ -344,18 +359,13 @@ static int merge_runs(ads_stage *s, ads_error *err)
     return 0;
 }
 
-/* The run in memory indexed and sorted. */
+/* The run in memory sorted (its references: the entries stay in place). */
 static void sort_mem(ads_stage *s)
 {
-    size_t off = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const unsigned char *p = (const unsigned char *)s->mem.p + off;
-        ent e;
-        ent_at(&e, p);
-        s->idx[i] = p;
-        off += sizeof e.h + e.h.klen + e.h.rlen;
-    }
-    qsort(s->idx, s->n, sizeof *s->idx, mem_cmp);
+    for (size_t i = 0; i < s->n; i++)
+        s->refs[i].key = (const unsigned char *)s->mem.p + s->refs[i].off + sizeof(ent_head) +
+                         s->refs[i].rlen;
+    qsort(s->refs, s->n, sizeof *s->refs, ref_cmp);
 }
 
 /* The run in memory sorted and written to a file. */
@@ -370,7 +380,7 @@ static int spill(ads_stage *s, ads_error *err)
     sort_mem(s);
     for (size_t i = 0; i < s->n && !rc; i++) {
         ent e;
-        ent_at(&e, s->idx[i]);
+        ent_at(&e, (const unsigned char *)s->mem.p + s->refs[i].off);
         rc = put_ent(f, &e, s, err);
     }
     if (!rc)
@@ -387,15 +397,15 @@ static int spill(ads_stage *s, ads_error *err)
     return 0;
 }
 
-/* The stored key of the row in s->row, into s->key: 1, 0 when it has none
- * to sort by, or an error. */
-static int row_sort_key(ads_stage *s, ads_error *err)
+/* The stored key of the row (len bytes at row), into s->key: 1, 0 when it
+ * has none to sort by, or an error. */
+static int row_sort_key(ads_stage *s, const char *row, size_t len, ads_error *err)
 {
     ads_msgpack_view mv;
     ads_value v;
     const ads_expr *x = NULL;
     ads_arena_reset(s->a);
-    int rc = ads_msgpack_view_init(&mv, s->row.p, s->row.len, s->a, err);
+    int rc = ads_msgpack_view_init(&mv, row, len, s->a, err);
     if (!rc)
         rc = ads_msgpack_view_lookup(&v, &x, &mv, "AdType", 6, err);
     if (rc < 0)
@@ -423,41 +433,60 @@ static int row_sort_key(ads_stage *s, ads_error *err)
     return rc;
 }
 
+/* Room for one more reference. */
+static int ref_room(ads_stage *s, ads_error *err)
+{
+    if (s->n < s->cap)
+        return 0;
+    size_t cap = s->cap ? 2 * s->cap : 1024;
+    sort_ref *refs = realloc(s->refs, cap * sizeof *refs);
+    if (!refs)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    s->refs = refs;
+    s->cap = cap;
+    return 0;
+}
+
 int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *err)
 {
     if (!s || !rec)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
     if (s->merging)
         return ads_error_set(err, ADS_EINVAL, "the stage is being merged: nothing more can be added");
-    ads_buf_clear(&s->row);
-    int rc = ads_msgpack_encode_row(&s->row, rec, s->names, err);
+    int rc = ref_room(s, err);
     if (rc)
         return rc;
-    if (s->row.len > UINT32_MAX)
-        return ads_error_set(err, ADS_ELIMIT, "a row of %zu bytes is too long to sort",
-                             s->row.len);
-    if ((rc = row_sort_key(s, err)) < 0)
-        return rc;
-    ent_head h = {rc ? (uint32_t)s->key_len : 0, (uint32_t)s->row.len, s->seq, tag,
-                  rc ? 1u : 0u, 0};
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        const unsigned char **idx = realloc(s->idx, cap * sizeof *idx);
-        if (!idx)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        s->idx = idx;
-        s->cap = cap;
-    }
+    /* the entry is made in place: a head to fill in, the row, its key */
+    size_t off = s->mem.len;
+    ent_head h = {0, 0, s->seq, tag, 0, 0};
     ads_buf_add(&s->mem, &h, sizeof h);
-    ads_buf_add(&s->mem, s->key, h.klen);
-    ads_buf_add(&s->mem, s->row.p, h.rlen);
     if (s->mem.failed)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if ((rc = ads_msgpack_encode_row(&s->mem, rec, s->names, err)))
+        goto undo;
+    size_t rlen = s->mem.len - off - sizeof h;
+    if (rlen > UINT32_MAX) {
+        rc = ads_error_set(err, ADS_ELIMIT, "a row of %zu bytes is too long to sort", rlen);
+        goto undo;
+    }
+    if ((rc = row_sort_key(s, s->mem.p + off + sizeof h, rlen, err)) < 0)
+        goto undo;
+    h.keyed = rc ? 1u : 0u;
+    h.klen = rc ? (uint32_t)s->key_len : 0;
+    h.rlen = (uint32_t)rlen;
+    ads_buf_add(&s->mem, s->key, h.klen);
+    if (s->mem.failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    memcpy(s->mem.p + off, &h, sizeof h);
+    s->refs[s->n] = (sort_ref){NULL, off, h.seq, h.klen, h.rlen, h.keyed};
     s->n++;
     s->seq++;
     if (s->mem.len >= s->run_bytes)
         return spill(s, err);
     return 0;
+undo:
+    s->mem.len = off;
+    return rc;
 }
 
 int ads_stage_merge(ads_stage *s, ads_error *err)
@@ -480,7 +509,8 @@ int ads_stage_merge(ads_stage *s, ads_error *err)
     for (size_t i = 0; i < s->nruns; i++)
         m->rd[i].f = s->runs[i];
     s->nruns = 0; /* the merger owns them now */
-    m->rd[m->n - 1].idx = s->idx;
+    m->rd[m->n - 1].mem = (const unsigned char *)s->mem.p;
+    m->rd[m->n - 1].refs = s->refs;
     m->rd[m->n - 1].n = s->n;
     return merger_start(m, err);
 }
