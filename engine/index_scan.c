@@ -86,11 +86,15 @@ static inline bool same(const unsigned char *a, const unsigned char *b, size_t n
 
 /* key (index value, possibly followed by more) against the inclusive prefix
  * bound hi: <= 0 when key is within it. */
-static int prefixcmp(const unsigned char *key, size_t klen, const unsigned char *hi, size_t hlen)
+static inline int prefixcmp(const unsigned char *key, size_t klen, const unsigned char *hi,
+                            size_t hlen)
 {
-    int c = memcmp(key, hi, klen < hlen ? klen : hlen);
+    size_t n = klen < hlen ? klen : hlen;
+    int c = bytecmp(key, n, hi, n);
     return c ? c : (klen < hlen ? -1 : 0);
 }
+
+
 
 static bool in_range(const ix_range *r, const unsigned char *k, size_t klen)
 {
