@@ -229,7 +229,9 @@ int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, a
         return 1; /* lists, records and blobs are not ordered */
     ads_buf e = ADS_BUF_INIT;
     int rc = ads_key__value(&e, v, "", NULL);
-    if (rc || e.failed || e.len > ADS_INDEX_KEY_MAX) {
+    /* an entry holds the index id, the value and at least a byte of key:
+     * a longer value is only ever in the IX_OTHER entries */
+    if (rc || e.failed || 4 + e.len + 1 > ADS_INDEX_KEY_MAX) {
         ads_buf_free(&e);
         return e.failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 1;
     }
@@ -869,13 +871,14 @@ static int open_streams(ads_index_walk *iw, ads_error *err)
         for (size_t j = 0; j < s->n; j++) {
             const ix_range *g = &s->r[j];
             ix_cur *r = &st->cur[st->n];
+            bool number = g->lo[0] == KEY_NUMBER;
+            r->plen = 4 + g->lo_len + (number ? 8 : 0);
+            if (r->plen + 1 > ADS_INDEX_KEY_MAX)
+                continue; /* too long for an entry (ads_index_span_add refuses it) */
             ads_index__be32(r->key, s->ix->id);
             memcpy(r->key + 4, g->lo, g->lo_len);
-            r->plen = 4 + g->lo_len;
-            if (g->lo[0] == KEY_NUMBER) {
-                memcpy(r->key + r->plen, zero_residual, 8);
-                r->plen += 8;
-            }
+            if (number)
+                memcpy(r->key + 4 + g->lo_len, zero_residual, 8);
             int rc = mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &r->c);
             if (rc) {
                 r->c = NULL;

@@ -428,6 +428,22 @@ static void index_model__known_answers(void **state)
                 "[ Id = 3 ]\n[ Id = 4 ]\n");
     rows_expect(q, "SELECT Id FROM Job WHERE A in { 5, 1 } ORDER BY Id",
                 "[ Id = 3 ]\n[ Id = 4 ]\n");
+    /* values too long for an entry (a 509-byte encoding with the index id
+     * passes LMDB's 511 bytes): in the IX_OTHER entries, found by scans,
+     * alone or with another exact term */
+    char text[1200], longs[520];
+    for (int n = 500; n <= 512; n += 3) {
+        memset(longs, 'q', (size_t)n);
+        longs[n] = 0;
+        snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = %d; A = 2; S = \"%s\" ]", 100 + n,
+                 longs);
+        store_ok(text);
+        snprintf(text, sizeof text,
+                 "SELECT Id FROM Job WHERE S == \"%s\" && A == 2 && S >= \"%s\"", longs, longs);
+        char want[40];
+        snprintf(want, sizeof want, "[ Id = %d ]\n", 100 + n);
+        rows_expect(q, text, want);
+    }
     ads_query_free(q);
 }
 
