@@ -253,6 +253,11 @@ enum { ADS_VIEW_DETACHED = 2 };
 typedef struct ads_view_ops {
     int (*lookup)(const void *self, const char *name, size_t len, uint32_t hash,
                   ads_arena *arena, ads_value *value, const ads_expr **expr);
+    /* Optional (may be NULL): when lookup would answer name from a
+     * MessagePack view (classad/msgpack.h) and from nothing else, that view,
+     * so that evaluation can look the name up where it was found the last
+     * time instead of asking lookup; NULL when lookup answers name itself. */
+    struct ads_msgpack_view *(*data)(const void *self, const char *name, size_t len);
 } ads_view_ops;
 
 typedef struct ads_view {

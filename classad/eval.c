@@ -395,6 +395,7 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
 {
     ads_value val;
     const ads_expr *x = NULL;
+    struct ads_msgpack_view *mv;
     int r;
     if (v->ops == &ads_record__view_ops) {
         /* in-memory records: literals straight out */
@@ -411,6 +412,8 @@ static int lookup_in(ads_value *out, ads_eval_ctx *cx, const ads_view *v, ads_st
     } else if (v->ops == &ads_msgpack__view_ops) {
         r = ads_msgpack__lookup(&val, &x, (struct ads_msgpack_view *)v->self, name.p, name.len,
                                 hint, NULL);
+    } else if (v->ops->data && (mv = v->ops->data(v->self, name.p, name.len)) != NULL) {
+        r = ads_msgpack__lookup(&val, &x, mv, name.p, name.len, hint, NULL);
     } else {
         r = v->ops->lookup(v->self, name.p, name.len, hash, cx->arena, &val, &x);
     }

@@ -323,8 +323,12 @@ static inline bool attr_quick(ads_value *out, const ads_expr *e, const ads_view 
     uint32_t h = atomic_load_explicit((_Atomic uint32_t *)&e->u.attr.hint, memory_order_relaxed);
     if (view->ops == &ads_msgpack__view_ops)
         return ads_msgpack__quick(out, view->self, e->u.attr.name.p, e->u.attr.name.len, h);
-    if (view->ops != &ads_record__view_ops)
-        return false;
+    if (view->ops != &ads_record__view_ops) {
+        const struct ads_msgpack_view *mv =
+            view->ops->data ? view->ops->data(view->self, e->u.attr.name.p, e->u.attr.name.len)
+                            : NULL;
+        return mv && ads_msgpack__quick(out, mv, e->u.attr.name.p, e->u.attr.name.len, h);
+    }
     const ads_record *r = view->self;
     if (h >= r->n || r->hashes[h] != e->u.attr.hash || r->names[h].len != e->u.attr.name.len ||
         !same_bytes(r->names[h].p, e->u.attr.name.p, e->u.attr.name.len) ||

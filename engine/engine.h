@@ -454,6 +454,10 @@ int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, doubl
 int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err);
 /* Number of records the timeline follows. */
 size_t ads_timeline_records(const ads_timeline *tl);
+/* Before the first ads_timeline_next: yield the rows record by record (each
+ * record's in time order, records in key order) instead of in time order
+ * across records; no merge, for callers that need no global order. */
+void ads_timeline_by_record(ads_timeline *tl);
 void ads_timeline_close(ads_timeline *tl);
 
 /* ------------------------------------------------------------------------ */

@@ -87,6 +87,8 @@ double ads_key__double_of_sortable(const unsigned char in[8]);
  * full), and a history key ends in the row's ts and systs. 0 or -1. */
 int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned char *full,
                           size_t full_len, double ts, int64_t systs);
+/* The part of that for a history key: it ends in ts and systs. 0 or -1. */
+int ads_key__check_dates(const unsigned char *skey, size_t slen, double ts, int64_t systs);
 
 /* Store a full record key: either as is, or in the long form with
  * collision counter c. out must hold ADS_KEY_INLINE_MAX bytes. Returns the
@@ -132,6 +134,12 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
  * with a message naming `where` (e.g. "latest row of type Machine"). */
 int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
                    const unsigned char *v, size_t vlen, const char *where, ads_error *err);
+/* The same for a history row whose key begins with a latest key already
+ * checked (the caller compared the first skey_len - 16 bytes with it): of
+ * the key, only the dates at its end are checked (a long key, all of it). */
+int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_len,
+                           const unsigned char *v, size_t vlen, const char *where,
+                           ads_error *err);
 
 /* Every attribute name of stored row v (vlen bytes: envelope and data) is
  * within ADS_MAX_NAME_LEN: for rows that reach the store without a store

@@ -539,16 +539,21 @@ int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned
     } else {
         return -1;
     }
-    if (rest) {
-        /* a history key ends in the row's own (_Timestamp, __SystemTimestamp) */
-        unsigned char sfx[16];
-        ads_key__sortable_double(sfx, ts);
-        for (int i = 0; i < 8; i++)
-            sfx[8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
-        if (memcmp(skey + slen - 16, sfx, 16) != 0)
-            return -1;
-    }
+    if (rest)
+        return ads_key__check_dates(skey, slen, ts, systs);
     return 0;
+}
+
+int ads_key__check_dates(const unsigned char *skey, size_t slen, double ts, int64_t systs)
+{
+    /* a history key ends in the row's own (_Timestamp, __SystemTimestamp) */
+    unsigned char sfx[16];
+    if (slen < 16)
+        return -1;
+    ads_key__sortable_double(sfx, ts);
+    for (int i = 0; i < 8; i++)
+        sfx[8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
+    return memcmp(skey + slen - 16, sfx, 16) == 0 ? 0 : -1;
 }
 
 /* The key values of an encoded key (after its 4-byte type id) as text, for

@@ -172,8 +172,9 @@ bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsign
     return ads_key__check_stored(skey, skey_len, full, fl, ts, (int64_t)get_le(v + 24, 8)) == 0;
 }
 
-int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
-                   const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+/* The envelope of stored row v: checksum, version, flags, dates, long key. */
+static int parse_envelope(row_env *out, const unsigned char *skey, size_t skey_len,
+                          const unsigned char *v, size_t vlen, const char *where, ads_error *err)
 {
     if (vlen < ADS_ROW_HEADER + 3)
         return ads_error_set(err, ADS_ECORRUPT, "%s: row of %zu bytes is too short", where,
@@ -207,12 +208,36 @@ int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
     }
     out->data = v + at;
     out->len = vlen - at;
+    return 0;
+}
+
+int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
+                   const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+{
+    int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
+    if (rc)
+        return rc;
     /* The checksum covers the value, not the key it is stored under: a
      * flipped byte there would read as another record, or end a scan early.
      * So the key must frame key values and, in history, end in this row's
      * own dates (checked on every read, as the checksum is). */
     if (ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len, out->ts,
                               out->systs))
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "%s: the key the row is stored under is corrupt", where);
+    return 0;
+}
+
+int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_len,
+                           const unsigned char *v, size_t vlen, const char *where,
+                           ads_error *err)
+{
+    int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
+    if (rc)
+        return rc;
+    if (out->full_key ? ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len,
+                                              out->ts, out->systs)
+                      : ads_key__check_dates(skey, skey_len, out->ts, out->systs))
         return ads_error_set(err, ADS_ECORRUPT,
                              "%s: the key the row is stored under is corrupt", where);
     return 0;
@@ -272,7 +297,23 @@ static int row_lookup(const void *self, const char *name, size_t len, uint32_t h
     return ads_msgpack_view_lookup(value, expr, &row->priv.mv, name, len, NULL);
 }
 
-static const ads_view_ops row_view_ops = {row_lookup};
+/* The row's data for every name but the timeline attributes (which rows do
+ * not store: the envelope has them), so that evaluation finds names by their
+ * hints; NULL leaves a name, or a row whose data do not read, to lookup. */
+static ads_msgpack_view *row_data(const void *self, const char *name, size_t len)
+{
+    ads_row *row = (ads_row *)self;
+    if (ads_row__timeline_attr(name, len))
+        return NULL;
+    if (!row->priv.mv_ready) {
+        if (ads_msgpack_view_init(&row->priv.mv, row->data, row->len, row->priv.arena, NULL))
+            return NULL;
+        row->priv.mv_ready = true;
+    }
+    return &row->priv.mv;
+}
+
+static const ads_view_ops row_view_ops = {row_lookup, row_data};
 
 ads_view ads_row_view(ads_row *row, const ads_view *parent)
 {

@@ -47,6 +47,8 @@ struct ads_timeline {
     ads_arena *arena;
     ads_row row;
     size_t key_off;
+    bool by_record; /* yield record by record (ads_timeline_by_record) */
+    size_t cur;     /* then: the record being read */
 };
 
 static int item_cmp(const tl_item *a, const tl_item *b)
@@ -100,8 +102,13 @@ static void heap_down(ads_timeline *tl, size_t i)
 static int parse_item(ads_timeline *tl, tl_rec *r, tl_item *it, bool latest, ads_error *err)
 {
     it->latest = latest;
+    /* a history row's key begins with its record's latest key, checked when
+     * the record was set up (the callers compared the two) */
+    if (!latest)
+        return ads_row__parse_history(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
+                                      it->v.mv_size, "history row", err);
     return ads_row__parse(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data, it->v.mv_size,
-                          latest ? "latest row" : "history row", err);
+                          "latest row", err);
     (void)tl;
     (void)r;
 }
@@ -340,13 +347,23 @@ fail:
     return rc;
 }
 
-int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err)
+/* Yield it, r's row, unless a later row of the record at the same
+ * _Timestamp replaces it: it was never in effect (docs/query.md, "Rows at
+ * one instant"). 1 with *row, 0 when replaced. */
+static int yield(ads_row **row, ads_timeline *tl, const tl_rec *r, const tl_item *it)
 {
-    if (!tl || !row)
-        return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    for (;;) {
-        if (tl->nheap == 0)
-            return 0;
+    if (r->pos < r->nbuf && r->buf[r->pos].env.ts == it->env.ts)
+        return 0;
+    ads_arena_reset(tl->arena);
+    size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
+    ads_row__fill(&tl->row, r->type, it->k.mv_data, klen, &it->env, it->latest, tl->arena);
+    *row = &tl->row;
+    return 1;
+}
+
+static int next_in_time(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err)
+{
+    while (tl->nheap > 0) {
         size_t ri = tl->heap[0];
         tl_rec *r = &tl->recs[ri];
         tl_item it = r->buf[r->pos];
@@ -357,7 +374,6 @@ int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error
             if (rc)
                 return rc;
         }
-        bool replaced = r->pos < r->nbuf && r->buf[r->pos].env.ts == it.env.ts;
         if (r->pos < r->nbuf) {
             heap_down(tl, 0);
         } else {
@@ -365,18 +381,49 @@ int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error
             if (tl->nheap)
                 heap_down(tl, 0);
         }
-        /* a later row of the record at the same _Timestamp replaces this
-         * one: it was never in effect (docs/query.md, "Rows at one instant") */
-        if (replaced)
-            continue;
-        ads_arena_reset(tl->arena);
-        size_t klen = it.latest ? it.k.mv_size : it.k.mv_size - 16;
-        ads_row__fill(&tl->row, r->type, it.k.mv_data, klen, &it.env, it.latest, tl->arena);
-        *row = &tl->row;
-        if (record)
-            *record = ri;
-        return 1;
+        if (yield(row, tl, r, &it)) {
+            if (record)
+                *record = ri;
+            return 1;
+        }
     }
+    return 0;
+}
+
+static int next_by_record(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err)
+{
+    while (tl->cur < tl->nrecs) {
+        tl_rec *r = &tl->recs[tl->cur];
+        if (r->pos >= r->nbuf) {
+            tl->cur++;
+            continue;
+        }
+        tl_item it = r->buf[r->pos++];
+        if (r->pos >= r->nbuf) {
+            int rc = refill(tl, r, err);
+            if (rc)
+                return rc;
+        }
+        if (yield(row, tl, r, &it)) {
+            if (record)
+                *record = tl->cur;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ads_timeline_next(ads_row **row, size_t *record, ads_timeline *tl, ads_error *err)
+{
+    if (!tl || !row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    return tl->by_record ? next_by_record(row, record, tl, err)
+                         : next_in_time(row, record, tl, err);
+}
+
+void ads_timeline_by_record(ads_timeline *tl)
+{
+    tl->by_record = true;
 }
 
 size_t ads_timeline_records(const ads_timeline *tl)

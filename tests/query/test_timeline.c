@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -570,6 +571,111 @@ static void errors__order_and_group_terms_over_the_limit(void **state)
     ads_buf_free(&c);
 }
 
+
+/* ---- the per-record sweep against the sweep in time order ---- */
+
+/* A sink writing each row as `[ ... ]`, cut before an attribute named Z (the
+ * aggregate that forces the sweep in time order). */
+static int cut_row(void *ctx, const ads_record *row, ads_error *err)
+{
+    (void)err;
+    lines *l = ctx;
+    ads_buf one = ADS_BUF_INIT;
+    ads_record_unparse(&one, row);
+    const char *text = ads_buf_cstr(&one);
+    const char *z = strstr(text, "; Z = ");
+    ads_buf_add(&l->b, text, z ? (size_t)(z - text) : strlen(text) - 2);
+    ads_buf_adds(&l->b, " ]\n");
+    ads_buf_free(&one);
+    return 0;
+}
+
+static char *run_cut(const char *text)
+{
+    lines l = {ADS_BUF_INIT};
+    ads_sink sink = {NULL, cut_row, NULL, &l};
+    ads_error err;
+    if (ads_query_exec(q, text, strlen(text), &sink, NULL, NULL, &err))
+        fail_msg("%s\n  -> %s", text, err.message);
+    char *out = strdup(ads_buf_cstr(&l.b));
+    ads_buf_free(&l.b);
+    return out;
+}
+
+/* One random history of type `type`: records appear, change value, role and
+ * platform, lose the value, take a string, are deleted and come back, have
+ * several rows at one instant; values are quarters, so every sum is exact
+ * in either order. */
+static void random_history(const char *type, unsigned *seed)
+{
+    static const char *plat[] = {"linux", "windows", "mac"};
+    int nrec = 1 + rand_r(seed) % 12;
+    for (int i = 0; i < nrec; i++) {
+        int nrows = 1 + rand_r(seed) % 10;
+        int minute = -90 + rand_r(seed) % 150;
+        ads_buf b = ADS_BUF_INIT;
+        ads_buf_adds(&b, "STORE ");
+        for (int j = 0; j < nrows; j++) {
+            char text[512], mem[64], when[32];
+            int r = rand_r(seed) % 20;
+            if (r == 0)
+                snprintf(mem, sizeof mem, "Memory = \"big\"; ");
+            else if (r == 1)
+                snprintf(mem, sizeof mem, "Memory = undefined; ");
+            else
+                snprintf(mem, sizeof mem, "Memory = %d.%02d; ", rand_r(seed) % 500,
+                         25 * (rand_r(seed) % 4));
+            time_t at = (time_t)(T + 60.0 * minute);
+            struct tm tm;
+            gmtime_r(&at, &tm);
+            strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            snprintf(text, sizeof text,
+                     "%s[AdType = \"%s\"; Name = \"n%d\"; %sRole = \"%s\"; "
+                     "Platform = \"%s\"; _Deleted = %s; _Timestamp = `%s`]",
+                     j ? ", " : "", type, i, mem, rand_r(seed) % 5 ? "compute" : "login",
+                     plat[rand_r(seed) % 3], rand_r(seed) % 9 ? "false" : "true", when);
+            ads_buf_adds(&b, text);
+            minute += rand_r(seed) % 4 == 0 ? 0 : 1 + rand_r(seed) % 60;
+        }
+        exec_ok(ads_buf_cstr(&b));
+        ads_buf_free(&b);
+    }
+}
+
+static void aggregate__per_record_sweep_agrees_with_the_sweep_in_time(void **state)
+{
+    (void)state;
+    static const char *ranges[] = {
+        "@timerange(`2024-01-01T00:00:00Z`, `2024-01-01T02:00:00Z`)",
+        "@timerange(`2023-12-31T23:07:00Z`, `2024-01-01T01:53:00Z`)",
+        "@timerange(`2024-01-01T00:30:00Z`, `2024-01-01T00:31:00Z`)",
+    };
+    static const char *ivs[] = {"30m", "1h", "7m"};
+    unsigned seed = 1234;
+    for (int it = 0; it < 90; it++) {
+        char type[16], a[1024], b[1100];
+        snprintf(type, sizeof type, "M%d", it);
+        ts_declare(db, type, "Name", NULL);
+        random_history(type, &seed);
+        snprintf(a, sizeof a,
+                 "SELECT avg@(sum(Memory)) AS A, sum@(sum(Memory)) AS S, avg@(count(*)) AS C, "
+                 "sum@(count(Memory)) AS N, avg@(count(Memory)) AS D FROM %s WHERE %s%s "
+                 "GROUP BY %s@intervals(`%s`)",
+                 type, it % 2 ? "Role == \"compute\" && " : "", ranges[it % 3],
+                 it % 4 < 2 ? "Platform, " : "", ivs[it % 3]);
+        /* the same with max@ added: not a sum over records, so the whole
+         * statement takes the sweep in time order */
+        const char *from = strstr(a, " FROM ");
+        snprintf(b, sizeof b, "%.*s, max@(count(*)) AS Z%s", (int)(from - a), a, from);
+        char *ra = run_cut(a), *rb = run_cut(b);
+        if (strcmp(ra, rb) != 0)
+            fail_msg("%s\nper record:\n%sin time:\n%s", a, ra, rb);
+        assert_true(strlen(ra) > 0 || it % 2);
+        free(ra);
+        free(rb);
+    }
+}
+
 int main(void)
 {
 #define TT(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -589,6 +695,7 @@ int main(void)
         TT(errors__temporal_syntax),
         TT(instant__a_later_row_at_the_same_timestamp_replaces_the_earlier),
         TT(errors__order_and_group_terms_over_the_limit),
+        TT(aggregate__per_record_sweep_agrees_with_the_sweep_in_time),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
