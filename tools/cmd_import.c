@@ -995,7 +995,9 @@ static int load_sorted(imp *im, reading *r)
     for (;;) {
         ads_stage *st;
         ads_error err;
-        im->sp.from = im->consumed;
+        /* the input records before this part are in the store (a resumed
+         * or --skip import passes over them as it reads) */
+        im->sp.from = im->consumed > r->skip ? im->consumed : r->skip;
         if (ads_stage_begin(&st, im->db, cli_db_dir(im->c), run_bytes(), &err))
             return cli_fail_err(im->c, &err);
         int status = stage_records(im, r, st);

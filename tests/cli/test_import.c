@@ -2107,6 +2107,48 @@ static void import__sorted_load_killed_then_rerun_stores_each_record_once(void *
     run_free(&r);
 }
 
+/* A file loaded batch by batch part way, then sorted from where that
+ * stopped: the sorted load's progress counts from there, so after it stops
+ * in its merge a re-run stores the rest, each record once (Job keys are
+ * generated: a record stored twice would be there twice). */
+static void import__sorted_load_resumed_after_a_load_batch_by_batch(void **state)
+{
+    (void)state;
+    const char *db = P("db"), *file = P("r.jsonl");
+    declare_job(db);
+    write_jobs(file, 1, 20, 15);
+    run_result r;
+    char want[1400];
+    RUN(r, 1, "-d", db, "import", "--no-sort", "--batch", "3", file);
+    contains(r.err, "Input records 1..12 of this file are in the store");
+    run_free(&r);
+    RUN(r, 1, "-d", db, "import", "--sort", "--batch", "1", file);
+    snprintf(want, sizeof want, "%s: resuming after input record 12 (12 records loaded before)\n",
+             file);
+    contains(r.err, want);
+    snprintf(want, sizeof want, "%s:15: no type named Jobx (store a Type record first)\n", file);
+    contains(r.err, want);
+    contains(r.err, "The file was being stored in key order");
+    run_free(&r);
+    long d, n = jobs(db, &d);
+    assert_int_equal(n, 14);
+    assert_int_equal(d, 14);
+    DO(0, "-d", db, "execute",
+       "STORE [ AdType = \"Type\"; ForType = \"Jobx\"; AutoGenerateKey = true ]");
+    RUN(r, 0, "-d", db, "import", "--sort", "--batch", "1", file);
+    snprintf(want, sizeof want,
+             "%s: resuming the sorted load of input records 13..20 after the 2 of its rows "
+             "stored or refused before\n",
+             file);
+    contains(r.err, want);
+    run_free(&r);
+    n = jobs(db, &d);
+    assert_int_equal(n, 19);
+    assert_int_equal(d, 19);
+    assert_int_equal(count_of(db, "Jobx"), 1);
+    DO(0, "-d", db, "verify");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2135,6 +2177,7 @@ int main(void)
         T(import__sorted_load_matches_a_load_in_input_order),
         T(import__sorted_load_reports_bad_records_by_line),
         T(import__sorted_load_killed_then_rerun_stores_each_record_once),
+        T(import__sorted_load_resumed_after_a_load_batch_by_batch),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
