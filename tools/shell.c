@@ -29,8 +29,10 @@ static const char shell_help[] =
     "                    number of records holding each\n"
     "  .read FILE        run the statements of FILE (as execute --file)\n"
     "  .timer on|off     each statement's wall time\n"
-    "  .explain SELECT   the plan of a SELECT (as EXPLAIN SELECT ...)\n"
+    "  .explain SELECT   the plan of a SELECT (as EXPLAIN SELECT ...); also of an\n"
+    "                    UPDATE, DELETE or PURGE (nothing is written)\n"
     "  .explain analyze SELECT   run it, then the plan with the rows each step read\n"
+    "                    (an UPDATE, DELETE or PURGE is run: it writes)\n"
     "  .help             this text\n"
     "  .quit             leave (so do .exit and Ctrl-D)\n"
     "Ctrl-C cancels the statement being typed or run.\n"
@@ -212,7 +214,7 @@ static bool dot(shell *sh, const char *l)
         if (*arg && !text.failed)
             run(sh, text.p, text.len, 0, text.len);
         else
-            fprintf(stderr, ".explain takes a SELECT statement\n");
+            fprintf(stderr, ".explain takes a SELECT, UPDATE, DELETE or PURGE statement\n");
         ads_buf_free(&text);
     } else if (strcmp(cmd, ".read") == 0) {
         if (*arg)
