@@ -303,14 +303,15 @@ int ads_query_prepare(ads_stmt **out, ads_query *q, const char *text, size_t len
 bool ads_stmt_streams(const ads_stmt *s);
 
 /*
- * Take up to max rows: 0 with *n rows in rows[0 .. *n), *n 0 meaning the
+ * Take up to max (>= 1) rows: 0 with *n rows in rows[0 .. *n), *n 0 meaning the
  * end (then and after, every call returns 0 rows); or a negative code, the
  * statement then being over (*n rows taken before the error stay valid; a
  * later call returns the same code). The rows, and everything read from
  * them, are valid until the next ads_stmt_fetch or ads_stmt_step on s or
- * its finalization. Errors: ADS_EINVAL (NULL arguments), ADS_ELIMIT (a
- * limit reached, or interrupted), ADS_ECORRUPT, ADS_ENOMEM, and what
- * ads_query_exec reports for the statement.
+ * its finalization. Errors: ADS_EINVAL (NULL arguments, max 0: the
+ * statement goes on), ADS_ELIMIT (a limit reached, or interrupted),
+ * ADS_ECORRUPT, ADS_ENOMEM, and what ads_query_exec reports for the
+ * statement.
  */
 int ads_stmt_fetch(ads_stmt *s, ads_stmt_row **rows, size_t max, size_t *n, ads_error *err);
 

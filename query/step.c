@@ -429,8 +429,10 @@ int ads_stmt_fetch(ads_stmt *s, ads_stmt_row **rows, size_t max, size_t *n, ads_
 {
     if (n)
         *n = 0;
-    if (!s || !n || (!rows && max))
+    if (!s || !n || !rows)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (max == 0)
+        return ads_error_set(err, ADS_EINVAL, "a fetch takes at least one row (max 0)");
     if (s->done)
         return s->rc ? ads_error_set(err, s->rc, "the statement failed at an earlier step") : 0;
     ads_arena_reset(s->ra);
@@ -443,7 +445,7 @@ int ads_stmt_fetch(ads_stmt *s, ads_stmt_row **rows, size_t max, size_t *n, ads_
             return rc;
         }
     }
-    ads_stmt_row *slots = ads_arena_alloc(s->ra, (max ? max : 1) * sizeof *slots);
+    ads_stmt_row *slots = ads_arena_alloc(s->ra, max * sizeof *slots);
     if (!slots)
         return stop(s, ads_error_set(err, ADS_ENOMEM, "out of memory"), err);
     while (*n < max) {
@@ -453,7 +455,7 @@ int ads_stmt_fetch(ads_stmt *s, ads_stmt_row **rows, size_t max, size_t *n, ads_
             break;
         rows[(*n)++] = r;
     }
-    if (rc <= 0 && max)
+    if (rc <= 0)
         return stop(s, rc, err);
     return 0;
 }

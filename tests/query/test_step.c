@@ -438,6 +438,8 @@ static void step__step_errors_end_the_statement(void **state)
     assert_int_equal(ads_stmt_row_attr(&name, &v, &e, r, 99, &err), ADS_EINVAL);
     assert_int_equal(ads_stmt_row_attr(NULL, &v, &e, r, 0, &err), ADS_EINVAL);
     assert_int_equal(ads_stmt_fetch(s, NULL, 1, &n, &err), ADS_EINVAL);
+    assert_int_equal(ads_stmt_fetch(s, rows, 0, &n, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "a fetch takes at least one row (max 0)");
     ads_query_interrupt(q);
     assert_int_equal(ads_stmt_fetch(s, rows, 1, &n, &err), ADS_ELIMIT);
     assert_int_equal(n, 0);
