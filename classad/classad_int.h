@@ -362,6 +362,9 @@ static inline const ads_prog *ads_prog__of(const ads_expr *e)
 /* Run p in view within cx (depth 0): the value ads_eval__expr gives for
  * the node p was compiled from. */
 void ads_prog__run(ads_value *out, ads_eval_ctx *cx, const ads_prog *p, const ads_view *view);
+/* A bare attribute's value read in place where its name was found the last
+ * time (what the program's attribute instruction reads); false: evaluate it. */
+bool ads_prog__attr_quick(ads_value *out, const ads_expr *e, const ads_view *view);
 
 /* Allocate in the evaluation's arena; NULL (and cx->oom set) on failure. */
 void *ads_eval__alloc(ads_eval_ctx *cx, size_t n);

@@ -1011,6 +1011,8 @@ static int eval_top(ads_value *out, const ads_expr *e, const ads_view *view,
     ads_view empty = {&empty_ops, NULL, NULL};
     if (!view)
         view = &empty;
+    else if (e->kind == N_ATTR && ads_prog__attr_quick(out, e, view))
+        return 0; /* a bare attribute found in place */
     else if (view->ops == &ads_record__view_ops)
         ads_record__prefetch(view->self);
     cx.arena = a;

@@ -338,6 +338,11 @@ static inline bool attr_quick(ads_value *out, const ads_expr *e, const ads_view 
     return true;
 }
 
+bool ads_prog__attr_quick(ads_value *out, const ads_expr *e, const ads_view *view)
+{
+    return attr_quick(out, e, view);
+}
+
 static inline void attr(ads_value *out, ads_eval_ctx *cx, const ads_prog_op *o,
                         const ads_view *view)
 {

@@ -514,7 +514,19 @@ static int rview_lookup(const void *self, const char *name, size_t len, uint32_t
     return rv->base.ops->lookup(rv->base.self, name, len, hash, arena, value, expr);
 }
 
-static const ads_view_ops rview_ops = {rview_lookup};
+/* The row's data for a name that is no alias (ads_view_ops.data). */
+static ads_msgpack_view *rview_data(const void *self, const char *name, size_t len)
+{
+    const rview *rv = self;
+    for (size_t i = 0; i < rv->bound; i++)
+        if (same_name(rv->joins[i].jc->alias, name, len))
+            return NULL;
+    if (rv->main_alias.len && same_name(rv->main_alias, name, len))
+        return NULL;
+    return rv->base.ops->data ? rv->base.ops->data(rv->base.self, name, len) : NULL;
+}
+
+static const ads_view_ops rview_ops = {rview_lookup, rview_data};
 
 typedef struct alias_find {
     const qjoin *joins;
