@@ -365,7 +365,8 @@ static void sort_mem(ads_stage *s)
     for (size_t i = 0; i < s->n; i++)
         s->refs[i].key = (const unsigned char *)s->mem.p + s->refs[i].off + sizeof(ent_head) +
                          s->refs[i].rlen;
-    qsort(s->refs, s->n, sizeof *s->refs, ref_cmp);
+    if (s->n) /* an empty run has no references at all (NULL) */
+        qsort(s->refs, s->n, sizeof *s->refs, ref_cmp);
 }
 
 /* The run in memory sorted and written to a file. */

@@ -3,8 +3,9 @@
  * back in key order and, for one key, in the order added, across more runs
  * spilled to disk than merge at once; rows without a key to sort by come
  * after every keyed row in the order added; the runs leave no file behind;
- * a stage being merged takes no more records; and a stage merged into a
- * bulk load stores what the same records added directly store.
+ * a stage being merged takes no more records; a stage merged into a bulk
+ * load stores what the same records added directly store; an empty stage
+ * merges to nothing.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -211,6 +212,21 @@ static void stage__merged_into_a_bulk_load_stores_what_a_direct_load_does(void *
     ads_arena_free(a);
 }
 
+static void stage__an_empty_stage_merges_to_nothing(void **state)
+{
+    (void)state;
+    ads_stage *s;
+    ads_error err;
+    const void *row;
+    size_t len;
+    int64_t tag;
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 0, &err), 0);
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    assert_int_equal(ads_stage_next(&row, &len, &tag, s, &err), 0);
+    assert_int_equal(ads_stage_runs(s), 0);
+    ads_stage_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +236,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             stage__merged_into_a_bulk_load_stores_what_a_direct_load_does, setup, teardown),
+        cmocka_unit_test_setup_teardown(stage__an_empty_stage_merges_to_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
