@@ -286,7 +286,8 @@ uint64_t ads_stage_spilled_bytes(const ads_stage *s)
     return s->spilled_bytes;
 }
 
-/* A new temporary file in the store's directory, already unlinked. */
+/* A new temporary file in the store's directory, already unlinked (mkstemp
+ * replaces the template's six X's with a unique name). */
 static int temp_file(FILE **out, const ads_stage *s, ads_error *err)
 {
     char path[4096];

@@ -634,6 +634,9 @@ static int sweep_in_time(tl *x, ads_query *q, ads_timeline *it, ads_error *err)
     size_t rec;
     bool started = false;
     int rc;
+    x->nrecs = ads_timeline_records(it); /* a state per record */
+    if (!(x->recs = calloc(x->nrecs ? x->nrecs : 1, sizeof *x->recs)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
     x->instant_t = -INFINITY;
     while ((rc = ads_timeline_next(&row, &rec, it, err)) == 1 && !(rc = ads_q__budget(q, err))) {
         if (!started) {
@@ -820,11 +823,9 @@ int ads_q__tl_aggregate(ads_query *q, const stmt *st, const temporal *tf, const 
         double t_close = x.t2 > t_open ? x.t2 : t_open + x.D;
         if ((rc = ads_timeline_open(&it, txn, type, t_open, t_close, err)))
             goto cleanup;
-        x.nrecs = ads_timeline_records(it);
-        x.recs = calloc(x.nrecs ? x.nrecs : 1, sizeof *x.recs);
         x.nbuckets = 64;
         x.table = calloc(x.nbuckets, sizeof *x.table);
-        if (!x.recs || !x.table) {
+        if (!x.table) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
