@@ -990,6 +990,44 @@ bad:
                          i, off, (size_t)(mv->index - mv->row) + i * mv->width);
 }
 
+/* Attribute i's bytes (name and value) in a's body: [*from, *to), false
+ * when the index does not describe the body. */
+static bool entry_span(const ads_msgpack_view *mv, size_t i, size_t *from, size_t *to)
+{
+    *from = index_off(mv, i);
+    *to = i + 1 < mv->n ? index_off(mv, i + 1) : mv->body_len;
+    return *from <= *to && *to <= mv->body_len;
+}
+
+bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip, size_t nskip,
+                                  const ads_msgpack_view *b)
+{
+    if (!a || !b || a->n < nskip || a->n - nskip != b->n)
+        return false;
+    if (b->n == 0)
+        return true;
+    size_t bat, bend, x;
+    if (!entry_span(b, 0, &bat, &x) || !entry_span(b, b->n - 1, &x, &bend))
+        return false;
+    /* the runs of a's attributes between the skipped ones are contiguous
+     * bytes, and must follow each other in b's */
+    size_t i = 0;
+    for (size_t j = 0; j <= nskip; j++) {
+        size_t stop = j < nskip ? skip[j] : a->n;
+        if (stop < i || stop > a->n)
+            return false;
+        if (stop > i) {
+            size_t from, to, y;
+            if (!entry_span(a, i, &from, &y) || !entry_span(a, stop - 1, &y, &to) ||
+                to - from > bend - bat || memcmp(a->body + from, b->body + bat, to - from) != 0)
+                return false;
+            bat += to - from;
+        }
+        i = stop + 1;
+    }
+    return bat == bend;
+}
+
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err)
 {
     if (!out || !mv || i >= mv->n)

@@ -231,6 +231,14 @@ size_t ads_msgpack_view_size(const ads_msgpack_view *mv);
  * into the bytes. Errors: ADS_ECORRUPT; ADS_EINVAL (i out of range). */
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err);
 
+/* Whether the attributes of row view a, less those at the positions
+ * skip[0..nskip) (ascending), are byte for byte the attributes of row view
+ * b: the same names in the same order with the same encodings. Canonical
+ * rows (ads_msgpack_encode_row) that hold the same attributes are equal
+ * this way. false as well when an index does not describe its row. */
+bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip, size_t nskip,
+                                  const ads_msgpack_view *b);
+
 /*
  * The i-th attribute in stored order (0 <= i < size), as a lookup of its
  * name would give it, without searching: *name points into the bytes, and

@@ -257,6 +257,7 @@ struct ads_bulk {
     uint64_t committed, added;
     uint64_t unchanged; /* committed records that appended no row */
     uint64_t failed;
+    uint64_t flushed;   /* bytes of rows this load has committed */
 };
 
 int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_error *err)
@@ -636,10 +637,14 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     }
     b->committed += b->n;
     b->unchanged += run.unchanged;
+    b->flushed += b->rows.len;
     ads_bulk_discard(b);
-    if (ads_db__resident_file_bytes() > ADS_BULK_RESIDENT_BYTES) {
-        /* keep the resident set bounded without faulting every page back
-         * in after every batch when they fit */
+    if (b->flushed >= ADS_BULK_DROP_MIN_BYTES &&
+        ads_db__resident_file_bytes() > ADS_BULK_RESIDENT_BYTES) {
+        /* keep the resident set of a large load bounded without faulting
+         * every page back in after every batch when they fit; a small load
+         * (a snapshot of a pool a minute) leaves the pages it read, which
+         * the next one reads again, to the kernel */
         pthread_rwlock_rdlock(&b->db->resize);
         ads_db__drop_map_pages(b->db);
         pthread_rwlock_unlock(&b->db->resize);

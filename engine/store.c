@@ -260,6 +260,8 @@ typedef struct given_info {
     bool special; /* it names _Timestamp or _Deleted */
     bool nil;     /* some attribute is undefined (to be removed) */
     uint64_t sig; /* the signature of its names (for Attribute bookkeeping) */
+    size_t tl[4]; /* where its timeline attributes are, in stored order */
+    size_t ntl;
 } given_info;
 
 static size_t index_at(const ads_msgpack_view *mv, size_t i)
@@ -280,6 +282,7 @@ static size_t index_at(const ads_msgpack_view *mv, size_t i)
 static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
 {
     gi->special = gi->nil = false;
+    gi->ntl = 0;
     uint64_t h = ads_attrs__sig_start(mv->n);
     for (size_t i = 0; i < mv->n; i++) {
         ads_str name;
@@ -297,8 +300,12 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
                 return ads_error_set(err, ADS_EINVAL,
                                      "type %s: %.*s is maintained by the store and cannot be set",
                                      t->name, (int)(name.len > 60 ? 60 : name.len), name.p);
-            if (ads_row__timeline_attr(name.p, name.len))
+            if (ads_row__timeline_attr(name.p, name.len)) {
                 gi->special = true;
+                if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
+                    gi->tl[gi->ntl] = i;
+                gi->ntl++; /* more than four (a name given twice): no quick comparison */
+            }
         }
         size_t vat = (size_t)((const unsigned char *)name.p + name.len - mv->body);
         size_t end = i + 1 < mv->n ? index_at(mv, i + 1) : mv->body_len;
@@ -307,6 +314,24 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
     }
     gi->sig = ads_attrs__sig_end(h);
     return 0;
+}
+
+/* Whether a merging write of the given row at ts changes nothing, seen
+ * without merging: the latest row (lv, not deleted, dated at or before ts)
+ * holds exactly the given attributes other than the timeline ones, byte for
+ * byte, so the merge would give it back. 1 unchanged (*latest parsed), 0
+ * otherwise or when in doubt: the full path decides, and reports errors. */
+static int quick_unchanged(row_env *latest, const ads_msgpack_view *mv, const given_info *gi,
+                           const MDB_val *lv, const unsigned char *skey, size_t slen,
+                           double ts, bool has_ts, ads_arena *a)
+{
+    ads_msgpack_view lw;
+    if (gi->nil || gi->ntl > sizeof gi->tl / sizeof gi->tl[0] ||
+        ads_row__parse(latest, skey, slen, lv->mv_data, lv->mv_size, "", NULL) ||
+        (latest->flags & ROW_DELETED) || (has_ts && ts < latest->ts) ||
+        ads_msgpack_view_init(&lw, latest->data, latest->len, a, NULL))
+        return 0;
+    return ads_msgpack_view_same_except(mv, gi->tl, gi->ntl, &lw);
 }
 
 /* An attribute of the given row as a value: 1 found, 0 absent or undefined.
@@ -507,7 +532,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     size_t ng = 0, nb = 0, ne = 0;
     int rc;
     ads_msgpack_view mv;
-    given_info gi = {false, false, 0};
+    given_info gi = {false, false, 0, {0}, 0};
     if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)) ||
         (rc = look_over(&gi, &mv, t, err)))
         goto cleanup;
@@ -596,6 +621,22 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         }
     }
     row_env latest = {0};
+    if (found && r->merge && !ne && !deleted && !t->keep_unchanged &&
+        quick_unchanged(&latest, &mv, &gi, &lv, skey, slen, ts, has_ts, a)) {
+        /* the common case of a snapshot: the record as it was */
+        if (info) {
+            info->type = t;
+            info->created = false;
+            info->latest = true;
+            info->changed = false;
+            info->ts = latest.ts;
+            info->systime_us = latest.systs;
+            info->key = (const unsigned char *)full->p;
+            info->key_len = full->len;
+        }
+        rc = 0;
+        goto cleanup;
+    }
     if (found) {
         /* keep a copy: writes below may move the bytes */
         ads_buf_add(oldrow, lv.mv_data, lv.mv_size);
