@@ -31,6 +31,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* XXH3 compiled in from the Debian package's header (as engine/row.c) */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "engine/engine_int.h"
 
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
@@ -42,15 +46,19 @@ int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 /* ---- snapshot sync: a set of record keys, and the types they belong to ---- */
 
+/* The keys noted are kept back to back in one buffer, and found through an
+ * open-addressing table of their hashes: no allocation per key, and a probe
+ * that compares hashes before touching a key. */
 typedef struct sync_key {
-    uint64_t hash;
-    unsigned char *p; /* NULL: an empty slot */
+    uint64_t hash; /* 0: an empty slot (a key hashing to 0 is taken as 1) */
+    size_t off;    /* the key's bytes in ads_sync.keys */
     size_t len;
 } sync_key;
 
 struct ads_sync {
     sync_key *slots;
     size_t cap, n; /* cap a power of two, n < cap / 2 */
+    ads_buf keys;
     uint32_t *types;
     size_t ntypes, types_cap;
     double latest; /* the latest _Timestamp noted, NAN before the first */
@@ -58,10 +66,8 @@ struct ads_sync {
 
 static uint64_t key_hash(const unsigned char *p, size_t len)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    uint64_t h = XXH3_64bits(p, len);
+    return h ? h : 1;
 }
 
 static sync_key *sync_find(const ads_sync *s, const unsigned char *p, size_t len, uint64_t h)
@@ -69,7 +75,8 @@ static sync_key *sync_find(const ads_sync *s, const unsigned char *p, size_t len
     size_t mask = s->cap - 1;
     for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
         sync_key *k = &s->slots[i];
-        if (!k->p || (k->hash == h && k->len == len && memcmp(k->p, p, len) == 0))
+        if (!k->hash || (k->hash == h && k->len == len &&
+                         memcmp(s->keys.p + k->off, p, len) == 0))
             return k;
     }
 }
@@ -84,6 +91,7 @@ int ads_sync_new(ads_sync **out, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     s->cap = 1024;
+    s->keys = (ads_buf)ADS_BUF_INIT;
     s->latest = NAN;
     *out = s;
     return 0;
@@ -93,9 +101,8 @@ void ads_sync_free(ads_sync *s)
 {
     if (!s)
         return;
-    for (size_t i = 0; i < s->cap; i++)
-        free(s->slots[i].p);
     free(s->slots);
+    ads_buf_free(&s->keys);
     free(s->types);
     free(s);
 }
@@ -105,49 +112,62 @@ double ads_sync_latest(const ads_sync *s)
     return s->latest;
 }
 
+static int sync_note_type(ads_sync *s, uint32_t id, ads_error *err)
+{
+    for (size_t i = 0; i < s->ntypes; i++)
+        if (s->types[i] == id)
+            return 0;
+    if (s->ntypes == s->types_cap) {
+        size_t cap = s->types_cap ? 2 * s->types_cap : 8;
+        uint32_t *t = realloc(s->types, cap * sizeof *t);
+        if (!t)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        s->types = t;
+        s->types_cap = cap;
+    }
+    s->types[s->ntypes++] = id;
+    return 0;
+}
+
+/* Double the table. */
+static int sync_grow(ads_sync *s, ads_error *err)
+{
+    ads_sync grown = *s;
+    grown.cap = 2 * s->cap;
+    if (!(grown.slots = calloc(grown.cap, sizeof *grown.slots)))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t j = 0; j < s->cap; j++)
+        if (s->slots[j].hash)
+            *sync_find(&grown, (const unsigned char *)s->keys.p + s->slots[j].off,
+                       s->slots[j].len, s->slots[j].hash) = s->slots[j];
+    free(s->slots);
+    s->slots = grown.slots;
+    s->cap = grown.cap;
+    return 0;
+}
+
 /* Note one stored record. Noting a key twice is harmless: a batch may run
  * again after the map grows. */
 static int sync_note(ads_sync *s, const ads_write_info *wi, ads_error *err)
 {
     if (!wi->key || wi->key_len < 4)
         return 0;
-    uint32_t id = ads_key__get_typeid(wi->key);
-    size_t i = 0;
-    while (i < s->ntypes && s->types[i] != id)
-        i++;
-    if (i == s->ntypes) {
-        if (s->ntypes == s->types_cap) {
-            size_t cap = s->types_cap ? 2 * s->types_cap : 8;
-            uint32_t *t = realloc(s->types, cap * sizeof *t);
-            if (!t)
-                return ads_error_set(err, ADS_ENOMEM, "out of memory");
-            s->types = t;
-            s->types_cap = cap;
-        }
-        s->types[s->ntypes++] = id;
-    }
-    if (2 * (s->n + 1) >= s->cap) {
-        ads_sync grown = *s;
-        grown.cap = 2 * s->cap;
-        if (!(grown.slots = calloc(grown.cap, sizeof *grown.slots)))
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        for (size_t j = 0; j < s->cap; j++)
-            if (s->slots[j].p)
-                *sync_find(&grown, s->slots[j].p, s->slots[j].len, s->slots[j].hash) =
-                    s->slots[j];
-        free(s->slots);
-        s->slots = grown.slots;
-        s->cap = grown.cap;
-    }
+    int rc;
+    if ((rc = sync_note_type(s, ads_key__get_typeid(wi->key), err)) ||
+        (2 * (s->n + 1) >= s->cap && (rc = sync_grow(s, err))))
+        return rc;
     uint64_t h = key_hash(wi->key, wi->key_len);
     sync_key *k = sync_find(s, wi->key, wi->key_len, h);
-    if (k->p)
+    if (k->hash)
         return 0;
-    if (!(k->p = malloc(wi->key_len ? wi->key_len : 1)))
+    size_t off = s->keys.len;
+    ads_buf_add(&s->keys, wi->key, wi->key_len);
+    if (s->keys.failed) {
+        s->keys.failed = false;
+        s->keys.len = off;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    memcpy(k->p, wi->key, wi->key_len);
-    k->len = wi->key_len;
-    k->hash = h;
+    }
+    *k = (sync_key){h, off, wi->key_len};
     s->n++;
     return 0;
 }
@@ -194,25 +214,99 @@ cleanup:
     return rc;
 }
 
+/* The stored keys of the latest rows of type t whose records the snapshot
+ * lacks, back to back in out (ends[i]: where the i-th ends). Only keys and
+ * envelope flags are read, not rows: a row is read for a long key (its
+ * stored key is a hash; the whole key is in the row). A flag wrong either
+ * way is caught by the checksum when that row, or the row the sync then
+ * deletes, is read. */
+static int sync_missing(ads_sync *s, ads_txn *txn, const ads_type *t, ads_buf *out,
+                        size_t **ends, size_t *n, ads_error *err)
+{
+    ads_buf prefix = ADS_BUF_INIT;
+    ads_key__typeid(&prefix, t->id);
+    if (prefix.failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->latest, &c);
+    if (rc) {
+        ads_buf_free(&prefix);
+        return ads_db__lmdb(txn, err, rc, "reading latest rows");
+    }
+    size_t cap = 0;
+    MDB_val k = {prefix.len, prefix.p}, v;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < prefix.len || memcmp(k.mv_data, prefix.p, prefix.len) != 0)
+            break;
+        const unsigned char *full = k.mv_data;
+        size_t flen = k.mv_size;
+        row_env env;
+        if (v.mv_size > 5 && (((const unsigned char *)v.mv_data)[5] & ROW_LONGKEY)) {
+            if ((rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
+                                     t->name, err)))
+                break;
+            full = env.full_key ? env.full_key : full;
+            flen = env.full_key ? env.full_key_len : flen;
+        }
+        if (sync_find(s, full, flen, key_hash(full, flen))->hash)
+            continue;
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 64;
+            size_t *e = realloc(*ends, cap * sizeof *e);
+            if (!e) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            *ends = e;
+        }
+        ads_buf_add(out, k.mv_data, k.mv_size);
+        (*ends)[(*n)++] = out->len;
+    }
+    mdb_cursor_close(c);
+    ads_buf_free(&prefix);
+    if (rc == MDB_NOTFOUND)
+        rc = 0;
+    else if (rc > 0)
+        rc = ads_db__lmdb(txn, err, rc, "reading latest rows");
+    if (!rc && out->failed)
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    return rc;
+}
+
+/* Delete the records of type t the snapshot lacks (those not deleted yet). */
 static int sync_delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double ts,
                             uint64_t *deleted, ads_error *err)
 {
-    ads_scan *sc = NULL;
-    ads_row *row;
-    int rc = ads_scan_open(&sc, txn, t, NULL, 0, err);
-    if (rc)
-        return rc;
-    while ((rc = ads_scan_next(&row, sc, err)) == 1) {
-        if (sync_find(s, row->key, row->key_len, key_hash(row->key, row->key_len))->p)
-            continue;
-        bool done;
-        if ((rc = sync_delete_row(txn, row, ts, &done, err)))
+    ads_buf keys = ADS_BUF_INIT;
+    size_t *ends = NULL, n = 0;
+    ads_arena *a = ads_arena_new();
+    int rc = a ? sync_missing(s, txn, t, &keys, &ends, &n, err)
+               : ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n && !rc; i++) {
+        size_t from = i ? ends[i - 1] : 0;
+        MDB_val k = {ends[i] - from, keys.p + from}, v;
+        row_env env;
+        ads_row row;
+        if ((rc = mdb_get(txn->txn, txn->db->latest, &k, &v))) {
+            rc = ads_db__lmdb(txn, err, rc, "reading a latest row");
             break;
-        if (done)
+        }
+        if ((rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, t->name,
+                                 err)))
+            break;
+        if (env.flags & ROW_DELETED)
+            continue;
+        ads_arena_reset(a);
+        ads_row__fill(&row, t, k.mv_data, k.mv_size, &env, true, a);
+        bool done;
+        if (!(rc = sync_delete_row(txn, &row, ts, &done, err)) && done)
             (*deleted)++;
     }
-    ads_scan_close(sc);
-    return rc < 0 ? rc : 0;
+    ads_arena_free(a);
+    ads_buf_free(&keys);
+    free(ends);
+    return rc;
 }
 
 int ads_sync_delete(ads_sync *s, ads_txn *txn, const ads_type *also, double ts,

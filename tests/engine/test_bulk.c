@@ -725,6 +725,56 @@ static void sync__deletes_what_no_load_stored(void **state)
     ads_arena_free(a);
 }
 
+/* A sync over more keys than its first table holds, some of them longer
+ * than a stored key (kept whole in the row): exactly the records a load
+ * lacks are deleted, the long ones too. */
+static void sync__long_keys_and_many_records(void **state)
+{
+    (void)state;
+    enum { N = 1500, LONG = 5 };
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    static char names[N][520];
+    const char *all[N], *some[N];
+    int nsome = 0, want = 0, want_long = 0;
+    for (int i = 0; i < N; i++) {
+        if (i < LONG)
+            snprintf(names[i], sizeof names[i], "%0500d-long", i);
+        else
+            snprintf(names[i], sizeof names[i], "slot%d@node%04d", i % 8, i);
+        all[i] = names[i];
+        if (i % 7 == 3) {
+            want++;
+            want_long += i < LONG;
+        } else {
+            some[nsome++] = names[i];
+        }
+    }
+    assert_true(want_long == 1);
+    ads_sync *s;
+    assert_int_equal(ads_sync_new(&s, &err), 0);
+    sync_load(s, a, all, N, 1000);
+    ads_sync_free(s);
+    assert_int_equal(ts_count(db, "Machine", false), N);
+
+    assert_int_equal(ads_sync_new(&s, &err), 0);
+    sync_load(s, a, some, nsome, 2000);
+    sync_ctx sc = {s, ads_sync_latest(s), 0};
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, (uint64_t)want);
+    ads_sync_free(s);
+    assert_int_equal(ts_count(db, "Machine", false), (size_t)nsome);
+    assert_int_equal(ts_count(db, "Machine", true), N);
+    char key[600];
+    snprintf(key, sizeof key, "{ \"%s\" }", names[3]);
+    char *h = ts_history(db, "Machine", key);
+    if (!strstr(h, "_Deleted = true") || !strstr(h, "1970-01-01T00:33:20"))
+        fail_msg("%s", h);
+    free(h);
+    assert_int_equal(ts_verify(db), 0);
+    ads_arena_free(a);
+}
+
 /* ---- the order a batch is stored in ---- */
 
 /* Load records "slot<s>@node<n>" (s 1..8, n 0..nodes-1) into store d, in
@@ -886,6 +936,7 @@ int main(void)
         T(abort__leaves_nothing_and_ids_never_repeat),
         T(bulk__loaded_keys_are_never_generated_again),
         T(sync__deletes_what_no_load_stored),
+        T(sync__long_keys_and_many_records),
         T(txn__a_write_failing_half_way_breaks_the_transaction),
         T(hooks__cannot_change_while_a_transaction_is_open),
         T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
