@@ -75,19 +75,27 @@ double ads_key__double_of_sortable(const unsigned char in[8])
  * self-delimiting. Strings are folded to lower case first. */
 static void escaped(ads_buf *b, const char *p, size_t n, bool folded)
 {
+    unsigned char part[256]; /* appended a part at a time, not a byte at a time */
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)p[i];
         if (folded)
             c = fold(c);
-        if (c == 0) {
-            ads_buf_addc(b, 0);
-            ads_buf_addc(b, (char)0xff);
-        } else {
-            ads_buf_addc(b, (char)c);
+        if (k > sizeof part - 2) {
+            ads_buf_add(b, part, k);
+            k = 0;
         }
+        part[k++] = c;
+        if (c == 0)
+            part[k++] = 0xff;
     }
-    ads_buf_addc(b, 0);
-    ads_buf_addc(b, 0);
+    if (k > sizeof part - 2) {
+        ads_buf_add(b, part, k);
+        k = 0;
+    }
+    part[k++] = 0;
+    part[k++] = 0;
+    ads_buf_add(b, part, k);
 }
 
 /*

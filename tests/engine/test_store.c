@@ -587,6 +587,39 @@ static uint64_t history_rows(const char *type)
  * only some of them: the merged row is the same) appends nothing and the
  * latest row keeps its date; a value that differs only in spelling is a
  * change, as the store would otherwise lose the new spelling. */
+/* Keys of strings around the length a key string is encoded in parts of
+ * (engine/key.c escaped(): 256 bytes): each is its own record, and the
+ * same text in other case names the same record. */
+static void key__long_strings_fold_and_stay_apart(void **state)
+{
+    (void)state;
+    static const int lens[] = {253, 254, 255, 256, 257, 300, 511, 512, 513};
+    enum { NL = sizeof lens / sizeof lens[0] };
+    char name[600], text[700], key[700];
+    ads_error err;
+    for (int up = 0; up < 2; up++) {
+        for (int i = 0; i < NL; i++) {
+            memset(name, up ? 'Q' : 'q', (size_t)lens[i]);
+            name[lens[i]] = 0;
+            snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s\"; V = %d ]", name,
+                     10 * up + i);
+            if (ts_store(db, &err, text))
+                fail_msg("%d: %s", lens[i], err.message);
+        }
+    }
+    assert_int_equal(ts_count(db, "Machine", false), NL);
+    for (int i = 0; i < NL; i++) {
+        memset(name, 'q', (size_t)lens[i]);
+        name[lens[i]] = 0;
+        snprintf(key, sizeof key, "{ \"%s\" }", name);
+        char want[8];
+        snprintf(want, sizeof want, "%d", 10 + i);
+        char *got = ts_attr(db, "Machine", key, "V");
+        assert_string_equal(got, want);
+        free(got);
+    }
+}
+
 static void unchanged__a_store_equal_to_the_latest_row_appends_nothing(void **state)
 {
     (void)state;
@@ -1161,6 +1194,7 @@ int main(void)
         T(limits__an_attribute_name_over_the_limit_is_refused),
         T(attributes__records_are_made_for_new_names),
         T(clock__system_timestamp_never_goes_back),
+        T(key__long_strings_fold_and_stay_apart),
         T(unchanged__a_store_equal_to_the_latest_row_appends_nothing),
         T(unchanged__a_backfilled_row_equal_to_the_row_in_effect_appends_nothing),
         T(unchanged__a_deleted_record_stored_again_is_a_change),
