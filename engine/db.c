@@ -481,7 +481,7 @@ int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_option
     if (flags & ADS_DB_READONLY)
         envflags |= MDB_RDONLY;
     if (flags & ADS_DB_NOSYNC)
-        envflags |= MDB_NOSYNC;
+        envflags |= MDB_NOMETASYNC; /* not MDB_NOSYNC: see ADS_DB_NOSYNC in engine.h */
     rc = mdb_env_open(db->env, dir, envflags, 0600);
     if (rc) {
         if (rc == EACCES)

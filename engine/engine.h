@@ -83,7 +83,7 @@ typedef void (*ads_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 enum {
     ADS_DB_READONLY = 1, /* open for reading only */
     ADS_DB_CREATE = 2,   /* create the directory and store if missing */
-    ADS_DB_NOSYNC = 4    /* bulk mode: commits do not wait for the disk (see below) */
+    ADS_DB_NOSYNC = 4    /* bulk mode: commits do not wait for the meta page (see below) */
 };
 
 typedef struct ads_db_options {
@@ -99,10 +99,15 @@ typedef struct ads_db_options {
  * left by dead processes are cleared. The handle is shared by threads; free it
  * with ads_db_close.
  *
- * ADS_DB_NOSYNC: commits skip the fsync (LMDB's MDB_NOSYNC, without a
- * writable map, so the store keeps its integrity: a crash of the machine may
- * undo the last commits, never half of one; a crash of the process loses
- * nothing). ads_db_sync and ads_db_close flush. For bulk loads.
+ * ADS_DB_NOSYNC: a commit flushes its pages once and does not wait for
+ * its meta page (LMDB's MDB_NOMETASYNC): one flush a commit instead of two.
+ * The store keeps its integrity on any file system: the pages a meta page
+ * points to are on disk before it is written, so a crash of the machine may
+ * undo the last commit, never half of one, and a crash of the process loses
+ * nothing. ads_db_sync, ads_bulk_end and ads_db_close make the last commit
+ * durable. For bulk loads. (Not MDB_NOSYNC: with it the kernel may write a
+ * meta page before the pages it points to, and LMDB keeps its integrity
+ * then only on file systems that preserve the order of writes.)
  *
  * Errors: ADS_ENOTFOUND (no store at dir and no ADS_DB_CREATE), ADS_EVERSION,
  * ADS_ECORRUPT, ADS_ESTORAGE, ADS_EIO, ADS_ENOMEM, ADS_EINVAL.
