@@ -997,6 +997,8 @@ int main(int argc, char **argv)
         failed = 1;
     if (bench_index(&cfg))
         failed = 1;
+    if (bench_commit(&cfg))
+        failed = 1;
     if (notes[0])
         printf("\n%s", notes);
     if (dir == tmpl) {

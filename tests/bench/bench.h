@@ -68,4 +68,8 @@ int bench_real(const config *cfg);
  * adstore's own full scan (bench_index.c). */
 int bench_index(const config *cfg);
 
+/* Durable single-record commits, P14: one thread and several, against
+ * SQLite WAL with synchronous=FULL (bench_commit.c). */
+int bench_commit(const config *cfg);
+
 #endif
