@@ -58,6 +58,10 @@
  * increment-keyed type skips at once past the greatest key it holds, so
  * only ordered and random keys could ever need more than two. */
 #define ADS_MAX_KEYGEN_TRIES 1000u
+/* Works of ads_db_write one group commit holds at most (the leader's
+ * included): writers that queue while a commit is under way share the next
+ * one; the cap bounds how long the first of them waits for the others. */
+#define ADS_GROUP_COMMIT_MAX 64u
 /* History rows a write removes from its record under HistoryRetention (the
  * rows that aged past the cut; a store that gained a retention catches up
  * over its next writes, or at once with PURGE HISTORY / adstore compact):

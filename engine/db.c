@@ -462,6 +462,7 @@ int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_option
     db->clock = *ads_clock_system();
     pthread_rwlock_init(&db->resize, NULL);
     pthread_mutex_init(&db->lock, NULL);
+    pthread_mutex_init(&db->group_lock, NULL);
 
     size_t map = opt && opt->map_size ? opt->map_size : MAP_SIZE_DEFAULT;
     if ((rc = mdb_env_create(&db->env))) {
@@ -506,6 +507,7 @@ fail:
         mdb_env_close(db->env);
     pthread_rwlock_destroy(&db->resize);
     pthread_mutex_destroy(&db->lock);
+    pthread_mutex_destroy(&db->group_lock);
     free(db);
     return rc;
 }
@@ -524,6 +526,7 @@ void ads_db_close(ads_db *db)
     free(db->hooks);
     pthread_rwlock_destroy(&db->resize);
     pthread_mutex_destroy(&db->lock);
+    pthread_mutex_destroy(&db->group_lock);
     free(db);
 }
 
@@ -564,9 +567,7 @@ double ads_db_now(ads_db *db)
 
 size_t ads_db_map_size(ads_db *db)
 {
-    MDB_envinfo info;
-    mdb_env_info(db->env, &info);
-    return info.me_mapsize;
+    return ads_db__map_size(db);
 }
 
 /* ---- map growth ---- */
@@ -607,15 +608,49 @@ static int ensure_room(ads_db *db, ads_error *err)
 {
     MDB_envinfo info;
     MDB_stat st;
+    pthread_rwlock_rdlock(&db->resize); /* another thread may be growing the map */
     mdb_env_info(db->env, &info);
     mdb_env_stat(db->env, &st);
+    pthread_rwlock_unlock(&db->resize);
     size_t used = (info.me_last_pgno + 1) * (size_t)st.ms_psize;
     if (used <= info.me_mapsize / 4 * 3)
         return 0;
     return resize(db, 0, false, err);
 }
 
+size_t ads_db__map_size(ads_db *db)
+{
+    MDB_envinfo info;
+    pthread_rwlock_rdlock(&db->resize);
+    mdb_env_info(db->env, &info);
+    pthread_rwlock_unlock(&db->resize);
+    return info.me_mapsize;
+}
+
+int ads_db__grow(ads_db *db, size_t seen, ads_error *err)
+{
+    return ads_db__map_size(db) > seen ? 0 : resize(db, 0, false, err);
+}
+
 /* ---- transactions ---- */
+
+static ads_txn *txn_alloc(ads_error *err)
+{
+    ads_txn *t = calloc(1, sizeof *t);
+    if (!t || !(t->arena = ads_arena_new())) {
+        free(t);
+        ads_error_set(err, ADS_ENOMEM, "beginning transaction: out of memory");
+        return NULL;
+    }
+    return t;
+}
+
+static void txn_started(ads_db *db)
+{
+    pthread_mutex_lock(&db->lock);
+    db->open_txns++;
+    pthread_mutex_unlock(&db->lock);
+}
 
 int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
 {
@@ -627,11 +662,9 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
         return ads_error_set(err, ADS_EREADONLY, "the store is open read-only");
     if (!readonly && (rc = ensure_room(db, err)))
         return rc;
-    ads_txn *t = calloc(1, sizeof *t);
-    if (!t || !(t->arena = ads_arena_new())) {
-        free(t);
-        return ads_error_set(err, ADS_ENOMEM, "beginning transaction: out of memory");
-    }
+    ads_txn *t = txn_alloc(err);
+    if (!t)
+        return ADS_ENOMEM;
     for (;;) {
         pthread_rwlock_rdlock(&db->resize);
         if (readonly) {
@@ -662,9 +695,27 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
     }
     t->db = db;
     t->readonly = readonly;
-    pthread_mutex_lock(&db->lock);
-    db->open_txns++;
-    pthread_mutex_unlock(&db->lock);
+    txn_started(db);
+    *out = t;
+    return 0;
+}
+
+int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, ads_error *err)
+{
+    ads_txn *t = txn_alloc(err);
+    if (!t)
+        return ADS_ENOMEM;
+    int rc = mdb_txn_begin(db->env, root, 0, &t->parent);
+    if (!rc && (rc = mdb_txn_begin(db->env, t->parent, 0, &t->txn)))
+        mdb_txn_abort(t->parent);
+    if (rc) {
+        ads_arena_free(t->arena);
+        free(t);
+        return lmdb_plain(err, rc, "beginning transaction");
+    }
+    t->db = db;
+    t->nested = true;
+    txn_started(db);
     *out = t;
     return 0;
 }
@@ -719,41 +770,34 @@ static int flush(ads_txn *t, ads_error *err)
 }
 
 /*
- * End a write transaction without its changes. The child is aborted (unless
- * LMDB already freed it); values handed out by generators stay handed out:
- * their state is committed in the parent, which still holds the write lock,
- * so no other writer can take them in between. Nothing else survives. If
- * that state cannot be kept (a full disk), the values may be handed out
- * again: ADS_EIO or ADS_ESTORAGE saying so.
+ * Drop the child's changes (aborting it unless LMDB already freed it) and
+ * keep the generator state in the parent, which stays open: values handed
+ * out stay handed out, as the parent still holds the write lock (or belongs
+ * to a group that does), so no other writer can take them in between.
+ * Nothing else survives. Returns 1 when the parent holds that state, 0 when
+ * there was none, or the error of writing it (message in e: the parent is
+ * then half written and must be aborted).
  */
-static int abandon(ads_txn *txn, bool child_alive, ads_error *err)
+static int drop_child(ads_txn *txn, bool child_alive, ads_error *e)
 {
     if (child_alive)
         mdb_txn_abort(txn->txn);
-    if (!txn->parent)
-        return 0;
-    bool keep = ads_seq__dirty(txn);
-    int rc = 0;
     txn->txn = txn->parent;
     txn->broken = false;
-    if (keep) {
-        ads_error e;
-        rc = ads_seq__flush(txn, &e);
-        if (rc) {
-            mdb_txn_abort(txn->parent);
-        } else if ((rc = mdb_txn_commit(txn->parent))) {
-            rc = lmdb_plain(&e, rc, "saving identifier state");
-        }
-        if (rc)
-            rc = ads_error_set(err, rc,
-                               "identifiers and sequence values the abandoned transaction handed "
-                               "out may be handed out again: %s",
-                               e.message);
-    } else {
-        mdb_txn_abort(txn->parent);
-    }
-    txn->parent = NULL;
-    return rc;
+    if (!ads_seq__dirty(txn))
+        return 0;
+    int rc = ads_seq__flush(txn, e);
+    return rc ? rc : 1;
+}
+
+/* What an abandoned transaction's caller is told (into out) when its
+ * generator state is lost (why: its message). */
+static int state_lost(ads_error *out, int rc, const ads_error *why)
+{
+    return ads_error_set(out, rc,
+                         "identifiers and sequence values the abandoned transaction handed out "
+                         "may be handed out again: %s",
+                         why->message);
 }
 
 /* The transaction failed with rc (message in err); abandoning it failed too
@@ -767,44 +811,108 @@ static int both(int rc, ads_error *err, int arc, const ads_error *e)
     return ads_error_set(err, rc, "%s; %s", first, e->message);
 }
 
-int ads_txn_commit(ads_txn *txn, ads_error *err)
+/*
+ * The work of write transaction txn is over. With commit (its owner asks to
+ * commit) and txn not broken, the transaction's state is flushed and its
+ * child committed into the parent: 0. Otherwise, or if that fails, the child
+ * is dropped (drop_child) and the transaction's error returned (none for a
+ * plain abort). Either way txn->txn is the parent after, still open: *keep
+ * says it holds something to commit (the work, or the generator state of
+ * dropped work), *bad that writing that state failed half way, so the parent
+ * must be aborted (the message says the values may be handed out again).
+ * err may be NULL (an abort: nobody to tell).
+ */
+int ads_txn__settle(ads_txn *txn, bool commit, bool *keep, bool *bad, ads_error *err)
 {
-    if (!txn)
-        return ads_error_set(err, ADS_EINVAL, "no transaction");
-    ads_db *db = txn->db;
-    ads_error e;
-    bool handed = ads_seq__dirty(txn); /* before flush writes it */
+    ads_error e, lost;
     int rc = 0;
-    if (txn->readonly) {
-        mdb_txn_abort(txn->txn);
-    } else if (txn->broken) {
+    bool child_alive = true;
+    *keep = *bad = false;
+    if (txn->broken) {
         rc = ads_error_set(err, txn->broken_rc ? txn->broken_rc : ADS_ESTORAGE,
                            "the transaction failed earlier and was abandoned");
-        rc = both(rc, err, abandon(txn, true, &e), &e);
-    } else if ((rc = flush(txn, err))) {
-        rc = both(rc, err, abandon(txn, true, &e), &e);
-    } else {
+    } else if (commit && !(rc = flush(txn, err))) {
         int mrc = mdb_txn_commit(txn->txn);
-        if (mrc) {
-            rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
-            rc = both(rc, err, abandon(txn, false, &e), &e);
-        } else if ((mrc = mdb_txn_commit(txn->parent))) {
-            rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
-            /* the generator state went with the rest */
-            if (handed)
-                rc = both(rc, err, ads_error_set(&e, rc, "identifiers and sequence values the "
-                                                         "transaction handed out may be handed "
-                                                         "out again"),
-                          &e);
+        if (!mrc) {
+            txn->txn = txn->parent;
+            *keep = true;
+            return 0;
         }
+        rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
+        child_alive = false;
     }
-    pthread_rwlock_unlock(&db->resize);
+    int drc = drop_child(txn, child_alive, &e);
+    if (drc == 1) {
+        *keep = true;
+    } else if (drc < 0) {
+        *bad = true;
+        if (rc)
+            rc = both(rc, err, state_lost(&lost, drc, &e), &lost);
+    }
+    return rc;
+}
+
+int ads_txn__root_failed(ads_txn *txn, int rc, bool handed, int mrc, ads_error *err)
+{
+    ads_error e, lost;
+    if (rc) /* abandoned work whose generator state was not saved */
+        return both(rc, err,
+                    state_lost(&lost, lmdb_plain(&e, mrc, "saving identifier state"), &e),
+                    &lost);
+    rc = ads_db__lmdb(txn, err, mrc, "committing transaction");
+    if (handed) /* the generator state went with the rest */
+        rc = both(rc, err,
+                  ads_error_set(&e, rc, "identifiers and sequence values the transaction handed "
+                                        "out may be handed out again"),
+                  &e);
+    return rc;
+}
+
+/*
+ * Commit or abort the parent of a settled transaction (its root), after
+ * ads_txn__settle returned rc, keep and bad; handed: the work handed out
+ * values (read before settling). A parent holding nothing is aborted, which
+ * writes nothing.
+ */
+static int end_root(ads_txn *txn, int rc, bool keep, bool bad, bool handed, ads_error *err)
+{
+    int mrc = 0;
+    if (keep && !bad)
+        mrc = mdb_txn_commit(txn->parent);
+    else
+        mdb_txn_abort(txn->parent);
+    txn->parent = NULL;
+    txn->txn = NULL;
+    return mrc ? ads_txn__root_failed(txn, rc, handed, mrc, err) : rc;
+}
+
+void ads_txn__end(ads_txn *txn, bool committed)
+{
+    ads_db *db = txn->db;
+    if (!txn->nested)
+        pthread_rwlock_unlock(&db->resize);
     txn_ended(db);
-    if (!rc && !txn->readonly) {
+    if (committed && !txn->readonly) {
         ads_attrs__commit(txn);
         ads_hooks__deliver(txn);
     }
     txn_free(txn);
+}
+
+int ads_txn_commit(ads_txn *txn, ads_error *err)
+{
+    if (!txn)
+        return ads_error_set(err, ADS_EINVAL, "no transaction");
+    int rc = 0;
+    if (txn->readonly) {
+        mdb_txn_abort(txn->txn);
+    } else {
+        bool handed = ads_seq__dirty(txn); /* before flush writes it */
+        bool keep, bad;
+        rc = ads_txn__settle(txn, true, &keep, &bad, err);
+        rc = end_root(txn, rc, keep, bad, handed, err);
+    }
+    ads_txn__end(txn, rc == 0);
     return rc;
 }
 
@@ -812,13 +920,15 @@ void ads_txn_abort(ads_txn *txn)
 {
     if (!txn)
         return;
-    if (txn->readonly)
+    if (txn->readonly) {
         mdb_txn_abort(txn->txn);
-    else
-        (void)abandon(txn, true, NULL); /* nobody to tell: see engine.h */
-    pthread_rwlock_unlock(&txn->db->resize);
-    txn_ended(txn->db);
-    txn_free(txn);
+    } else {
+        bool keep, bad;
+        /* nobody to tell: see engine.h */
+        int rc = ads_txn__settle(txn, false, &keep, &bad, NULL);
+        (void)end_root(txn, rc, keep, bad, false, NULL);
+    }
+    ads_txn__end(txn, false);
 }
 
 bool ads_txn_readonly(const ads_txn *txn)
@@ -829,34 +939,6 @@ bool ads_txn_readonly(const ads_txn *txn)
 ads_db *ads_txn_db(ads_txn *txn)
 {
     return txn->db;
-}
-
-int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)
-{
-    if (!db || !fn)
-        return ads_error_set(err, ADS_EINVAL, "no store or no work");
-    for (int attempt = 0;; attempt++) {
-        ads_txn *txn;
-        int rc = ads_txn_begin(&txn, db, 0, err);
-        if (rc)
-            return rc;
-        rc = fn(txn, ctx, err);
-        bool full = txn->broken && txn->broken_rc == ADS_EMAPFULL;
-        if (rc || full) {
-            ads_txn_abort(txn);
-            if (!full)
-                return rc;
-        } else {
-            rc = ads_txn_commit(txn, err);
-            if (rc != ADS_EMAPFULL)
-                return rc;
-        }
-        if (attempt >= 40)
-            return ads_error_set(err, ADS_EMAPFULL, "the store's map cannot grow any further");
-        if ((rc = resize(db, 0, false, err)))
-            return rc;
-        ads_error_clear(err);
-    }
 }
 
 int ads_db_read(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)

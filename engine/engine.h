@@ -204,6 +204,18 @@ typedef int (*ads_txn_fn)(ads_txn *txn, void *ctx, ads_error *err);
  * Run fn in a write transaction and commit it. If the map fills up at any
  * point, the transaction is abandoned, the map doubled and fn run again.
  * Returns fn's error (nothing committed), or a commit error, or 0.
+ *
+ * Group commit: callers that arrive while another's work or commit is under
+ * way wait, then share one LMDB transaction and one durable commit (at most
+ * ADS_GROUP_COMMIT_MAX works); a caller that finds none under way starts at
+ * once. Each fn runs in its caller's thread, in a transaction nested in the
+ * group's, one after another, seeing the works before it: a failing fn is
+ * rolled back alone and its caller gets its own error. Every caller returns
+ * only after the group's commit is durable (0), or with the error of that
+ * commit. A caller may so wait for the fns of callers ahead of it: fn must
+ * not wait for anything another thread holds around its own ads_db_write
+ * call. Explicit transactions (ads_txn_begin) are not grouped.
+ * docs/storage.md, "Durability and concurrency".
  */
 int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err);
 

@@ -211,6 +211,9 @@ typedef struct type_gen type_gen;
 /* Attribute names known to have Attribute records. */
 typedef struct attr_set attr_set;
 
+/* A writer in ads_db_write's queue (group.c). */
+typedef struct group_writer group_writer;
+
 typedef struct hook_entry {
     char *folded;
     ads_hooks hooks;
@@ -229,6 +232,11 @@ struct ads_db {
     attr_set *attrs;         /* known attribute names (one token's worth) */
     hook_entry *hooks;
     size_t nhooks;
+    /* group commit of ads_db_write (group.c) */
+    pthread_mutex_t group_lock; /* the fields below */
+    bool group_busy;            /* a leader is running a group */
+    group_writer *group_head, *group_tail; /* writers waiting, in arrival order */
+    MDB_txn *group_root;        /* the running group's root, for the member at work */
 };
 
 /* A pending counter change of one type within a transaction. */
@@ -253,6 +261,8 @@ struct ads_txn {
     MDB_txn *txn;    /* where reads and writes go: for a write, a child of parent */
     MDB_txn *parent; /* write transactions: holds what survives an abort */
     bool readonly;
+    bool nested;     /* a group member's: parent is nested in the group's root, and
+                        the transaction holds no resize lock (the root does) */
     bool broken;   /* a write failed after changing the store (map full, out of
                       memory half way): only abort is left, as LMDB's
                       MDB_TXN_ERROR */
@@ -305,6 +315,38 @@ struct ads_txn {
      * looked up before may list stale indexes (index.c looks it up again) */
     bool indexes_changed;
 };
+
+/* ---- write transactions, for group commit (db.c, group.c) ---- */
+
+/* Begin a write transaction whose parent is nested in root, the root
+ * transaction of a group that another thread holds while this one works
+ * (no map growth, no resize lock: the root has them). */
+int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, ads_error *err);
+
+/* The work of write transaction txn is over: with commit and txn not
+ * broken, its state is flushed and its child committed into its parent (0);
+ * otherwise, or if that fails, the child is dropped, the generator state
+ * kept in the parent, and the error returned. After, txn->txn is the parent,
+ * still open: *keep says it holds something to commit, *bad that it must be
+ * aborted (writing the kept state failed; the message says so). err may be
+ * NULL (an abort). */
+int ads_txn__settle(ads_txn *txn, bool commit, bool *keep, bool *bad, ads_error *err);
+
+/* The root holding txn's settled work (rc: what settling returned; handed:
+ * the work handed out values) failed to commit with LMDB code mrc: the
+ * error txn's owner gets. */
+int ads_txn__root_failed(ads_txn *txn, int rc, bool handed, int mrc, ads_error *err);
+
+/* txn's LMDB transactions are over (committed or not): release it and, if
+ * its work is durably committed, run what follows a commit (Attribute names
+ * learnt, after-commit hooks, in this thread); free it. */
+void ads_txn__end(ads_txn *txn, bool committed);
+
+/* The map size (under the resize lock, as growth changes it). */
+size_t ads_db__map_size(ads_db *db);
+/* A write found the map full when it was seen bytes: double it, unless
+ * another writer has grown it since. */
+int ads_db__grow(ads_db *db, size_t seen, ads_error *err);
 
 /* ---- shared helpers ---- */
 
