@@ -599,6 +599,8 @@ static int resize(ads_db *db, size_t want, bool adopt, ads_error *err)
     if (!adopt && size < info.me_mapsize) /* overflow */
         size = SIZE_MAX / 2;
     rc = mdb_env_set_mapsize(db->env, size);
+    if (!rc)
+        atomic_fetch_add_explicit(&db->grown, 1, memory_order_relaxed);
     pthread_rwlock_unlock(&db->resize);
     return rc ? lmdb_plain(err, rc, "resizing the store's map") : 0;
 }
@@ -627,9 +629,14 @@ size_t ads_db__map_size(ads_db *db)
     return info.me_mapsize;
 }
 
-int ads_db__grow(ads_db *db, size_t seen, ads_error *err)
+unsigned ads_db__grown(ads_db *db)
 {
-    return ads_db__map_size(db) > seen ? 0 : resize(db, 0, false, err);
+    return atomic_load_explicit(&db->grown, memory_order_relaxed);
+}
+
+int ads_db__grow(ads_db *db, unsigned seen, ads_error *err)
+{
+    return ads_db__grown(db) != seen ? 0 : resize(db, 0, false, err);
 }
 
 /* ---- transactions ---- */

@@ -21,6 +21,7 @@
 
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "base/buf.h"
 #include "engine/engine.h"
@@ -226,6 +227,7 @@ struct ads_db {
     int flags;
     ads_clock clock;
     pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
+    atomic_uint grown;       /* times this handle changed the map's size */
     pthread_mutex_t lock;    /* the caches below, and open_txns */
     size_t open_txns;        /* transactions begun and not yet ended */
     type_gen *gens;          /* list of type generations */
@@ -344,9 +346,11 @@ void ads_txn__end(ads_txn *txn, bool committed);
 
 /* The map size (under the resize lock, as growth changes it). */
 size_t ads_db__map_size(ads_db *db);
-/* A write found the map full when it was seen bytes: double it, unless
- * another writer has grown it since. */
-int ads_db__grow(ads_db *db, size_t seen, ads_error *err);
+/* How many times the map's size changed through db (to read before a write). */
+unsigned ads_db__grown(ads_db *db);
+/* A write found the map full after reading ads_db__grown as seen: double
+ * the map, unless another writer has changed it since. */
+int ads_db__grow(ads_db *db, unsigned seen, ads_error *err);
 
 /* ---- shared helpers ---- */
 

@@ -227,7 +227,7 @@ int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err)
     if (!db || !fn)
         return ads_error_set(err, ADS_EINVAL, "no store or no work");
     for (int attempt = 0;; attempt++) {
-        size_t seen = ads_db__map_size(db);
+        unsigned seen = ads_db__grown(db);
         group_writer m = {.fn = fn, .ctx = ctx, .err = err, .state = GM_QUEUED};
         pthread_cond_init(&m.cond, NULL);
         write_once(db, &m);
