@@ -212,9 +212,9 @@ typedef int (*ads_txn_fn)(ads_txn *txn, void *ctx, ads_error *err);
  * group's, one after another, seeing the works before it: a failing fn is
  * rolled back alone and its caller gets its own error. Every caller returns
  * only after the group's commit is durable (0), or with the error of that
- * commit. A caller may so wait for the fns of callers ahead of it: fn must
- * not wait for anything another thread holds around its own ads_db_write
- * call. Explicit transactions (ads_txn_begin) are not grouped.
+ * commit. A caller so waits for the fns of the other callers of its group:
+ * fn must not wait for anything another thread holds around its own
+ * ads_db_write call. Explicit transactions (ads_txn_begin) are not grouped.
  * docs/storage.md, "Durability and concurrency".
  */
 int ads_db_write(ads_db *db, ads_txn_fn fn, void *ctx, ads_error *err);
