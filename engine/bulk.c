@@ -18,6 +18,10 @@
  * or a type with hooks. A failing sorted batch is run again in input order,
  * so the record reported is the first bad one as the input has them.
  *
+ * Index entries: the batch's rows queue their index entry changes
+ * (txn->ixq), written sorted at the end of the batch in its transaction
+ * (index_queue.c), before on_batch runs.
+ *
  * Backfill: every record must carry _Timestamp (in a form store.c's
  * ads_store__timestamp reads: an AbsTime, epoch seconds or ISO text). The
  * batch's time range is the range of its records' seconds; it opens one
@@ -347,6 +351,7 @@ struct ads_bulk {
     ads_buf keys;           /* their record keys, back to back (batch_order) */
     size_t *key_ends;       /* where each row's key ends in keys */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
+    ads_ixq *ixq;             /* a batch's index entries (index_queue.c) */
     size_t n, cap;
     uint64_t committed, added;
     uint64_t unchanged; /* committed records that appended no row */
@@ -370,8 +375,10 @@ int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_
         b->opt.batch = BATCH_DEFAULT;
     b->failed = UINT64_MAX;
     b->offs = malloc(sizeof *b->offs);
-    if (!b->offs || ads_msgpack_order_new(&b->names, NULL)) {
+    b->ixq = ads_ixq__new();
+    if (!b->offs || !b->ixq || ads_msgpack_order_new(&b->names, NULL)) {
         free(b->offs);
+        ads_ixq__free(b->ixq);
         free(b);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
@@ -632,6 +639,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         (rc = batch_order(b->order, &run->sorted, &typed, &keyed, txn, b, a, err)))
         goto cleanup;
     type_memo m = {NULL, "", 0};
+    ads_ixq__reset(b->ixq); /* the batch may run again after the map grows */
+    txn->ixq = b->ixq;
     for (size_t k = 0; k < b->n; k++) {
         size_t i = run->sorted ? b->order[k] : k;
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
@@ -692,9 +701,13 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             goto cleanup;
         }
     }
+    if ((rc = ads_index__flush(txn, err)))
+        goto cleanup;
+    txn->ixq = NULL;
     if (b->opt.on_batch && (rc = b->opt.on_batch(b->opt.ctx, txn, &info, err)))
         goto cleanup;
 cleanup:
+    txn->ixq = NULL;
     ads_backfill_end(txn->backfill);
     txn->backfill = NULL;
     ads_arena_free(a);
@@ -881,6 +894,7 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->key_ends);
     ads_buf_free(&b->keys);
     ads_msgpack_order_free(b->names);
+    ads_ixq__free(b->ixq);
     free(b);
     return rc;
 }

@@ -316,6 +316,9 @@ struct ads_txn {
     /* an index was declared or dropped in this transaction: a type a caller
      * looked up before may list stale indexes (index.c looks it up again) */
     bool indexes_changed;
+    /* a bulk batch's index entries, queued until ads_index__flush (NULL:
+     * entries are written as rows are) */
+    struct ads_ixq *ixq;
 };
 
 /* ---- write transactions, for group commit (db.c, group.c) ---- */
@@ -569,6 +572,21 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
  * Indexed that is not a boolean, a built-in type or a timeline attribute. */
 int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
                         const unsigned char *now, size_t nlen, ads_error *err);
+/* A queue of index entry changes (index_queue.c): a bulk batch sets
+ * txn->ixq, ads_index__row queues into it, and ads_index__flush writes the
+ * queue in key order. Everything that reads the index table or changes it
+ * directly flushes first, so the queue is never seen. */
+typedef struct ads_ixq ads_ixq;
+ads_ixq *ads_ixq__new(void);
+void ads_ixq__free(ads_ixq *q);
+/* Forget what q holds (a batch run again). */
+void ads_ixq__reset(ads_ixq *q);
+/* Queue a put of entry key (off: where its record key starts) or a delete. */
+int ads_ixq__add(ads_ixq *q, bool put, const unsigned char *key, size_t len, uint16_t off,
+                 ads_error *err);
+/* Write txn's queued entries, sorted, through one cursor; the queue is
+ * empty after, failed or not. 0 when there is no queue. */
+int ads_index__flush(ads_txn *txn, ads_error *err);
 /* Rebuild every registered index from the rows (restore). */
 int ads_index__rebuild_all(ads_txn *txn, ads_error *err);
 /* Walks of an index (an ads_scan over spans: scan.c wraps them). */

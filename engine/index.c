@@ -20,7 +20,8 @@
  * id) says which indexes exist; each type carries its indexes (types.c loads
  * them with the type, and a change of the registry moves the types token).
  * Entries are written in the transaction that writes the row (store.c calls
- * ads_index__row for every change of a latest row); declaring builds the
+ * ads_index__row for every change of a latest row; a bulk batch queues them
+ * and writes them sorted at its end, index_queue.c); declaring builds the
  * index over the type's records in the declaring transaction, so a crash
  * leaves either no index or all of it.
  */
@@ -174,6 +175,13 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
         }
         if (old && now && ok.len == nk.len && memcmp(ok.p, nk.p, ok.len) == 0)
             continue;
+        if (txn->ixq) { /* a bulk batch: written at its end (index_queue.c) */
+            if (old)
+                rc = ads_ixq__add(txn->ixq, false, (const unsigned char *)ok.p, ok.len, 0, err);
+            if (!rc && now)
+                rc = ads_ixq__add(txn->ixq, true, (const unsigned char *)nk.p, nk.len, noff, err);
+            continue;
+        }
         if (old) {
             rc = ads_db__del(txn, txn->db->index, ok.p, ok.len, err);
             if (rc == ADS_ENOTFOUND)
@@ -387,6 +395,9 @@ int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
         rc = is;
     if (rc || was == is)
         goto out;
+    /* building and dropping write the index table directly */
+    if ((rc = ads_index__flush(txn, err)))
+        goto out;
     const unsigned char *row = now ? now : old;
     size_t rlen = now ? nlen : olen;
     ads_value ft, fn;
@@ -415,7 +426,10 @@ out:
 int ads_index__rebuild_all(ads_txn *txn, ads_error *err)
 {
     MDB_cursor *c;
-    int rc = mdb_cursor_open(txn->txn, txn->db->meta, &c);
+    int rc = ads_index__flush(txn, err);
+    if (rc)
+        return rc;
+    rc = mdb_cursor_open(txn->txn, txn->db->meta, &c);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "rebuilding indexes");
     size_t plen = sizeof ADS_META_INDEX_PREFIX - 1;

@@ -369,6 +369,9 @@ int ads_index_span_count(uint64_t *out, ads_txn *txn, ads_index_span *s, uint64_
 {
     if (!out || !txn || !s)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    int rc = ads_index__flush(txn, err); /* a bulk batch's hook may count */
+    if (rc)
+        return rc;
     count_check(s, txn);
     if (s->cnt_done || s->counted >= cap) {
         *out = s->counted < cap ? s->counted : cap;
@@ -377,7 +380,7 @@ int ads_index_span_count(uint64_t *out, ads_txn *txn, ads_index_span *s, uint64_
     if (!s->cnt_key && !(s->cnt_key = ads_arena_alloc(s->a, ADS_INDEX_KEY_MAX + 1)))
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     ix_walk w = {NULL, s->cnt_range, false, s->cnt_klen ? s->cnt_key : NULL, s->cnt_klen};
-    int rc = mdb_cursor_open(txn->txn, txn->db->index, &w.c);
+    rc = mdb_cursor_open(txn->txn, txn->db->index, &w.c);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "reading an index");
     MDB_val k, v;
@@ -479,6 +482,9 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
     for (size_t i = 0; i < n; i++)
         if (!spans[i] || spans[i]->type->id != t->id)
             return ads_error_set(err, ADS_EINVAL, "an index span of another type");
+    int rc = ads_index__flush(txn, err); /* a bulk batch's hook may query */
+    if (rc)
+        return rc;
     ads_index_walk *iw = calloc(1, sizeof *iw);
     ads_index_span **sp = calloc(n, sizeof *sp);
     if (!iw || !sp || !(iw->arena = ads_arena_new())) {
@@ -494,7 +500,7 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
     iw->where = where;
     iw->flags = flags;
     iw->collect = !txn->readonly;
-    int rc = mdb_cursor_open(txn->txn, txn->db->index, &iw->w.c);
+    rc = mdb_cursor_open(txn->txn, txn->db->index, &iw->w.c);
     if (rc) {
         ads_index__walk_close(iw);
         return ads_db__lmdb(txn, err, rc, "reading an index");

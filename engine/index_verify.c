@@ -217,8 +217,11 @@ int ads_index__verify(ads_txn *txn, void (*report)(void *ctx, const char *proble
 {
     if (!txn->db->index)
         return 0; /* a store from before indexes, opened read-only */
+    int rc = ads_index__flush(txn, err);
+    if (rc)
+        return rc;
     ix_list l;
-    int rc = registered(&l, txn, err);
+    rc = registered(&l, txn, err);
     ads_arena *a = ads_arena_new();
     ads_buf b = ADS_BUF_INIT;
     if (!rc && !a)

@@ -472,6 +472,161 @@ static void index__killed_mid_declaration_leaves_store_usable(void **state)
     ads_arena_free(a);
 }
 
+/* The index table of the (closed) store at path: every entry as hex
+ * "key=value" lines, malloc'd; *n the number of entries. */
+static char *index_dump(const char *path, size_t *n)
+{
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    ads_buf b = ADS_BUF_INIT;
+    assert_int_equal(mdb_env_create(&env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(env, 16), 0);
+    assert_int_equal(mdb_env_open(env, path, MDB_RDONLY, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, MDB_RDONLY, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "index", 0, &dbi), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    *n = 0;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        char hex[4];
+        for (size_t i = 0; i < k.mv_size; i++) {
+            snprintf(hex, sizeof hex, "%02x", ((const unsigned char *)k.mv_data)[i]);
+            ads_buf_add(&b, hex, 2);
+        }
+        ads_buf_addc(&b, '=');
+        for (size_t i = 0; i < v.mv_size; i++) {
+            snprintf(hex, sizeof hex, "%02x", ((const unsigned char *)v.mv_data)[i]);
+            ads_buf_add(&b, hex, 2);
+        }
+        ads_buf_addc(&b, '\n');
+        (*n)++;
+    }
+    mdb_cursor_close(c);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
+/* The i-th record of a load over 40 Ids: new records, updates, indexed
+ * values of every kind (strings in two cases, numbers as int and real,
+ * booleans, undefined, an expression), deletes; the first ones change one
+ * record's Owner twice and another's back and forth. */
+static void load_record(char *out, size_t cap, unsigned i, uint64_t *rnd)
+{
+    static const char *fixed[] = {
+        "[ AdType = \"Job\"; Id = 5; Owner = \"amy\" ]",
+        "[ AdType = \"Job\"; Id = 6; Owner = \"xi\"; Status = 1 ]",
+        "[ AdType = \"Job\"; Id = 5; Owner = \"bo\" ]",
+        "[ AdType = \"Job\"; Id = 6; Owner = \"yu\" ]",
+        "[ AdType = \"Job\"; Id = 5; Owner = \"AMY\" ]",
+        "[ AdType = \"Job\"; Id = 6; Owner = \"zed\"; Status = 2.0 ]",
+        "[ AdType = \"Job\"; Id = 7; _Deleted = true ]",
+        "[ AdType = \"Job\"; Id = 8; Owner = undefined; Status = undefined ]",
+        "[ AdType = \"Job\"; Id = 9; Status = Id * 2 ]",
+        "[ AdType = \"Job\"; Id = 7; Owner = \"back\" ]",
+    };
+    if (i < sizeof fixed / sizeof fixed[0]) {
+        snprintf(out, cap, "%s", fixed[i]);
+        return;
+    }
+    static const char *values[] = {"\"amy\"", "\"Amy\"", "\"bo\"", "1",     "1.0",
+                                   "2",       "true",    "undefined", "\"\"", "Id + 1"};
+    *rnd = *rnd * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned id = (unsigned)(*rnd >> 33) % 40;
+    unsigned what = (unsigned)(*rnd >> 45) % 16;
+    unsigned vo = (unsigned)(*rnd >> 50) % 10;
+    unsigned vs = (unsigned)(*rnd >> 55) % 10;
+    if (what == 0)
+        snprintf(out, cap, "[ AdType = \"Job\"; Id = %u; _Deleted = true ]", id);
+    else if (what < 6)
+        snprintf(out, cap, "[ AdType = \"Job\"; Id = %u; Owner = %s ]", id, values[vo]);
+    else if (what < 10)
+        snprintf(out, cap, "[ AdType = \"Job\"; Id = %u; Status = %s; QDate = %u ]", id,
+                 values[vs], 1000 + i);
+    else
+        snprintf(out, cap, "[ AdType = \"Job\"; Id = %u; Owner = %s; Status = %s; QDate = %u ]",
+                 id, values[vo], values[vs], 2000 - i);
+}
+
+/* A bulk load (batches of 64 records: records stored several times in one
+ * batch, values changed twice, deletes, undefined values, an index
+ * declared and another dropped and declared again on the way, in batches
+ * stored in key order and as they came) leaves exactly the index table
+ * that storing the same records one by one does. */
+static void index__bulk_load_leaves_the_index_of_row_by_row(void **state)
+{
+    (void)state;
+    tstore one;
+    ads_db *odb = ts_open(&one, T0);
+    ts_declare(odb, "Job", "Id", NULL);
+    ads_db *dbs[2] = {odb, db};
+    for (int d = 0; d < 2; d++) {
+        ads_db *keep = db;
+        db = dbs[d];
+        ts_declare(db, "Event", "", "AutoGenerateKey = true;");
+        index_on("Owner", "true");
+        index_on("Status", "true");
+        for (int i = 0; i < 40; i += 3) {
+            char text[200];
+            snprintf(text, sizeof text,
+                     "[ AdType = \"Job\"; Id = %d; Owner = \"u%d\"; Status = %d; QDate = %d ]", i,
+                     i % 4, i % 3, 500 + i);
+            store_ok(text);
+        }
+        db = keep;
+    }
+    ads_bulk_options opt = ADS_BULK_OPTIONS_INIT;
+    opt.batch = 64;
+    ads_bulk *b;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    uint64_t rnd = 42;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    for (unsigned i = 0; i < 600; i++) {
+        char text[300];
+        const ads_record *rec;
+        if (i == 150)
+            snprintf(text, sizeof text, "[ AdType = \"Attribute\"; ForType = \"Job\"; "
+                                        "ForName = \"QDate\"; Indexed = true ]");
+        else if (i == 290 || i == 325) /* a generated key: the batch is stored as it came, so
+                                           Status is dropped after its rows queued entries */
+            snprintf(text, sizeof text, "[ AdType = \"Event\"; What = %u ]", i);
+        else if (i == 300 || i == 330)
+            snprintf(text, sizeof text, "[ AdType = \"Attribute\"; ForType = \"Job\"; "
+                     "ForName = \"Status\"; Indexed = %s ]", i == 300 ? "false" : "true");
+        else
+            load_record(text, sizeof text, i, &rnd);
+        if (ts_store(odb, &err, text))
+            fail_msg("store %s: %s", text, err.message);
+        assert_int_equal(ads_record_parse(&rec, a, text, strlen(text), &err), 0);
+        if (ads_bulk_add(b, rec, &err))
+            fail_msg("bulk %s: %s", text, err.message);
+        if ((i & 63) == 63)
+            ads_arena_reset(a);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(ts_verify(odb), 0);
+    assert_int_equal(ts_verify(db), 0);
+    ts_reopen_close(&one);
+    ts_reopen_close(&ts);
+    size_t n_one, n_bulk;
+    char *want = index_dump(one.path, &n_one);
+    char *got = index_dump(ts.path, &n_bulk);
+    assert_int_equal(n_bulk, n_one);
+    assert_int_equal(n_one, 3 * 40); /* Owner, Status and QDate: an entry per record */
+    assert_string_equal(got, want);
+    free(want);
+    free(got);
+    db = ts_reopen(&ts);
+    ts_close(&one);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +638,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__backup_and_compact_keep_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__bulk_load_leaves_the_index_of_row_by_row, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(index__killed_mid_declaration_leaves_store_usable, setup,
                                         teardown),
     };
