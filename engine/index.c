@@ -97,16 +97,14 @@ int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, a
 
 /* ---- entries ---- */
 
-void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
-                        size_t len, ads_arena *a)
+/* ads_index__value of a row already in view mv (NULL: the row is not a
+ * readable map). */
+static void value_in(ads_buf *b, ads_msgpack_view *mv, const char *name, size_t len)
 {
-    ads_msgpack_view mv;
     ads_value v;
     const ads_expr *e = NULL;
     size_t start = b->len;
-    int rc = ads_msgpack_view_init(&mv, data, dlen, a, NULL);
-    if (!rc)
-        rc = ads_msgpack_view_lookup(&v, &e, &mv, name, len, NULL);
+    int rc = mv ? ads_msgpack_view_lookup(&v, &e, mv, name, len, NULL) : -1;
     if (rc < 0 || e) {
         ads_buf_addc(b, IX_OTHER);
         return;
@@ -121,22 +119,39 @@ void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const 
     }
 }
 
-/* The entry of index ix for the row data of the record stored under skey:
- * into b, with *off where the stored key's rest starts. */
-static void entry_key(ads_buf *b, const index_def *ix, const unsigned char *data, size_t dlen,
-                      const unsigned char *skey, size_t slen, uint16_t *off, ads_arena *a)
+void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
+                      size_t len, ads_arena *a)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, data, dlen, a, NULL);
+    value_in(b, rc ? NULL : &mv, name, len);
+}
+
+/* The entry of index ix for the row in view mv (NULL: unreadable) of the
+ * record stored under skey: into b, with *off where the stored key's rest
+ * starts. */
+static void entry_key(ads_buf *b, const index_def *ix, ads_msgpack_view *mv,
+                      const unsigned char *skey, size_t slen, uint16_t *off)
 {
     unsigned char id[4];
     ads_index__be32(id, ix->id);
     ads_buf_clear(b);
     ads_buf_add(b, id, 4);
-    ads_index__value(b, data, dlen, ix->name, ix->len, a);
+    value_in(b, mv, ix->name, ix->len);
     if (b->len + (slen - 4) > ADS_INDEX_KEY_MAX) {
         b->len = 4;
         ads_buf_addc(b, IX_OTHER);
     }
     *off = (uint16_t)b->len;
     ads_buf_add(b, skey + 4, slen - 4);
+}
+
+/* The view of row data (len dlen) in *mv: mv, or NULL when the row is not a
+ * readable map (every value of it is then IX_OTHER). */
+static ads_msgpack_view *view_of(ads_msgpack_view *mv, const unsigned char *data, size_t dlen,
+                                 ads_arena *a)
+{
+    return ads_msgpack_view_init(mv, data, dlen, a, NULL) ? NULL : mv;
 }
 
 static int put_entry(ads_txn *txn, const ads_buf *k, uint16_t off, ads_error *err)
@@ -161,14 +176,19 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
     ads_arena *a = scratch ? scratch : ads_arena_new();
     ads_buf ok = ADS_BUF_INIT, nk = ADS_BUF_INIT;
     int rc = a ? 0 : ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ads_msgpack_view omv, nmv, *ov = NULL, *nv = NULL;
+    if (!rc && old)
+        ov = view_of(&omv, old, olen, a);
+    if (!rc && now)
+        nv = view_of(&nmv, now, nlen, a);
     for (size_t i = 0; i < t->nindexes && !rc; i++) {
         uint16_t ooff = 0, noff = 0;
         ads_buf_clear(&ok);
         ads_buf_clear(&nk);
         if (old)
-            entry_key(&ok, &t->indexes[i], old, olen, skey, slen, &ooff, a);
+            entry_key(&ok, &t->indexes[i], ov, skey, slen, &ooff);
         if (now)
-            entry_key(&nk, &t->indexes[i], now, nlen, skey, slen, &noff, a);
+            entry_key(&nk, &t->indexes[i], nv, skey, slen, &noff);
         if (ok.failed || nk.failed) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             break;
@@ -223,7 +243,8 @@ static int build(ads_txn *txn, const ads_type *t, const index_def *ix, ads_error
                                  err)))
             break;
         uint16_t off;
-        entry_key(&k, ix, env.data, env.len, mk.mv_data, mk.mv_size, &off, a);
+        ads_msgpack_view rv;
+        entry_key(&k, ix, view_of(&rv, env.data, env.len, a), mk.mv_data, mk.mv_size, &off);
         if (k.failed)
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         else

@@ -114,7 +114,7 @@ static inline bool op_less(const ixq_op *x, const ixq_op *y, const unsigned char
 
 /* Sort a[0..n) (tmp: room for n): insertion sort of runs of 16, then
  * merges of runs, each skipped when its halves are already in order. */
-static void sort_ops(ixq_op *a, ixq_op *tmp, size_t n, const unsigned char *keys)
+static void merge_sort(ixq_op *a, ixq_op *tmp, size_t n, const unsigned char *keys)
 {
     enum { RUN = 16 };
     for (size_t lo = 0; lo < n; lo += RUN) {
@@ -150,6 +150,45 @@ static void sort_ops(ixq_op *a, ixq_op *tmp, size_t n, const unsigned char *keys
     }
     if (src != a)
         memcpy(a, src, n * sizeof *a);
+}
+
+/* Sort a[0..n) by key, then order queued (tmp: room for n). A stable
+ * radix sort by head (a byte that all heads share costs one count), then
+ * each run of one head is checked and merge-sorted if out of order: the
+ * keys of one index value mostly come queued in record key order already,
+ * as the batch's rows were stored. */
+static void sort_ops(ixq_op *a, ixq_op *tmp, size_t n, const unsigned char *keys)
+{
+    if (n < 2)
+        return;
+    ixq_op *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < 64; shift += 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(src[i].head >> shift) & 255]++;
+        if (count[(src[0].head >> shift) & 255] == n)
+            continue;
+        for (size_t b = 0, pos = 0; b < 256; b++) {
+            size_t c = count[b];
+            count[b] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i].head >> shift) & 255]++] = src[i];
+        ixq_op *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, n * sizeof *a);
+    for (size_t lo = 0, hi; lo < n; lo = hi) {
+        bool sorted = true;
+        for (hi = lo + 1; hi < n && a[hi].head == a[lo].head; hi++)
+            if (sorted && !op_less(&a[hi - 1], &a[hi], keys))
+                sorted = false;
+        if (!sorted)
+            merge_sort(a + lo, tmp, hi - lo, keys);
+    }
 }
 
 /* Write the last change of each key, in key order, through cursor c. */
