@@ -316,6 +316,23 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
     return 0;
 }
 
+/* What a write that appended nothing tells its caller: the row in effect
+ * (kept) stays, under the record key full. */
+static void unchanged_info(ads_write_info *info, const ads_type *t, bool latest,
+                           const row_env *kept, const ads_buf *full)
+{
+    if (!info)
+        return;
+    info->type = t;
+    info->created = false;
+    info->latest = latest;
+    info->changed = false;
+    info->ts = kept->ts;
+    info->systime_us = kept->systs;
+    info->key = (const unsigned char *)full->p;
+    info->key_len = full->len;
+}
+
 /* Whether a merging write of the given row at ts changes nothing, seen
  * without merging: the latest row (lv, not deleted, dated at or before ts)
  * holds exactly the given attributes other than the timeline ones, byte for
@@ -624,16 +641,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     if (found && r->merge && !ne && !deleted && !t->keep_unchanged &&
         quick_unchanged(&latest, &mv, &gi, &lv, skey, slen, ts, has_ts, a)) {
         /* the common case of a snapshot: the record as it was */
-        if (info) {
-            info->type = t;
-            info->created = false;
-            info->latest = true;
-            info->changed = false;
-            info->ts = latest.ts;
-            info->systime_us = latest.systs;
-            info->key = (const unsigned char *)full->p;
-            info->key_len = full->len;
-        }
+        unchanged_info(info, t, true, &latest, full);
         rc = 0;
         goto cleanup;
     }
@@ -700,16 +708,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
      * or the store would lose it. */
     if (bdata && !t->keep_unchanged && deleted == base_deleted && nlen == blen &&
         memcmp(ndata, bdata, nlen) == 0) {
-        if (info) {
-            info->type = t;
-            info->created = false;
-            info->latest = to_latest;
-            info->changed = false;
-            info->ts = base_env.ts;
-            info->systime_us = base_env.systs;
-            info->key = (const unsigned char *)full->p;
-            info->key_len = full->len;
-        }
+        unchanged_info(info, t, to_latest, &base_env, full);
         rc = 0;
         goto cleanup;
     }
