@@ -84,6 +84,9 @@
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510
+/* Attribute names a store's name table holds (engine/names.c): rows whose
+ * names do not all fit keep them as strings. */
+#define ADS_NAMES_MAX (1u << 20)
 /* Application metadata (ads_txn_meta_put): key and value bytes. */
 #define ADS_META_KEY_MAX 200
 #define ADS_META_VALUE_MAX (64u * 1024u)

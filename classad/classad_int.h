@@ -273,6 +273,7 @@ static inline int ads_msgpack__name_cmp(const unsigned char *a, size_t alen,
  * their lookup with an index hint as for ads_record__find_hinted (only
  * stored when the name is found; hint NULL: none). */
 struct ads_msgpack_view;
+struct ads_msgpack_names;
 extern const ads_view_ops ads_msgpack__view_ops;
 int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, struct ads_msgpack_view *mv,
                         const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
@@ -281,6 +282,8 @@ int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, struct ads_msgp
  * (what ads_msgpack__lookup would give then); 0: ask ads_msgpack__lookup. */
 int ads_msgpack__quick(ads_value *value, const struct ads_msgpack_view *mv, const char *name,
                        size_t len, uint32_t hint);
+
+#include "classad/msgpack_int.h"
 
 /* Case-insensitive (ASCII) comparison of two names. */
 bool ads_name__eq(const char *a, size_t alen, const char *b, size_t blen);

@@ -86,6 +86,7 @@ typedef struct rd {
     ads_arena *tmp;    /* check mode: a scratch arena for expression texts */
     unsigned flags;
     bool scalar_only;  /* the view's fast path: stop at anything needing an arena */
+    const ads_msgpack_names *names; /* rows with attribute ids: their names */
     ads_error *err;
 } rd;
 
@@ -183,6 +184,41 @@ static int read_str_head(rd *r, const unsigned char *at, unsigned t, size_t *len
     if ((size_t)(r->end - r->p) < *len)
         return corrupt(r, at, "string of %zu bytes runs past the end (%zu bytes left)", *len,
                        (size_t)(r->end - r->p));
+    return 0;
+}
+
+/* An attribute id (a row's key in a row with ids) at p, left bytes there:
+ * its header length (1, 2, 3 or 5) with *id, or 0 for anything that is not
+ * an unsigned integer of 32 bits at most; *canonical tells whether it is in
+ * its shortest form. */
+static inline unsigned id_head(const unsigned char *p, size_t left, uint64_t *id,
+                               bool *canonical)
+{
+    if (!left)
+        return 0;
+    unsigned t = p[0];
+    if (t <= 0x7f) {
+        *id = t;
+        *canonical = true;
+        return 1;
+    }
+    unsigned w = t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : 0;
+    if (!w || left - 1 < w)
+        return 0;
+    *id = get_be(p + 1, w);
+    *canonical = *id >= (w == 1 ? 0x80u : w == 2 ? 0x100u : 0x10000u);
+    return 1 + w;
+}
+
+/* The name of attribute id through the row's name table. */
+static int id_name(rd *r, const unsigned char *at, uint64_t id, ads_str *out)
+{
+    ads_error e;
+    if (r->names->name(r->names, id, out, &e))
+        return corrupt(r, at, "attribute id %llu is not in the store's name table",
+                       (unsigned long long)id);
+    if (out->len == 0)
+        return corrupt(r, at, "attribute id %llu names an empty name", (unsigned long long)id);
     return 0;
 }
 
@@ -354,6 +390,7 @@ typedef struct row_index {
     const unsigned char *index;
     unsigned width;
     const unsigned char *body;
+    bool ids; /* keys are attribute ids (r->names names them) */
 } row_index;
 
 /* The n entries of a map whose header (at at) was just read; the map is at
@@ -364,8 +401,9 @@ static int read_map(rd *r, const unsigned char *at, size_t n, int depth, item *o
     int rc;
     if (depth + 1 > ADS_MAX_DEPTH)
         return corrupt(r, at, "containers nested deeper than %d levels", ADS_MAX_DEPTH);
-    /* each entry takes at least 3 bytes: a non-empty key and a value */
-    if (n > (size_t)(r->end - r->p) / 3)
+    /* each entry takes at least 3 bytes: a non-empty key and a value (2
+     * with attribute ids for keys) */
+    if (n > (size_t)(r->end - r->p) / (ix && ix->ids ? 2 : 3))
         return corrupt(r, at, "map of %zu entries cannot fit in the %zu bytes left", n,
                        (size_t)(r->end - r->p));
     ads_str *names = NULL;
@@ -394,22 +432,44 @@ static int read_map(rd *r, const unsigned char *at, size_t n, int depth, item *o
         }
         if ((rc = need(r, key_at, 1)))
             return rc;
-        unsigned t = *r->p++;
         size_t klen;
-        if ((rc = read_str_head(r, key_at, t, &klen)))
-            return rc;
-        if (klen == 0)
-            return corrupt(r, key_at, "empty attribute name");
-        const unsigned char *key = r->p;
+        const unsigned char *key;
+        const char *name;
+        if (ix && ix->ids) {
+            uint64_t id;
+            bool canon;
+            unsigned hl = id_head(r->p, (size_t)(r->end - r->p), &id, &canon);
+            if (!hl)
+                return corrupt(r, key_at, "expected an attribute id, found byte 0x%02x", *r->p);
+            if (!canon)
+                return corrupt(r, key_at, "attribute id %llu not in its shortest form",
+                               (unsigned long long)id);
+            r->p += hl;
+            ads_str nm;
+            if ((rc = id_name(r, key_at, id, &nm)))
+                return rc;
+            key = (const unsigned char *)nm.p;
+            klen = nm.len;
+            name = nm.p;
+            if (r->arena && (r->flags & ADS_MSGPACK_COPY) &&
+                !(name = ads_arena_strndup(r->arena, nm.p, nm.len)))
+                return oom(r);
+        } else {
+            unsigned t = *r->p++;
+            if ((rc = read_str_head(r, key_at, t, &klen)))
+                return rc;
+            if (klen == 0)
+                return corrupt(r, key_at, "empty attribute name");
+            key = r->p;
+            if ((rc = take_bytes(r, klen, &name)))
+                return rc;
+        }
         if (prev && ads_msgpack__name_cmp(prev, prev_len, key, klen) >= 0)
             return corrupt(r, key_at,
                            "attribute '%.*s' is out of order or repeats a name (ignoring case)",
                            (int)(klen > 60 ? 60 : klen), (const char *)key);
         prev = key;
         prev_len = klen;
-        const char *name;
-        if ((rc = take_bytes(r, klen, &name)))
-            return rc;
         item it;
         if ((rc = read_item(r, depth + 1, &it)))
             return rc;
@@ -748,11 +808,17 @@ static int read_row_head(rd *r, row_head *h)
     if (plen < 2)
         return corrupt(r, ext_at, "row header of %zu bytes (at least 2)", plen);
     const unsigned char *q = r->p;
-    if (q[0] != ADS_MSGPACK_VERSION)
+    if (q[0] == ADS_MSGPACK_VERSION_IDS && !r->names)
+        return ads_error_set(r->err, ADS_EVERSION,
+                             "msgpack: a row of format version %d (attribute ids) is read "
+                             "through its store's name table, at byte %zu",
+                             ADS_MSGPACK_VERSION_IDS, (size_t)(q - r->base));
+    if (q[0] != ADS_MSGPACK_VERSION && q[0] != ADS_MSGPACK_VERSION_IDS)
         return ads_error_set(r->err, ADS_EVERSION,
                              "msgpack: row format version %u is not supported (this build "
-                             "reads version %d) at byte %zu",
-                             q[0], ADS_MSGPACK_VERSION, (size_t)(q - r->base));
+                             "reads versions %d and %d) at byte %zu",
+                             q[0], ADS_MSGPACK_VERSION, ADS_MSGPACK_VERSION_IDS,
+                             (size_t)(q - r->base));
     unsigned width = q[1];
     if (width != 1 && width != 2 && width != 4)
         return corrupt(r, q + 1, "index width %u (1, 2 or 4)", width);
@@ -772,6 +838,7 @@ static int read_row_head(rd *r, row_head *h)
     h->ix.index = q + 2;
     h->ix.width = width;
     h->ix.body = map_at;
+    h->ix.ids = q[0] == ADS_MSGPACK_VERSION_IDS;
     return 0;
 }
 
@@ -797,29 +864,44 @@ static void rd_init(rd *r, const void *bytes, size_t len, ads_arena *a, unsigned
     r->tmp = NULL;
     r->flags = flags;
     r->scalar_only = false;
+    r->names = NULL;
     r->err = err;
 }
 
-int ads_msgpack_check(const void *bytes, size_t len, ads_error *err)
+int ads_msgpack__check_row(const void *bytes, size_t len, const ads_msgpack_names *names,
+                           ads_error *err)
 {
     if (!bytes && len)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL bytes");
     rd r;
     item it;
     rd_init(&r, bytes ? bytes : "", len, NULL, 0, err);
+    r.names = names;
     int rc = read_row(&r, &it);
     ads_arena_free(r.tmp);
     return rc;
 }
 
+int ads_msgpack_check(const void *bytes, size_t len, ads_error *err)
+{
+    return ads_msgpack__check_row(bytes, len, NULL, err);
+}
+
 int ads_msgpack_decode_record(const ads_record **out, ads_arena *a, const void *bytes,
                               size_t len, unsigned flags, ads_error *err)
+{
+    return ads_msgpack__decode_row(out, a, bytes, len, NULL, flags, err);
+}
+
+int ads_msgpack__decode_row(const ads_record **out, ads_arena *a, const void *bytes, size_t len,
+                            const ads_msgpack_names *names, unsigned flags, ads_error *err)
 {
     if (!out || !a || (!bytes && len))
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
     rd r;
     item it;
     rd_init(&r, bytes ? bytes : "", len, a, flags, err);
+    r.names = names;
     int rc = read_row(&r, &it);
     if (rc)
         return rc;
@@ -907,11 +989,21 @@ int ads_msgpack_decode_expr(const ads_expr **out, ads_arena *a, const void *byte
 int ads_msgpack_view_init(ads_msgpack_view *mv, const void *bytes, size_t len, ads_arena *arena,
                           ads_error *err)
 {
-    if (!mv || !arena || (!bytes && len))
+    if (!arena)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
+    return ads_msgpack__view_open(mv, bytes, len, NULL, arena, err);
+}
+
+int ads_msgpack__view_open(ads_msgpack_view *mv, const void *bytes, size_t len,
+                           const ads_msgpack_names *names, ads_arena *arena, ads_error *err)
+{
+    /* arena NULL: a view whose values are not looked up (entries only) */
+    if (!mv || (!bytes && len))
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
     rd r;
     row_head h;
     rd_init(&r, bytes ? bytes : "", len, NULL, 0, err);
+    r.names = names;
     int rc = read_row_head(&r, &h);
     if (rc)
         return rc;
@@ -923,6 +1015,7 @@ int ads_msgpack_view_init(ads_msgpack_view *mv, const void *bytes, size_t len, a
     mv->width = h.ix.width;
     mv->arena = arena;
     mv->slots = NULL;
+    mv->names = h.ix.ids ? names : NULL;
     ads__prefetch(r.base, len); /* lookups read keys and values all over it */
     return 0;
 }
@@ -952,6 +1045,28 @@ static inline size_t index_off(const ads_msgpack_view *mv, size_t i)
     }
 }
 
+/* The key at offset off of a row with attribute ids: 0, 1 for bytes that
+ * are no id, or an error for an id the name table does not hold. */
+static int id_key(const ads_msgpack_view *mv, size_t off, vkey *k, ads_error *err)
+{
+    uint64_t id;
+    bool canon;
+    unsigned hl = id_head(mv->body + off, mv->body_len - off, &id, &canon);
+    if (!hl)
+        return 1;
+    ads_str nm;
+    if (mv->names->name(mv->names, id, &nm, err))
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "msgpack: attribute id %llu is not in the store's name table at "
+                             "byte %zu",
+                             (unsigned long long)id, (size_t)(mv->body - mv->row) + off);
+    k->at = off;
+    k->p = (const unsigned char *)nm.p;
+    k->len = nm.len;
+    k->value = off + hl;
+    return 0;
+}
+
 static int view_key(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *err)
 {
     size_t off = index_off(mv, i);
@@ -960,6 +1075,12 @@ static int view_key(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *er
     size_t hl, len;
     if (off >= left)
         goto bad;
+    if (mv->names) {
+        int rc = id_key(mv, off, k, err);
+        if (rc <= 0)
+            return rc;
+        goto bad;
+    }
     unsigned t = b[off];
     if ((t & 0xe0) == 0xa0) {
         hl = 1;
@@ -999,6 +1120,30 @@ static bool entry_span(const ads_msgpack_view *mv, size_t i, size_t *from, size_
     return *from <= *to && *to <= mv->body_len;
 }
 
+/* same_except for views whose keys are spelled differently (names in one,
+ * attribute ids in the other): attribute by attribute, the same name's
+ * bytes and the same value bytes. */
+static bool same_by_entries(const ads_msgpack_view *a, const size_t *skip, size_t nskip,
+                            const ads_msgpack_view *b)
+{
+    size_t j = 0, s = 0;
+    for (size_t i = 0; i < a->n; i++) {
+        if (s < nskip && skip[s] == i) {
+            s++;
+            continue;
+        }
+        ads_str an, bn;
+        size_t ak, av, ae, bk, bv, be;
+        if (j >= b->n || ads_msgpack__view_entry(a, i, &an, &ak, &av, &ae, NULL) ||
+            ads_msgpack__view_entry(b, j, &bn, &bk, &bv, &be, NULL) || an.len != bn.len ||
+            memcmp(an.p, bn.p, an.len) != 0 || ae - av != be - bv ||
+            memcmp(a->body + av, b->body + bv, ae - av) != 0)
+            return false;
+        j++;
+    }
+    return s == nskip && j == b->n;
+}
+
 bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip, size_t nskip,
                                   const ads_msgpack_view *b)
 {
@@ -1006,6 +1151,8 @@ bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip,
         return false;
     if (b->n == 0)
         return true;
+    if (!a->names != !b->names)
+        return same_by_entries(a, skip, nskip, b);
     size_t bat, bend, x;
     if (!entry_span(b, 0, &bat, &x) || !entry_span(b, b->n - 1, &x, &bend))
         return false;
@@ -1028,12 +1175,14 @@ bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip,
     return bat == bend;
 }
 
+static inline int key_at(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *err);
+
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err)
 {
     if (!out || !mv || i >= mv->n)
         return ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu out of range", i);
     vkey k;
-    int rc = view_key(mv, i, &k, err);
+    int rc = key_at(mv, i, &k, err);
     if (rc)
         return rc;
     out->p = (const char *)k.p;
@@ -1048,6 +1197,18 @@ static inline int key_at(const ads_msgpack_view *mv, size_t i, vkey *k, ads_erro
 {
     size_t off = index_off(mv, i);
     unsigned t;
+    if (mv->names) {
+        ads_str nm;
+        if (off < mv->body_len && (t = mv->body[off]) <= 0x7f &&
+            mv->names->name(mv->names, t, &nm, NULL) == 0) {
+            k->at = off;
+            k->p = (const unsigned char *)nm.p;
+            k->len = nm.len;
+            k->value = off + 1;
+            return 0;
+        }
+        return view_key(mv, i, k, err);
+    }
     if (off < mv->body_len && ((t = mv->body[off]) & 0xe0) == 0xa0 &&
         mv->body_len - off - 1 >= (t & 31)) {
         k->at = off;
@@ -1180,6 +1341,14 @@ int ads_msgpack__quick(ads_value *value, const ads_msgpack_view *mv, const char 
     if (off >= mv->body_len)
         return 0;
     unsigned t = mv->body[off];
+    if (mv->names) {
+        ads_str nm;
+        if (t > 0x7f || mv->names->name(mv->names, t, &nm, NULL) || nm.len != len ||
+            memcmp(nm.p, name, len) != 0)
+            return 0;
+        return off + 1 < mv->body_len &&
+               quick_scalar(mv->body + off + 1, mv->body_len - off - 1, value);
+    }
     if ((t & 0xe0) != 0xa0 || (t & 31) != len || mv->body_len - off - 1 < len)
         return 0;
     const unsigned char *k = mv->body + off + 1;
@@ -1329,4 +1498,58 @@ ads_view ads_msgpack_view_get(ads_msgpack_view *mv, const ads_view *parent)
 {
     ads_view v = {&ads_msgpack__view_ops, mv, parent};
     return v;
+}
+
+int ads_msgpack__view_entry(const ads_msgpack_view *mv, size_t i, ads_str *name, size_t *kat,
+                            size_t *value_at, size_t *end, ads_error *err)
+{
+    vkey k;
+    int rc = key_at(mv, i, &k, err);
+    if (rc)
+        return rc;
+    size_t e = i + 1 < mv->n ? index_off(mv, i + 1) : mv->body_len;
+    if (e <= k.value || e > mv->body_len)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "msgpack: the row index is out of order at attribute %zu", i);
+    name->p = (const char *)k.p;
+    name->len = k.len;
+    *kat = k.at;
+    *value_at = k.value;
+    *end = e;
+    return 0;
+}
+
+bool ads_msgpack__row_has_ids(const void *bytes, size_t len)
+{
+    /* 92, the header extension's tag (and its length and type), version */
+    const unsigned char *p = bytes;
+    if (len < 4 || p[0] != 0x92)
+        return false;
+    size_t at = p[1] >= 0xd4 && p[1] <= 0xd8 ? 3 : p[1] == 0xc7 ? 4 : p[1] == 0xc8 ? 5 : 7;
+    return at < len && p[at] == ADS_MSGPACK_VERSION_IDS;
+}
+
+int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat, size_t *vend,
+                         ads_error *err)
+{
+    size_t n = mv->n;
+    const unsigned char *b = mv->body;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = index_off(mv, i), e = i + 1 < n ? index_off(mv, i + 1) : mv->body_len;
+        unsigned t;
+        /* the usual key: a short name (fixstr) */
+        if (!mv->names && e <= mv->body_len && off < e && ((t = b[off]) & 0xe0) == 0xa0 &&
+            off + 1 + (t & 31) < e) {
+            names[i].p = (const char *)b + off + 1;
+            names[i].len = t & 31;
+            vat[i] = off + 1 + (t & 31);
+            vend[i] = e;
+            continue;
+        }
+        size_t kat;
+        int rc = ads_msgpack__view_entry(mv, i, &names[i], &kat, &vat[i], &vend[i], err);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }

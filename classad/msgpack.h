@@ -38,8 +38,14 @@
 extern "C" {
 #endif
 
-/* The row format version this build writes, and the only one it reads. */
+/* The row format version the encoders write (attribute names as strings). */
 #define ADS_MSGPACK_VERSION 1
+
+/* The row format of a store's rows: attribute ids, resolved through the
+ * store's name table (docs/formats.md, "Rows with attribute ids"). Only a
+ * reader given that table reads it; every other reader refuses it with
+ * ADS_EVERSION. */
+#define ADS_MSGPACK_VERSION_IDS 2
 
 /* MessagePack extension type numbers (docs/formats.md has the payloads). */
 enum {
@@ -180,6 +186,17 @@ int ads_msgpack_check(const void *bytes, size_t len, ads_error *err);
  * attributes, so a view is used by one thread at a time (give each thread
  * its own view of the same bytes: starting one is O(1)).
  */
+/*
+ * A name table: how a row with attribute ids (ADS_MSGPACK_VERSION_IDS)
+ * names its attributes. name() sets *out to the name of attribute id (the
+ * bytes stay valid while the table does) and returns 0, or ADS_ECORRUPT
+ * for an id the table does not hold. A store keeps one (engine/names.c).
+ */
+typedef struct ads_msgpack_names {
+    int (*name)(const struct ads_msgpack_names *self, uint64_t id, ads_str *out,
+                ads_error *err);
+} ads_msgpack_names;
+
 typedef struct ads_msgpack_view {
     const unsigned char *row;   /* the row's first byte (offsets in messages count from it) */
     const unsigned char *body;  /* the attribute map, from its header byte */
@@ -189,6 +206,7 @@ typedef struct ads_msgpack_view {
     unsigned width;
     ads_arena *arena;           /* where decoded attributes live */
     const ads_expr **slots;     /* per attribute: its decoded form, made on demand */
+    const ads_msgpack_names *names; /* a row with attribute ids: their names; else NULL */
 } ads_msgpack_view;
 
 /*

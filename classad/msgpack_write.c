@@ -566,7 +566,7 @@ int ads_msgpack_encode_expr(ads_buf *out, const ads_expr *x, ads_error *err)
  * out by the header's length, move the map up and write the header (array
  * of two, the row extension with version, index width and key offsets).
  */
-static int w_row_head(wr *w, size_t start, const uint64_t *offsets, size_t n)
+static int w_row_head(wr *w, size_t start, const uint64_t *offsets, size_t n, unsigned version)
 {
     uint64_t last = n ? offsets[n - 1] : 0;
     if (last > UINT32_MAX)
@@ -585,7 +585,7 @@ static int w_row_head(wr *w, size_t start, const uint64_t *offsets, size_t n)
     (void)put_ext_head(w, plen, ADS_MSGPACK_EXT_ROW); /* (plen fits: checked above) */
     size_t hfixed = w->out->len - at;
     size_t hlen = hfixed + plen;
-    unsigned char vw[2] = {ADS_MSGPACK_VERSION, (unsigned char)width};
+    unsigned char vw[2] = {(unsigned char)version, (unsigned char)width};
     ads_buf_add(w->out, vw, 2);
     for (size_t i = 0; i < n; i++) {
         unsigned char o[8];
@@ -624,7 +624,7 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
             return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
     }
     if (!(rc = w_map(&w, r, 0, offsets, start, memo)) && !out->failed)
-        rc = w_row_head(&w, start, offsets, n);
+        rc = w_row_head(&w, start, offsets, n, ADS_MSGPACK_VERSION);
     if (offsets != small && (!memo || offsets != memo->offsets))
         free(offsets);
     return w_finish(&w, start, rc);
@@ -633,4 +633,134 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
 {
     return ads_msgpack_encode_row(out, r, NULL, err);
+}
+
+/* ---- rows with attribute ids ---- */
+
+/* The bytes of the canonical form of unsigned id. */
+static inline size_t id_size(uint64_t id)
+{
+    return id <= 0x7f ? 1 : id <= 0xff ? 2 : id <= 0xffff ? 3 : 5;
+}
+
+/* The bytes of attribute i's key: its id, or its name with its header. */
+static inline size_t entry_size(const uint64_t *ids, const ads_str *keys, size_t i)
+{
+    if (!keys)
+        return id_size(ids[i]);
+    size_t l = keys[i].len;
+    return (l <= 31 ? 1 : l <= 0xff ? 2 : l <= 0xffff ? 3 : 5) + l;
+}
+
+/* The row of view mv again with its keys given: ids (keys NULL) or names.
+ * keys[i] / ids[i] for attribute i; vat / vend: where its value lies in
+ * mv->body. The header comes first, its offsets known before the body is
+ * written, so nothing moves. */
+static int w_rekeyed(wr *w, const ads_msgpack_view *mv, const uint64_t *ids, const ads_str *keys,
+                     const size_t *vat, const size_t *vend)
+{
+    size_t n = mv->n;
+    size_t mh = n < 16 ? 1 : n <= 0xffff ? 3 : 5;
+    uint64_t last = mh, total = mh;
+    for (size_t i = 0; i < n; i++) {
+        last = total;
+        total += entry_size(ids, keys, i) + (vend[i] - vat[i]);
+    }
+    if (last > UINT32_MAX)
+        return ads_error_set(w->err, ADS_ELIMIT,
+                             "msgpack: row of %llu bytes is too large for the index",
+                             (unsigned long long)total);
+    unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    if (n > (UINT32_MAX - 2) / width)
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large",
+                             n);
+    put_byte(w, 0x92);
+    (void)put_ext_head(w, 2 + n * width, ADS_MSGPACK_EXT_ROW);
+    put_byte(w, keys ? ADS_MSGPACK_VERSION : ADS_MSGPACK_VERSION_IDS);
+    put_byte(w, (unsigned char)width);
+    uint64_t off = mh;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char o[4];
+        put_be(o, off, width);
+        ads_buf_add(w->out, o, width);
+        off += entry_size(ids, keys, i) + (vend[i] - vat[i]);
+    }
+    put_count(w, n, 0x80, 0xde);
+    for (size_t i = 0; i < n; i++) {
+        if (keys)
+            put_str(w, keys[i].p, keys[i].len);
+        else
+            put_int(w, (int64_t)ids[i]);
+        ads_buf_add(w->out, mv->body + vat[i], vend[i] - vat[i]);
+    }
+    return 0;
+}
+
+/* Rewrite the row at row (len bytes) with its keys as ids (id_of) or as
+ * names (names given). 0, 1 (a name without an id), or an error. */
+static int rekey(wr *w, const void *row, size_t len, ads_msgpack_id_fn id_of, void *ctx,
+                 const ads_msgpack_names *names)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack__view_open(&mv, row, len, names, NULL, w->err);
+    if (rc)
+        return rc;
+    if (!id_of && !mv.names) { /* a row with names already */
+        ads_buf_add(w->out, row, len);
+        return 0;
+    }
+    size_t n = mv.n;
+    /* per attribute: its id or name, where its value starts and ends */
+    enum { SMALL = 48 };
+    uint64_t ids_s[SMALL];
+    ads_str keys_s[SMALL];
+    size_t vat_s[SMALL], vend_s[SMALL];
+    uint64_t *ids = ids_s;
+    ads_str *keys = keys_s;
+    size_t *vat = vat_s, *vend = vend_s;
+    void *heap = NULL;
+    if (n > SMALL) {
+        size_t each = sizeof *ids + sizeof *keys + 2 * sizeof *vat;
+        if (n > SIZE_MAX / each || !(heap = malloc(n * each)))
+            return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
+        keys = heap;
+        ids = (uint64_t *)(keys + n);
+        vat = (size_t *)(ids + n);
+        vend = vat + n;
+    }
+    rc = ads_msgpack__entries(&mv, keys, vat, vend, w->err);
+    for (size_t i = 0; i < n && !rc && id_of; i++)
+        rc = id_of(ctx, i, keys[i].p, keys[i].len, &ids[i], w->err);
+    if (!rc)
+        rc = w_rekeyed(w, &mv, ids, id_of ? NULL : keys, vat, vend);
+    free(heap);
+    return rc;
+}
+
+int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_id_fn id_of,
+                        void *ctx, ads_error *err)
+{
+    wr w;
+    int rc = w_start(&w, out, row ? row : "", err);
+    if (rc)
+        return rc;
+    size_t start = out->len;
+    rc = rekey(&w, row, len, id_of, ctx, NULL);
+    if (rc == 1) {
+        out->len = start;
+        ads_buf_add(out, row, len);
+        return out->failed ? ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory") : 1;
+    }
+    return w_finish(&w, start, rc);
+}
+
+int ads_msgpack__to_names(ads_buf *out, const void *row, size_t len,
+                          const ads_msgpack_names *names, ads_error *err)
+{
+    wr w;
+    int rc = w_start(&w, out, row ? row : "", err);
+    if (rc)
+        return rc;
+    size_t start = out->len;
+    return w_finish(&w, start, rekey(&w, row, len, NULL, NULL, names));
 }

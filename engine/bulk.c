@@ -302,7 +302,7 @@ static int sync_delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double
         if (env.flags & ROW_DELETED)
             continue;
         ads_arena_reset(a);
-        ads_row__fill(&row, t, k.mv_data, k.mv_size, &env, true, a);
+        ads_row__fill(&row, txn, t, k.mv_data, k.mv_size, &env, true, a);
         bool done;
         if (!(rc = sync_delete_row(txn, &row, ts, &done, err)) && done)
             (*deleted)++;

@@ -241,11 +241,25 @@ int ads_db_format(unsigned *out, ads_db *db, ads_error *err)
     return rc;
 }
 
-int ads_db__format_indexed(ads_txn *txn, ads_error *err)
+/* Raise the format version to v (never lower it). */
+static int format_raise(ads_txn *txn, unsigned v, ads_error *err)
 {
     uint8_t buf[4];
-    put_le(buf, ADS_DB_FORMAT_INDEXED, 4);
+    int rc = meta_get_fixed(txn->txn, txn->db->meta, ADS_META_FORMAT, buf, 4, err);
+    if (rc < 0 || (rc == 0 && get_le(buf, 4) >= v))
+        return rc;
+    put_le(buf, v, 4);
     return meta_put_fixed(txn->txn, txn->db->meta, ADS_META_FORMAT, buf, 4, err);
+}
+
+int ads_db__format_indexed(ads_txn *txn, ads_error *err)
+{
+    return format_raise(txn, ADS_DB_FORMAT_INDEXED, err);
+}
+
+int ads_db__format_names(ads_txn *txn, ads_error *err)
+{
+    return format_raise(txn, ADS_DB_FORMAT_NAMES, err);
 }
 
 /* The records of a new store: format, node, fresh generator state. */
@@ -325,12 +339,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     if (rc)
         goto cleanup;
-    if (get_le(buf, 4) != ADS_DB_FORMAT_VERSION && get_le(buf, 4) != ADS_DB_FORMAT_INDEXED) {
+    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_NAMES) {
         rc = ads_error_set(err, ADS_EVERSION,
                            "%s is a store of format version %llu; this build reads versions %d "
-                           "and %d",
+                           "to %d",
                            dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION,
-                           ADS_DB_FORMAT_INDEXED);
+                           ADS_DB_FORMAT_NAMES);
         goto cleanup;
     }
     rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);
@@ -357,6 +371,17 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
         rc = rc == MDB_NOTFOUND
                  ? ads_error_set(err, ADS_ECORRUPT, "%s: the store's tables are missing", dir)
                  : lmdb_plain(err, rc, "opening store tables");
+        goto cleanup;
+    }
+    /* the attribute-name table came with format 3: as the index table, an
+     * older store gets it (empty) when opened for writing */
+    rc = mdb_dbi_open(txn, "names", writable ? MDB_CREATE : 0, &db->names_dbi);
+    if (rc == MDB_NOTFOUND && !writable) {
+        rc = 0;
+        db->names_dbi = 0;
+    }
+    if (rc) {
+        rc = lmdb_plain(err, rc, "opening store tables");
         goto cleanup;
     }
     /* commit even a read-only transaction: table handles opened in an
@@ -498,11 +523,16 @@ int ads_db_open_ex(ads_db **out, const char *dir, int flags, const ads_db_option
         rc = lmdb_plain(err, rc, "clearing stale readers");
         goto fail;
     }
+    if (ads_names__new(&db->names)) {
+        rc = ads_error_set(err, ADS_ENOMEM, "opening store: out of memory");
+        goto fail;
+    }
     if ((rc = load_meta(db, dir, err)))
         goto fail;
     *out = db;
     return 0;
 fail:
+    ads_names__free(db->names);
     if (db->env)
         mdb_env_close(db->env);
     pthread_rwlock_destroy(&db->resize);
@@ -519,6 +549,7 @@ void ads_db_close(ads_db *db)
     if (db->flags & ADS_DB_NOSYNC)
         mdb_env_sync(db->env, 1);
     mdb_env_close(db->env);
+    ads_names__free(db->names);
     ads_types__free_all(db);
     ads_attrs__free(db);
     for (size_t i = 0; i < db->nhooks; i++)
@@ -649,6 +680,7 @@ static ads_txn *txn_alloc(ads_error *err)
         ads_error_set(err, ADS_ENOMEM, "beginning transaction: out of memory");
         return NULL;
     }
+    t->nm.name = ads_names__resolve;
     return t;
 }
 
@@ -702,12 +734,15 @@ int ads_txn_begin(ads_txn **out, ads_db *db, int flags, ads_error *err)
     }
     t->db = db;
     t->readonly = readonly;
+    if (!readonly)
+        t->names_root = atomic_fetch_add(&db->write_roots, 1) + 1;
     txn_started(db);
     *out = t;
     return 0;
 }
 
-int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, ads_error *err)
+int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, uint64_t names_root,
+                          ads_error *err)
 {
     ads_txn *t = txn_alloc(err);
     if (!t)
@@ -722,6 +757,7 @@ int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, ads_error *e
     }
     t->db = db;
     t->nested = true;
+    t->names_root = names_root;
     txn_started(db);
     *out = t;
     return 0;
@@ -747,6 +783,7 @@ static void txn_free(ads_txn *t)
         ads_buf_free(&t->ws[i].merged);
         ads_buf_free(&t->ws[i].oldrow);
         ads_buf_free(&t->ws[i].newrow);
+        ads_buf_free(&t->ws[i].ids);
     }
     ads_buf_free(&t->tmp);
     free(t->counts);
@@ -787,6 +824,7 @@ static int flush(ads_txn *t, ads_error *err)
  */
 static int drop_child(ads_txn *txn, bool child_alive, ads_error *e)
 {
+    ads_names__drop(txn); /* while the write lock is held */
     if (child_alive)
         mdb_txn_abort(txn->txn);
     txn->txn = txn->parent;
@@ -888,6 +926,7 @@ static int end_root(ads_txn *txn, int rc, bool keep, bool bad, bool handed, ads_
         mrc = mdb_txn_commit(txn->parent);
     else
         mdb_txn_abort(txn->parent);
+    ads_names__root_end(txn->db, txn->names_root, keep && !bad && !mrc);
     txn->parent = NULL;
     txn->txn = NULL;
     return mrc ? ads_txn__root_failed(txn, rc, handed, mrc, err) : rc;

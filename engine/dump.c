@@ -13,8 +13,10 @@
  *   4. a trailer: the numbers of meta entries and rows, and an XXH3-64 of
  *      every byte before the trailer.
  * In MessagePack (the default) items are MessagePack objects and rows are the
- * store's own bytes, so a restore puts them back without decoding and a
- * second dump of the restored store is byte-identical. In text, items are new
+ * store's own bytes with their attribute ids turned back into names (a dump
+ * is read without the store's name table; restore gives them ids again), so
+ * a restore puts them back without decoding values and a second dump of the
+ * restored store is byte-identical. In text, items are new
  * ClassAd syntax records, one per line. Reading a dump is engine/dump_read.c,
  * rebuilding a store from one engine/restore.c.
  */
@@ -149,7 +151,7 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
         return rc;
     ads_row row;
     size_t kl = latest ? k->mv_size : k->mv_size - 16;
-    ads_row__fill(&row, t, k->mv_data, kl, &env, latest, a);
+    ads_row__fill(&row, txn, t, k->mv_data, kl, &env, latest, a);
     const ads_record *r;
     if ((rc = ads_row_record(&r, &row, ADS_ROW_TIMELINE, a, err)))
         return rc;
@@ -199,7 +201,7 @@ int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
     if (klen < min) {
         snprintf(e.message, sizeof e.message, "%s: a key of %zu bytes", what, klen);
     } else if (ads_row__parse(&env, key, klen, val, vlen, what, &e) == 0) {
-        if (ads_msgpack_check(env.data, env.len, &e) == 0)
+        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e) == 0)
             return 0;
         pre = latest ? "latest row: " : "history row: ";
     }
@@ -259,7 +261,17 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
         if ((rc = text_row(o, txn, k, v, latest, a, err)))
             return rc;
     } else {
-        put_item(o, pk, latest ? ITEM_LATEST : ITEM_HISTORY, k, v);
+        /* the dump names attributes (it is read without the store's name
+         * table): the row with names, its checksum made anew */
+        ads_buf b = ADS_BUF_INIT;
+        if ((rc = ads_row__to_names(&b, txn, k->mv_data, k->mv_size, v->mv_data, v->mv_size,
+                                    err))) {
+            ads_buf_free(&b);
+            return rc;
+        }
+        MDB_val nv = {b.len, b.p};
+        put_item(o, pk, latest ? ITEM_LATEST : ITEM_HISTORY, k, &nv);
+        ads_buf_free(&b);
     }
     res->rows++;
     return 0;

@@ -62,9 +62,13 @@ extern "C" {
 /* On-disk format versions. A store is created as version 1 and becomes
  * version 2 when its first secondary index is declared (docs/indexes.md),
  * so that a build which knows no indexes refuses it instead of writing
- * rows without their index entries. This build reads both. */
+ * rows without their index entries, and version 3 when it stores its first
+ * attribute name in its name table (rows with attribute ids, engine/names.c),
+ * so that a build which knows no name table refuses it instead of misreading
+ * its rows. Version 3 may hold indexes. This build reads all three. */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
+#define ADS_DB_FORMAT_NAMES 3
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;
@@ -292,6 +296,7 @@ typedef struct ads_row {
         ads_msgpack_view mv;
         bool mv_ready;
         ads_arena *arena;
+        const ads_msgpack_names *names; /* the store's attribute names */
     } priv;
 } ads_row;
 

@@ -11,10 +11,12 @@
  *            -> an earlier row (every row that is not latest)
  *   index    be32(index id) ++ value ++ record key's rest -> be16 offset
  *            (secondary indexes of latest rows: engine/index.c)
+ *   names    be32(attribute id) -> the attribute name (engine/names.c)
  * A record key is be32(type id) ++ the key attribute values, each in an
  * order-preserving encoding normalised as `===` compares (key.c). A row is a
  * 32-byte envelope (checksum, flags, the timeline attributes) followed by the
- * record's canonical MessagePack row (classad/msgpack.h).
+ * record's canonical MessagePack row (classad/msgpack.h), its attributes
+ * named by ids of the `names` table (classad/msgpack_int.h).
  */
 #ifndef ADS_ENGINE_INT_H
 #define ADS_ENGINE_INT_H
@@ -24,6 +26,7 @@
 #include <stdatomic.h>
 
 #include "base/buf.h"
+#include "classad/msgpack_int.h"
 #include "engine/engine.h"
 
 /* ---- tables and meta keys ---- */
@@ -153,28 +156,40 @@ int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_
 bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                         size_t vlen);
 
-/* Fill an ads_row from a parsed envelope. */
-void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
-                   const row_env *e, bool latest, ads_arena *a);
+/* Fill an ads_row from a parsed envelope read in txn. */
+void ads_row__fill(ads_row *row, ads_txn *txn, const ads_type *t, const unsigned char *skey,
+                   size_t skey_len, const row_env *e, bool latest, ads_arena *a);
 
 
 /* Entries of a canonical MessagePack row: raw bytes of name and value. */
 typedef struct row_entry {
     const unsigned char *name; /* the name's bytes */
     size_t name_len;
-    const unsigned char *raw;  /* the whole entry: name header, name, value */
+    const unsigned char *raw;  /* the whole entry: key (name or id), value */
     size_t raw_len;
     const unsigned char *value; /* the value's bytes (inside raw) */
     size_t value_len;
 } row_entry;
 
-/* The entries of the row at data (len bytes), in stored order, into *out
- * (allocated in arena a). ADS_ECORRUPT, ADS_ENOMEM. */
+/* The entries of the row at data (len bytes, read through names: a stored
+ * row), in stored order, into *out (allocated in arena a). ADS_ECORRUPT,
+ * ADS_EVERSION, ADS_ENOMEM. */
 int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size_t len,
-                     ads_arena *a, ads_error *err);
+                     const ads_msgpack_names *names, ads_arena *a, ads_error *err);
 
-/* Build a canonical row from entries sorted by folded name and distinct. */
+/* Build a canonical row with names (as the encoders write it) from entries
+ * sorted by folded name and distinct. */
 int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err);
+
+/* The stored value v (envelope and row, under skey) into out with its row's
+ * attributes named by ids (a row of the dump's form made the store's, new
+ * names taking ids in txn, a write transaction) or by names (the store's
+ * form made the dump's); the checksum made anew. Errors: ADS_ECORRUPT,
+ * ADS_ENOMEM, and those of ads_names__encode. */
+int ads_row__to_ids(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
+                    const unsigned char *v, size_t vlen, ads_error *err);
+int ads_row__to_names(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
+                      const unsigned char *v, size_t vlen, ads_error *err);
 
 /* Case-insensitive compare of names as rows sort them. */
 int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen);
@@ -220,14 +235,20 @@ typedef struct hook_entry {
     ads_hooks hooks;
 } hook_entry;
 
+/* The attribute-name table in memory (engine/names.c). */
+typedef struct ads_names ads_names;
+
 struct ads_db {
     MDB_env *env;
     MDB_dbi meta, latest, history, index;
+    MDB_dbi names_dbi;       /* the attribute-name table (0: none, a read-only old store) */
+    ads_names *names;
     uint64_t node;
     int flags;
     ads_clock clock;
     pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
     atomic_uint grown;       /* times this handle changed the map's size */
+    _Atomic uint64_t write_roots; /* LMDB write transactions begun (names.c tells them apart) */
     pthread_mutex_t lock;    /* the caches below, and open_txns */
     size_t open_txns;        /* transactions begun and not yet ended */
     type_gen *gens;          /* list of type generations */
@@ -260,6 +281,10 @@ typedef struct seq_cache {
 
 struct ads_txn {
     ads_db *db;
+    ads_msgpack_names nm; /* resolves the attribute ids of rows this transaction reads */
+    bool names_synced;    /* a write that looked names up (names.c, sync_writer) */
+    uint32_t names_base;  /* the first id this transaction may have added */
+    uint64_t names_root;  /* the LMDB write transaction it belongs to (0: a reader) */
     MDB_txn *txn;    /* where reads and writes go: for a write, a child of parent */
     MDB_txn *parent; /* write transactions: holds what survives an abort */
     bool readonly;
@@ -276,7 +301,7 @@ struct ads_txn {
     /* per nesting level of writes (a store may store an Attribute record) */
     struct write_scratch {
         ads_arena *a;
-        ads_buf full, merged, oldrow, newrow;
+        ads_buf full, merged, oldrow, newrow, ids;
     } ws[4];
     int wdepth;
     /* the greatest key in `latest` as far as this transaction knows: a new
@@ -325,8 +350,10 @@ struct ads_txn {
 
 /* Begin a write transaction whose parent is nested in root, the root
  * transaction of a group that another thread holds while this one works
- * (no map growth, no resize lock: the root has them). */
-int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, ads_error *err);
+ * (no map growth, no resize lock: the root has them); names_root: the
+ * root's number for the name table (ads_txn.names_root of its leader). */
+int ads_txn__begin_nested(ads_txn **out, ads_db *db, MDB_txn *root, uint64_t names_root,
+                          ads_error *err);
 
 /* The work of write transaction txn is over: with commit and txn not
  * broken, its state is flushed and its child committed into its parent (0);
@@ -412,6 +439,33 @@ size_t ads_db__resident_file_bytes(void);
 
 /* Mark the store as holding secondary indexes (format version 2), in txn. */
 int ads_db__format_indexed(ads_txn *txn, ads_error *err);
+/* Raise the store's format to ADS_DB_FORMAT_NAMES (its first stored name). */
+int ads_db__format_names(ads_txn *txn, ads_error *err);
+
+/* ---- the attribute-name table (names.c) ---- */
+
+int ads_names__new(ads_names **out);
+void ads_names__free(ads_names *nm);
+/* The resolver of txn->nm (ads_msgpack_names.name). */
+int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out, ads_error *err);
+/* Append to out row (a row with names, as the encoders write it) as the
+ * store keeps it: with attribute ids, giving new names ids in txn (a write
+ * transaction); unchanged when the table is full. Errors: ADS_ECORRUPT,
+ * ADS_ELIMIT, ADS_ENOMEM, ADS_ESTORAGE, ADS_EMAPFULL. */
+int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err);
+/* A write transaction's own changes were dropped (its parent lives on):
+ * forget the ids it added. */
+void ads_names__drop(ads_txn *txn);
+/* The LMDB write transaction numbered root (ads_db__write_root) committed
+ * or was abandoned: publish or forget the ids added in it. */
+void ads_names__root_end(ads_db *db, uint64_t root, bool committed);
+/* Ids the table holds as far as this handle has read it. */
+uint32_t ads_names__count(ads_txn *txn);
+/* The name table through which txn reads rows. */
+static inline const ads_msgpack_names *ads_txn__names(ads_txn *txn)
+{
+    return &txn->nm;
+}
 
 /* Lower-case ASCII copy of s into the transaction arena (NUL-terminated). */
 char *ads_db__fold(ads_txn *txn, const char *s, size_t len);
@@ -559,7 +613,8 @@ int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, a
 /* Append the index value of attribute (name, len) of row data (len dlen)
  * to b: its key encoding, IX_UNDEFINED (0x01) when absent or undefined,
  * IX_OTHER (0x02) when it has no key encoding. */
-void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
+void ads_index__value(ads_buf *b, const ads_msgpack_names *nm, const unsigned char *data,
+                      size_t dlen, const char *name,
                       size_t len, ads_arena *a);
 /* The latest row of the record stored under skey changes from old (NULL: a
  * new record) to now (NULL: purged): move its entries in t's indexes.

@@ -37,6 +37,7 @@ struct group_writer {
     group_writer *next; /* in the queue, then in the leader's list of members */
     group_writer *leader;
     MDB_txn *root;      /* the group's root, during the member's turn */
+    uint64_t names_root; /* its number for the name table (names.c) */
     pthread_cond_t cond; /* its state changed (the leader's: a member ran) */
     enum gm_state state;
     int fn_rc;     /* what the work returned */
@@ -81,7 +82,7 @@ static void pass_lead(ads_db *db)
 /* Give the turn to the writers waiting, one after another (group_lock held;
  * waits while each works). n: works in the group so far. Returns the list
  * of members that ran; *dirty and *broken gather what they did. */
-static group_writer *run_members(ads_db *db, group_writer *me, MDB_txn *root, size_t n,
+static group_writer *run_members(ads_db *db, group_writer *me, const ads_txn *lt, size_t n,
                                  bool *dirty, bool *broken, int *broke_mrc)
 {
     group_writer *first = NULL, **tail = &first;
@@ -95,7 +96,8 @@ static group_writer *run_members(ads_db *db, group_writer *me, MDB_txn *root, si
         tail = &m->next;
         n++;
         m->leader = me;
-        m->root = root;
+        m->root = lt->parent;
+        m->names_root = lt->names_root;
         m->state = GM_TURN;
         pthread_cond_signal(&m->cond);
         while (m->state != GM_RAN)
@@ -128,12 +130,13 @@ static void lead(ads_db *db, group_writer *me)
     group_writer *members = NULL;
     pthread_mutex_lock(&db->group_lock);
     if (!broken && !me->full)
-        members = run_members(db, me, root, 1, &dirty, &broken, &mrc);
+        members = run_members(db, me, t, 1, &dirty, &broken, &mrc);
     pthread_mutex_unlock(&db->group_lock);
     if (dirty && !broken)
         mrc = mdb_txn_commit(root);
     else
         mdb_txn_abort(root);
+    ads_names__root_end(db, t->names_root, dirty && !broken && !mrc);
     t->parent = t->txn = NULL;
 
     pthread_mutex_lock(&db->group_lock);
@@ -158,7 +161,7 @@ static void take_turn(ads_db *db, group_writer *m)
 {
     ads_txn *t;
     bool keep = false, bad = false;
-    m->rc = ads_txn__begin_nested(&t, db, m->root, m->err);
+    m->rc = ads_txn__begin_nested(&t, db, m->root, m->names_root, m->err);
     if (m->rc)
         return;
     do_work(m, t, &keep, &bad);

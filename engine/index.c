@@ -119,11 +119,11 @@ static void value_in(ads_buf *b, ads_msgpack_view *mv, const char *name, size_t 
     }
 }
 
-void ads_index__value(ads_buf *b, const unsigned char *data, size_t dlen, const char *name,
-                      size_t len, ads_arena *a)
+void ads_index__value(ads_buf *b, const ads_msgpack_names *nm, const unsigned char *data,
+                      size_t dlen, const char *name, size_t len, ads_arena *a)
 {
     ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, data, dlen, a, NULL);
+    int rc = ads_msgpack__view_open(&mv, data, dlen, nm, a, NULL);
     value_in(b, rc ? NULL : &mv, name, len);
 }
 
@@ -148,10 +148,10 @@ static void entry_key(ads_buf *b, const index_def *ix, ads_msgpack_view *mv,
 
 /* The view of row data (len dlen) in *mv: mv, or NULL when the row is not a
  * readable map (every value of it is then IX_OTHER). */
-static ads_msgpack_view *view_of(ads_msgpack_view *mv, const unsigned char *data, size_t dlen,
-                                 ads_arena *a)
+static ads_msgpack_view *view_of(ads_msgpack_view *mv, const ads_msgpack_names *nm,
+                                 const unsigned char *data, size_t dlen, ads_arena *a)
 {
-    return ads_msgpack_view_init(mv, data, dlen, a, NULL) ? NULL : mv;
+    return ads_msgpack__view_open(mv, data, dlen, nm, a, NULL) ? NULL : mv;
 }
 
 static int put_entry(ads_txn *txn, const ads_buf *k, uint16_t off, ads_error *err)
@@ -178,9 +178,9 @@ int ads_index__row(ads_txn *txn, const ads_type *t, const unsigned char *skey, s
     int rc = a ? 0 : ads_error_set(err, ADS_ENOMEM, "out of memory");
     ads_msgpack_view omv, nmv, *ov = NULL, *nv = NULL;
     if (!rc && old)
-        ov = view_of(&omv, old, olen, a);
+        ov = view_of(&omv, ads_txn__names(txn), old, olen, a);
     if (!rc && now)
-        nv = view_of(&nmv, now, nlen, a);
+        nv = view_of(&nmv, ads_txn__names(txn), now, nlen, a);
     for (size_t i = 0; i < t->nindexes && !rc; i++) {
         uint16_t ooff = 0, noff = 0;
         ads_buf_clear(&ok);
@@ -244,7 +244,8 @@ static int build(ads_txn *txn, const ads_type *t, const index_def *ix, ads_error
             break;
         uint16_t off;
         ads_msgpack_view rv;
-        entry_key(&k, ix, view_of(&rv, env.data, env.len, a), mk.mv_data, mk.mv_size, &off);
+        entry_key(&k, ix, view_of(&rv, ads_txn__names(txn), env.data, env.len, a), mk.mv_data,
+                  mk.mv_size, &off);
         if (k.failed)
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         else
@@ -285,12 +286,12 @@ static int clear(ads_txn *txn, uint32_t id, ads_error *err)
 }
 
 /* An attribute of an Attribute row as a value (0 absent). */
-static int attr_of(ads_value *out, const unsigned char *data, size_t len, const char *name,
-                   ads_arena *a, ads_error *err)
+static int attr_of(ads_value *out, const ads_msgpack_names *nm, const unsigned char *data,
+                   size_t len, const char *name, ads_arena *a, ads_error *err)
 {
     ads_msgpack_view mv;
     const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    int rc = ads_msgpack__view_open(&mv, data, len, nm, a, err);
     if (rc)
         return rc;
     rc = ads_msgpack_view_lookup(out, &e, &mv, name, strlen(name), err);
@@ -306,11 +307,11 @@ static int attr_of(ads_value *out, const unsigned char *data, size_t len, const 
 
 /* Does Attribute row data declare an index? 1 yes, 0 no; Indexed must be a
  * boolean when check is set. */
-static int declares(const unsigned char *data, size_t len, bool check, ads_arena *a,
-                    ads_error *err)
+static int declares(const ads_msgpack_names *nm, const unsigned char *data, size_t len,
+                    bool check, ads_arena *a, ads_error *err)
 {
     ads_value v;
-    int rc = attr_of(&v, data, len, "Indexed", a, err);
+    int rc = attr_of(&v, nm, data, len, "Indexed", a, err);
     if (rc)
         return rc;
     if (v.type == ADS_UNDEFINED)
@@ -410,9 +411,9 @@ int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     int was = 0, is = 0, rc = 0;
-    if (old && (was = declares(old, olen, false, a, err)) < 0)
+    if (old && (was = declares(ads_txn__names(txn), old, olen, false, a, err)) < 0)
         rc = was;
-    if (!rc && now && (is = declares(now, nlen, true, a, err)) < 0)
+    if (!rc && now && (is = declares(ads_txn__names(txn), now, nlen, true, a, err)) < 0)
         rc = is;
     if (rc || was == is)
         goto out;
@@ -422,8 +423,8 @@ int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
     const unsigned char *row = now ? now : old;
     size_t rlen = now ? nlen : olen;
     ads_value ft, fn;
-    if ((rc = attr_of(&ft, row, rlen, "ForType", a, err)) ||
-        (rc = attr_of(&fn, row, rlen, "ForName", a, err)))
+    if ((rc = attr_of(&ft, ads_txn__names(txn), row, rlen, "ForType", a, err)) ||
+        (rc = attr_of(&fn, ads_txn__names(txn), row, rlen, "ForName", a, err)))
         goto out;
     if (ft.type != ADS_STRING || fn.type != ADS_STRING || !fn.u.s.len ||
         fn.u.s.len > ADS_MAX_NAME_LEN) {

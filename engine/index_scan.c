@@ -655,7 +655,7 @@ static bool seen_before(ads_index_walk *iw, const unsigned char *data, size_t le
     for (size_t j = 0; j < iw->at; j++) {
         const ads_index_span *s = iw->spans[j];
         ads_buf_clear(&iw->val);
-        ads_index__value(&iw->val, data, len, s->ix->name, s->ix->len, iw->arena);
+        ads_index__value(&iw->val, ads_txn__names(iw->txn), data, len, s->ix->name, s->ix->len, iw->arena);
         if (in_span(s, s->n, (const unsigned char *)iw->val.p, iw->val.len))
             return true;
     }
@@ -696,7 +696,7 @@ static int fetch(ads_index_walk *iw, size_t slen, bool first, ads_error *err)
     ads_arena_reset(iw->arena);
     if (first && iw->at && seen_before(iw, env.data, env.len))
         return 0;
-    ads_row__fill(&iw->row, t, iw->skey, slen, &env, true, iw->arena);
+    ads_row__fill(&iw->row, iw->txn, t, iw->skey, slen, &env, true, iw->arena);
     if (!iw->where)
         return 1;
     ads_value val;

@@ -95,14 +95,14 @@ static void problem(void (*report)(void *, const char *), void *ctx, uint64_t *p
 }
 
 /* The entry every index of the list wants for the latest row under k. */
-static void want_entry(ads_buf *b, const ix_ref *r, const row_env *env, const MDB_val *k,
-                       size_t *off, ads_arena *a)
+static void want_entry(ads_buf *b, ads_txn *txn, const ix_ref *r, const row_env *env,
+                       const MDB_val *k, size_t *off, ads_arena *a)
 {
     unsigned char id[4] = {(unsigned char)(r->ix->id >> 24), (unsigned char)(r->ix->id >> 16),
                            (unsigned char)(r->ix->id >> 8), (unsigned char)r->ix->id};
     ads_buf_clear(b);
     ads_buf_add(b, id, 4);
-    ads_index__value(b, env->data, env->len, r->ix->name, r->ix->len, a);
+    ads_index__value(b, ads_txn__names(txn), env->data, env->len, r->ix->name, r->ix->len, a);
     if (b->len + k->mv_size - 4 > ADS_INDEX_KEY_MAX) {
         b->len = 4;
         ads_buf_addc(b, 0x02);
@@ -155,7 +155,7 @@ static int check_entries(ads_txn *txn, const ix_list *l, void (*report)(void *, 
             continue;
         }
         size_t woff;
-        want_entry(b, r, &env, &lk, &woff, a);
+        want_entry(b, txn, r, &env, &lk, &woff, a);
         ads_arena_reset(a);
         if (b->len != k.mv_size || memcmp(b->p, k.mv_data, k.mv_size) != 0 || woff != off)
             problem(report, ctx, problems,
@@ -193,7 +193,7 @@ static int check_rows(ads_txn *txn, const ix_list *l, void (*report)(void *, con
                 continue; /* the row check reports it */
             for (size_t j = i; j < l->n && l->r[j].type == t; j++) {
                 size_t off;
-                want_entry(b, &l->r[j], &env, &k, &off, a);
+                want_entry(b, txn, &l->r[j], &env, &k, &off, a);
                 MDB_val ik = {b->len, b->p}, iv;
                 if (mdb_get(txn->txn, txn->db->index, &ik, &iv))
                     problem(report, ctx, problems,

@@ -158,7 +158,7 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
     batch *b = rr->b;
     ads_db *db = txn->db;
     ads_arena *a = ads_arena_new();
-    ads_buf key = ADS_BUF_INIT, val = ADS_BUF_INIT;
+    ads_buf key = ADS_BUF_INIT, val = ADS_BUF_INIT, ids = ADS_BUF_INIT;
     int rc = 0;
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -199,6 +199,15 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
         if (b->kind[i] != ITEM_META &&
             (rc = ads_row__check_names((const unsigned char *)v, vl, a, err)))
             break;
+        /* the store keeps attribute ids where the dump has names */
+        if (b->kind[i] != ITEM_META) {
+            ads_buf_clear(&ids);
+            if ((rc = ads_row__to_ids(&ids, txn, (const unsigned char *)k, kl,
+                                      (const unsigned char *)v, vl, err)))
+                break;
+            v = ids.p;
+            vl = ids.len;
+        }
         MDB_dbi dbi = b->kind[i] == ITEM_META ? db->meta
                     : b->kind[i] == ITEM_LATEST ? db->latest : db->history;
         unsigned flags = b->kind[i] == ITEM_META ? 0 : MDB_APPEND;
@@ -224,6 +233,7 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
     }
     ads_buf_free(&key);
     ads_buf_free(&val);
+    ads_buf_free(&ids);
     ads_arena_free(a);
     return rc;
 }

@@ -165,7 +165,7 @@ static int purge_deleted(ads_txn *txn, const ads_type *t, const unsigned char *s
     if (!(e.flags & ROW_DELETED) || !(e.ts < cut))
         return 0;
     ads_row row;
-    ads_row__fill(&row, t, skey, slen, &e, true, NULL);
+    ads_row__fill(&row, txn, t, skey, slen, &e, true, NULL);
     return ads_txn_purge(txn, &row, err);
 }
 

@@ -13,7 +13,9 @@
  *   20..23  zero
  *   24..31  __SystemTimestamp: int64 microseconds since the epoch, LE
  *   [long key: u32 LE length, then the whole record key]
- *   then    the MessagePack row (classad/msgpack.h)
+ *   then    the MessagePack row (classad/msgpack.h), attributes named by
+ *           ids of the store's name table (engine/names.c; a format-1
+ *           store's rows name them as strings)
  *
  * The timeline attributes live in the envelope, not in the MessagePack row:
  * a scan can test them without decoding, and the row view below adds them
@@ -243,9 +245,10 @@ int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_
     return 0;
 }
 
-void ads_row__fill(ads_row *row, const ads_type *t, const unsigned char *skey, size_t skey_len,
-                   const row_env *e, bool latest, ads_arena *a)
+void ads_row__fill(ads_row *row, ads_txn *txn, const ads_type *t, const unsigned char *skey,
+                   size_t skey_len, const row_env *e, bool latest, ads_arena *a)
 {
+    row->priv.names = ads_txn__names(txn);
     row->type = t;
     row->key = e->full_key ? e->full_key : skey;
     row->key_len = e->full_key ? e->full_key_len : skey_len;
@@ -289,7 +292,8 @@ static int row_lookup(const void *self, const char *name, size_t len, uint32_t h
         return 1;
     }
     if (!row->priv.mv_ready) {
-        int rc = ads_msgpack_view_init(&row->priv.mv, row->data, row->len, row->priv.arena, NULL);
+        int rc = ads_msgpack__view_open(&row->priv.mv, row->data, row->len, row->priv.names,
+                                        row->priv.arena, NULL);
         if (rc)
             return rc;
         row->priv.mv_ready = true;
@@ -306,7 +310,8 @@ static ads_msgpack_view *row_data(const void *self, const char *name, size_t len
     if (ads_row__timeline_attr(name, len))
         return NULL;
     if (!row->priv.mv_ready) {
-        if (ads_msgpack_view_init(&row->priv.mv, row->data, row->len, row->priv.arena, NULL))
+        if (ads_msgpack__view_open(&row->priv.mv, row->data, row->len, row->priv.names,
+                                   row->priv.arena, NULL))
             return NULL;
         row->priv.mv_ready = true;
     }
@@ -325,7 +330,8 @@ int ads_row_record(const ads_record **out, const ads_row *row, unsigned flags, a
                    ads_error *err)
 {
     const ads_record *r;
-    int rc = ads_msgpack_decode_record(&r, a, row->data, row->len, ADS_MSGPACK_COPY, err);
+    int rc = ads_msgpack__decode_row(&r, a, row->data, row->len, row->priv.names,
+                                     ADS_MSGPACK_COPY, err);
     if (rc)
         return rc;
     if (!(flags & ADS_ROW_TIMELINE)) {
@@ -358,7 +364,7 @@ int ads_row_key_values(ads_value *out, const ads_row *row, ads_arena *a, ads_err
     if (!items)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, row->data, row->len, a, err);
+    int rc = ads_msgpack__view_open(&mv, row->data, row->len, row->priv.names, a, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < t->nkeys; i++) {
@@ -378,24 +384,11 @@ int ads_row_key_values(ads_value *out, const ads_row *row, ads_arena *a, ads_err
 
 /* ---- entries: rows taken apart and put together as bytes ---- */
 
-static size_t index_at(const ads_msgpack_view *mv, size_t i)
-{
-    const unsigned char *p = mv->index + i * mv->width;
-    switch (mv->width) {
-    case 1:
-        return p[0];
-    case 2:
-        return (size_t)p[0] << 8 | p[1];
-    default:
-        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    }
-}
-
 int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size_t len,
-                     ads_arena *a, ads_error *err)
+                     const ads_msgpack_names *names, ads_arena *a, ads_error *err)
 {
     ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    int rc = ads_msgpack__view_open(&mv, data, len, names, a, err);
     if (rc)
         return rc;
     row_entry *e = ads_arena_alloc(a, (mv.n ? mv.n : 1) * sizeof *e);
@@ -403,20 +396,15 @@ int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     for (size_t i = 0; i < mv.n; i++) {
         ads_str name;
-        if ((rc = ads_msgpack_view_name(&name, &mv, i, err)))
+        size_t at, vat, end;
+        if ((rc = ads_msgpack__view_entry(&mv, i, &name, &at, &vat, &end, err)))
             return rc;
-        size_t at = index_at(&mv, i);
-        size_t end = i + 1 < mv.n ? index_at(&mv, i + 1) : mv.body_len;
-        const unsigned char *raw = mv.body + at;
-        const unsigned char *value = (const unsigned char *)name.p + name.len;
-        if (end <= at || end > mv.body_len || value >= mv.body + end)
-            return ads_error_set(err, ADS_ECORRUPT, "row index out of order at attribute %zu", i);
         e[i].name = (const unsigned char *)name.p;
         e[i].name_len = name.len;
-        e[i].raw = raw;
+        e[i].raw = mv.body + at;
         e[i].raw_len = end - at;
-        e[i].value = value;
-        e[i].value_len = (size_t)(mv.body + end - value);
+        e[i].value = mv.body + vat;
+        e[i].value_len = end - vat;
     }
     *out = e;
     *n = mv.n;
@@ -430,10 +418,34 @@ static int buf_write(void *data, const char *p, size_t n)
     return b->failed ? -1 : 0;
 }
 
+/* The bytes of a string header for a name of len bytes, into h. */
+static size_t str_head(unsigned char *h, size_t len)
+{
+    if (len <= 31) {
+        h[0] = (unsigned char)(0xa0 | len);
+        return 1;
+    }
+    if (len <= 0xff) {
+        h[0] = 0xd9;
+        h[1] = (unsigned char)len;
+        return 2;
+    }
+    if (len <= 0xffff) {
+        h[0] = 0xda;
+        h[1] = (unsigned char)(len >> 8);
+        h[2] = (unsigned char)len;
+        return 3;
+    }
+    h[0] = 0xdb;
+    for (int i = 0; i < 4; i++)
+        h[1 + i] = (unsigned char)(len >> (24 - 8 * i));
+    return 5;
+}
+
 int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err)
 {
     msgpack_packer pk;
-    unsigned char maphead[5];
+    unsigned char maphead[5], h[5];
     size_t mh = n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
     if (n <= 15) {
         maphead[0] = (unsigned char)(0x80 | n);
@@ -449,7 +461,7 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
     size_t last = mh, total = mh;
     for (size_t i = 0; i < n; i++) {
         last = total;
-        total += e[i].raw_len;
+        total += str_head(h, e[i].name_len) + e[i].name_len + e[i].value_len;
     }
     if (last > UINT32_MAX)
         return ads_error_set(err, ADS_ELIMIT, "row of %zu bytes is too large", total);
@@ -466,14 +478,54 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
         for (unsigned j = 0; j < width; j++)
             o[j] = (unsigned char)(off >> (8 * (width - 1 - j)));
         ads_buf_add(out, o, width);
-        off += e[i].raw_len;
+        off += str_head(h, e[i].name_len) + e[i].name_len + e[i].value_len;
     }
     ads_buf_add(out, maphead, mh);
-    for (size_t i = 0; i < n; i++)
-        ads_buf_add(out, e[i].raw, e[i].raw_len);
+    for (size_t i = 0; i < n; i++) {
+        ads_buf_add(out, h, str_head(h, e[i].name_len));
+        ads_buf_add(out, e[i].name, e[i].name_len);
+        ads_buf_add(out, e[i].value, e[i].value_len);
+    }
     if (out->failed) {
         out->len = start;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+/* ---- rows between the store's form and the dump's ---- */
+
+/* The stored value v (under skey) again, its MessagePack row rewritten: to
+ * attribute ids through txn's name table (ids), or back to names. */
+static int rekey(ads_buf *out, ads_txn *txn, bool ids, const unsigned char *skey,
+                 size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err)
+{
+    row_env env;
+    int rc = parse_envelope(&env, skey, skey_len, v, vlen, "row", err);
+    if (rc)
+        return rc;
+    ads_buf data = ADS_BUF_INIT;
+    rc = ids ? ads_names__encode(txn, &data, env.data, env.len, err)
+             : ads_msgpack__to_names(&data, env.data, env.len, ads_txn__names(txn), err);
+    if (!rc) {
+        ads_row__build(out, skey, skey_len, env.flags & ROW_DELETED, env.ts, env.offset,
+                       env.systs, env.full_key, env.full_key_len, (const unsigned char *)data.p,
+                       data.len);
+        if (out->failed)
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    ads_buf_free(&data);
+    return rc;
+}
+
+int ads_row__to_ids(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
+                    const unsigned char *v, size_t vlen, ads_error *err)
+{
+    return rekey(out, txn, true, skey, skey_len, v, vlen, err);
+}
+
+int ads_row__to_names(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
+                      const unsigned char *v, size_t vlen, ads_error *err)
+{
+    return rekey(out, txn, false, skey, skey_len, v, vlen, err);
 }

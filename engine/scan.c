@@ -140,7 +140,7 @@ int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *
         memcpy(k, skey, slen);
         if ((rc = ads_row__parse(&env, k, slen, v.mv_data, v.mv_size, t->name, err)))
             return rc;
-        ads_row__fill(row, t, k, slen, &env, true, a);
+        ads_row__fill(row, txn, t, k, slen, &env, true, a);
         rc = 1;
     }
     return rc;
@@ -460,7 +460,7 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
         return 0;
     ads_arena_reset(s->arena);
     size_t klen = latest ? k->mv_size : k->mv_size - 16;
-    ads_row__fill(&s->row, t, k->mv_data, klen, &env, latest, s->arena);
+    ads_row__fill(&s->row, s->txn, t, k->mv_data, klen, &env, latest, s->arena);
     if (!s->where)
         return 1;
     ads_value val;

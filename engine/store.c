@@ -338,15 +338,15 @@ static void unchanged_info(ads_write_info *info, const ads_type *t, bool latest,
  * holds exactly the given attributes other than the timeline ones, byte for
  * byte, so the merge would give it back. 1 unchanged (*latest parsed), 0
  * otherwise or when in doubt: the full path decides, and reports errors. */
-static int quick_unchanged(row_env *latest, const ads_msgpack_view *mv, const given_info *gi,
-                           const MDB_val *lv, const unsigned char *skey, size_t slen,
-                           double ts, bool has_ts, ads_arena *a)
+static int quick_unchanged(ads_txn *txn, row_env *latest, const ads_msgpack_view *mv,
+                           const given_info *gi, const MDB_val *lv, const unsigned char *skey,
+                           size_t slen, double ts, bool has_ts, ads_arena *a)
 {
     ads_msgpack_view lw;
     if (gi->nil || gi->ntl > sizeof gi->tl / sizeof gi->tl[0] ||
         ads_row__parse(latest, skey, slen, lv->mv_data, lv->mv_size, "", NULL) ||
         (latest->flags & ROW_DELETED) || (has_ts && ts < latest->ts) ||
-        ads_msgpack_view_init(&lw, latest->data, latest->len, a, NULL))
+        ads_msgpack__view_open(&lw, latest->data, latest->len, ads_txn__names(txn), a, NULL))
         return 0;
     return ads_msgpack_view_same_except(mv, gi->tl, gi->ntl, &lw);
 }
@@ -527,6 +527,20 @@ static int build_key(ads_buf *full, ads_txn *txn, const write_req *r, ads_msgpac
     return 0;
 }
 
+/* The new row (*data, *len: a row with names) as the store keeps it, in
+ * ws->ids: *data and *len then point there. */
+static int to_ids(ads_txn *txn, struct write_scratch *ws, const unsigned char **data,
+                  size_t *len, ads_error *err)
+{
+    ads_buf_clear(&ws->ids);
+    int rc = ads_names__encode(txn, &ws->ids, *data, *len, err);
+    if (rc)
+        return rc;
+    *data = (const unsigned char *)ws->ids.p;
+    *len = ws->ids.len;
+    return 0;
+}
+
 static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_error *err)
 {
     const ads_type *t = r->t;
@@ -639,7 +653,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     row_env latest = {0};
     if (found && r->merge && !ne && !deleted && !t->keep_unchanged &&
-        quick_unchanged(&latest, &mv, &gi, &lv, skey, slen, ts, has_ts, a)) {
+        quick_unchanged(txn, &latest, &mv, &gi, &lv, skey, slen, ts, has_ts, a)) {
         /* the common case of a snapshot: the record as it was */
         unchanged_info(info, t, true, &latest, full);
         rc = 0;
@@ -691,13 +705,18 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         ndata = r->data;
         nlen = r->len;
     } else {
-        if ((rc = ads_row__entries(&given, &ng, r->data, r->len, a, err)) ||
-            (use_base && (rc = ads_row__entries(&base, &nb, bdata, blen, a, err))) ||
+        if ((rc = ads_row__entries(&given, &ng, r->data, r->len, NULL, a, err)) ||
+            (use_base && (rc = ads_row__entries(&base, &nb, bdata, blen, ads_txn__names(txn), a,
+                                                err))) ||
             (rc = merge(merged, base, nb, given, ng, ne ? &extra : NULL, ne, a, err)))
             goto cleanup;
         ndata = (const unsigned char *)merged->p;
         nlen = merged->len;
     }
+    /* the row as the store keeps it: attribute names as ids */
+    bool as_given = ndata == r->data; /* the given names: gi.sig is theirs */
+    if ((rc = to_ids(txn, ws, &ndata, &nlen, err)))
+        goto cleanup;
 
     /* A store that changes nothing appends nothing: the row in effect at its
      * date stays in effect, so every timeline answer is what it was. Rows
@@ -724,10 +743,10 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     if (t->has_hooks && t->hooks.trigger) {
         ads_row oldr, newr;
         row_env ne_env = {deleted ? ROW_DELETED : 0, ts, offset, systs, NULL, 0, ndata, nlen};
-        ads_row__fill(&newr, t, skey, slen, &ne_env, to_latest, a);
+        ads_row__fill(&newr, txn, t, skey, slen, &ne_env, to_latest, a);
         row_env be = latest;
         if (found)
-            ads_row__fill(&oldr, t, skey, slen, &be, true, a);
+            ads_row__fill(&oldr, txn, t, skey, slen, &be, true, a);
         const ads_record *rep = NULL;
         rc = t->hooks.trigger(t->hooks.ctx, txn, found ? &oldr : NULL, &newr, &rep, a, err);
         if (rc) {
@@ -742,7 +761,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             size_t nr;
             if ((rc = ads_msgpack_encode_record(&replaced, rep, err)) ||
                 (rc = ads_row__entries(&re, &nr, (const unsigned char *)replaced.p, replaced.len,
-                                       a, err))) {
+                                       NULL, a, err))) {
                 ads_buf_free(&replaced);
                 goto cleanup;
             }
@@ -753,6 +772,9 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 goto cleanup;
             ndata = (const unsigned char *)merged->p;
             nlen = merged->len;
+            if ((rc = to_ids(txn, ws, &ndata, &nlen, err)))
+                goto cleanup;
+            as_given = false;
         }
     }
 
@@ -808,7 +830,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
      * bounded number of each per write (docs/storage.md, "Retention") */
     if (t->retention > 0 && (rc = ads_retention__on_write(txn, t, skey, slen, err)))
         goto cleanup;
-    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, ndata == r->data ? gi.sig : 0, err)))
+    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? gi.sig : 0, err)))
         goto cleanup;
     if (t->has_hooks && t->hooks.notify &&
         (rc = ads_hooks__note(txn, t, deleted ? ADS_CHANGE_DELETED : ADS_CHANGE_STORED, ndata,
@@ -968,7 +990,8 @@ int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_e
     ads_value t = ads_bool(true);
     if (!a)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-    else if (!(rc = ads_row__entries(&ent, &n, cur.data, cur.len, a, err)) &&
+    else if (!(rc = ads_row__entries(&ent, &n, cur.data, cur.len, ads_txn__names(txn), a,
+                                     err)) &&
              !(rc = make_entry(&del, ads_attr__deleted, 8, &t, a, err))) {
         /* the latest row's entries with _Deleted = true in its sorted place */
         row_entry *all = ads_arena_alloc(a, (n + 1) * sizeof *all);

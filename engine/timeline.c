@@ -356,7 +356,8 @@ static int yield(ads_row **row, ads_timeline *tl, const tl_rec *r, const tl_item
         return 0;
     ads_arena_reset(tl->arena);
     size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
-    ads_row__fill(&tl->row, r->type, it->k.mv_data, klen, &it->env, it->latest, tl->arena);
+    ads_row__fill(&tl->row, tl->txn, r->type, it->k.mv_data, klen, &it->env, it->latest,
+                  tl->arena);
     *row = &tl->row;
     return 1;
 }

@@ -337,12 +337,12 @@ static bool valid_attr_name(ads_str s)
 }
 
 /* Read and check a Type record's declaration from its row data. */
-static int parse_decl(type_decl *d, const unsigned char *data, size_t len, ads_arena *a,
-                      ads_error *err)
+static int parse_decl(type_decl *d, ads_txn *txn, const unsigned char *data, size_t len,
+                      ads_arena *a, ads_error *err)
 {
     ads_msgpack_view mv;
     ads_value v;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    int rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), a, err);
     if (rc)
         return rc;
     memset(d, 0, sizeof *d);
@@ -576,7 +576,7 @@ int ads_types__by_name(const ads_type **out, ads_txn *txn, const char *name, siz
     if (!tmp)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     type_decl d;
-    if ((rc = parse_decl(&d, env.data, env.len, tmp, err)) ||
+    if ((rc = parse_decl(&d, txn, env.data, env.len, tmp, err)) ||
         (rc = ads_index__load(&d.indexes, &d.nindexes, txn, id, tmp, err))) {
         ads_arena_free(tmp);
         return rc;
@@ -652,7 +652,7 @@ int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool
     int rc;
     if (!tmp)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    if ((rc = parse_decl(&d, data, len, tmp, err)))
+    if ((rc = parse_decl(&d, txn, data, len, tmp, err)))
         goto cleanup;
     if (d.retention_zero) {
         /* (a store written before this check may hold one: it loads as none) */
@@ -774,7 +774,7 @@ int ads_types__may_remove(ads_txn *txn, const unsigned char *data, size_t len, a
     int rc;
     if (!tmp)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    if (parse_decl(&d, data, len, tmp, NULL) == 0) {
+    if (parse_decl(&d, txn, data, len, tmp, NULL) == 0) {
         char *folded = ads_db__fold(txn, d.name.p, d.name.len);
         uint32_t id;
         if (!folded)
@@ -1098,7 +1098,7 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
     if (rc)
         return rc;
     ads_msgpack_view mv;
-    if ((rc = ads_msgpack_view_init(&mv, data, len, txn->arena, err)))
+    if ((rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), txn->arena, err)))
         return rc;
     /* the whole set of names seen before? */
     if (!sig)

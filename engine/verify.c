@@ -83,11 +83,11 @@ static const char *type_name(vstate *vs, uint32_t id, char *buf, size_t cap)
 }
 
 /* The full key computed from a row's key attributes. */
-static int row_key(ads_buf *out, const ads_type *t, const unsigned char *data, size_t len,
-                   ads_arena *a, ads_error *err)
+static int row_key(ads_buf *out, ads_txn *txn, const ads_type *t, const unsigned char *data,
+                   size_t len, ads_arena *a, ads_error *err)
 {
     ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, data, len, a, err);
+    int rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), a, err);
     if (rc)
         return rc;
     ads_key__typeid(out, t->id);
@@ -114,7 +114,7 @@ static void check_generated(vstate *vs, const ads_type *t, tcount *c, const unsi
     ads_msgpack_view mv;
     ads_value v;
     const ads_expr *e = NULL;
-    if (ads_msgpack_view_init(&mv, data, len, vs->a, NULL) ||
+    if (ads_msgpack__view_open(&mv, data, len, ads_txn__names(vs->txn), vs->a, NULL) ||
         ads_msgpack_view_lookup(&v, &e, &mv, t->keys[0].p, t->keys[0].len, NULL) != 1 || e ||
         v.type != ADS_IDENT)
         return;
@@ -169,7 +169,7 @@ static int walk_latest(vstate *vs, ads_error *err)
         size_t fl = env.full_key ? env.full_key_len : k.mv_size;
         ads_key__text(kt, sizeof kt, fk, fl, vs->a);
         snprintf(where, sizeof where, "type %s, key %s", tname, kt);
-        if (ads_msgpack_check(env.data, env.len, &e)) {
+        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
             problem(vs, "%s: latest row: %s", where, e.message);
             continue;
         }
@@ -179,7 +179,7 @@ static int walk_latest(vstate *vs, ads_error *err)
             continue;
         }
         ads_buf_clear(&full);
-        if (row_key(&full, t, env.data, env.len, vs->a, &e)) {
+        if (row_key(&full, txn, t, env.data, env.len, vs->a, &e)) {
             problem(vs, "%s: %s", where, e.message);
         } else if (full.len != fl || memcmp(full.p, fk, fl) != 0) {
             problem(vs, "%s: the key does not match the row's key attributes", where);
@@ -204,6 +204,79 @@ static int walk_latest(vstate *vs, ads_error *err)
     if (mrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, mrc, "verifying");
     return 0;
+}
+
+static int name_cmp(const void *x, const void *y)
+{
+    const ads_str *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(a->p, b->p, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* The attribute-name table: ids 0, 1, ... with no gap, each a name of 1 to
+ * ADS_MAX_NAME_LEN bytes, no name twice, and the store of format 3 when it
+ * holds any. (Rows are checked to name only ids it holds as they are read.) */
+static int walk_names(vstate *vs, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    if (!txn->db->names_dbi)
+        return 0;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->names_dbi, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
+    ads_str *names = NULL;
+    size_t n = 0, cap = 0;
+    MDB_val k, v;
+    int mrc;
+    for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0 && !rc;
+         mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        const unsigned char *p = k.mv_data;
+        long long id = k.mv_size == 4 ? (long long)((uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 |
+                                                    (uint64_t)p[2] << 8 | p[3])
+                                      : -1;
+        if (id != (long long)n) {
+            problem(vs, "attribute names: entry %zu has id %lld (ids run from 0 without gaps)",
+                    n, id);
+            break;
+        }
+        if (v.mv_size == 0 || v.mv_size > ADS_MAX_NAME_LEN)
+            problem(vs, "attribute names: id %zu names %zu bytes", n, v.mv_size);
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 256;
+            ads_str *more = realloc(names, nc * sizeof *more);
+            if (!more) {
+                rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+                break;
+            }
+            names = more;
+            cap = nc;
+        }
+        names[n].p = v.mv_data;
+        names[n].len = v.mv_size;
+        n++;
+    }
+    mdb_cursor_close(c);
+    if (!rc && mrc && mrc != MDB_NOTFOUND)
+        rc = ads_db__lmdb(txn, err, mrc, "verifying");
+    if (!rc && n) {
+        qsort(names, n, sizeof *names, name_cmp);
+        for (size_t i = 1; i < n; i++)
+            if (name_cmp(&names[i - 1], &names[i]) == 0)
+                problem(vs, "attribute names: '%.*s' has two ids",
+                        (int)(names[i].len > 60 ? 60 : names[i].len), names[i].p);
+        unsigned fmt = 0;
+        MDB_val fv;
+        if (ads_db__meta_get(txn, ADS_META_FORMAT, strlen(ADS_META_FORMAT), &fv, NULL) == 1 &&
+            fv.mv_size == 4)
+            fmt = ((const unsigned char *)fv.mv_data)[0];
+        if (fmt < ADS_DB_FORMAT_NAMES)
+            problem(vs, "attribute names: the store holds %zu but is of format %u (not %d)", n,
+                    fmt, ADS_DB_FORMAT_NAMES);
+    }
+    free(names);
+    return rc;
 }
 
 static int walk_history(vstate *vs, ads_error *err)
@@ -238,7 +311,7 @@ static int walk_history(vstate *vs, ads_error *err)
         }
         if (env.full_key)
             ads_key__text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
-        if (ads_msgpack_check(env.data, env.len, &e)) {
+        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
             problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
             continue;
         }
@@ -379,7 +452,8 @@ int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
         vs.have_idgen = true;
     else
         problem(&vs, "identifier state: %s", e.message);
-    if (!(rc = walk_latest(&vs, err)) && !(rc = walk_history(&vs, err)) &&
+    if (!(rc = walk_names(&vs, err)) && !(rc = walk_latest(&vs, err)) &&
+        !(rc = walk_history(&vs, err)) &&
         !(rc = check_counts(&vs, err)))
         rc = ads_index__verify(vs.txn, report, ctx, &out->problems, err);
     if (!rc && progress)

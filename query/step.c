@@ -25,6 +25,7 @@
 #include <strings.h>
 
 #include "classad/msgpack.h"
+#include "classad/msgpack_int.h"
 #include "query/query_int.h"
 
 enum { MODE_STREAM, MODE_HELD };
@@ -319,7 +320,8 @@ static int bound(size_t *out, const ads_msgpack_view *mv, unsigned char c, bool 
  * start with '_' are skipped (ads_q__select's rule for SELECT *). */
 static int row_view(ads_stmt_row *r, ads_error *err)
 {
-    int rc = ads_msgpack_view_init(&r->mv, r->row.data, r->row.len, r->s->ra, err);
+    int rc = ads_msgpack__view_open(&r->mv, r->row.data, r->row.len, r->row.priv.names,
+                                    r->s->ra, err);
     size_t end;
     ads_str n;
     r->skip_n = 0;

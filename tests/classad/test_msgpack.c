@@ -952,9 +952,12 @@ static void check__refuses_bad_rows_saying_what_and_where(void **state)
     row_refused("80", ADS_ECORRUPT, "a row starts with 0x92 (an array of two), not 0x80");
     row_refused("92 d5 11 01 01 80", ADS_ECORRUPT,
                 "extension type 17 where the row header (type 16) belongs at byte 1");
+    row_refused("92 d5 10 03 01 80", ADS_EVERSION,
+                "msgpack: row format version 3 is not supported (this build reads versions 1 "
+                "and 2) at byte 3");
     row_refused("92 d5 10 02 01 80", ADS_EVERSION,
-                "msgpack: row format version 2 is not supported (this build reads version 1) "
-                "at byte 3");
+                "msgpack: a row of format version 2 (attribute ids) is read through its store's "
+                "name table, at byte 3");
     row_refused("92 d5 10 01 03 80", ADS_ECORRUPT, "index width 3 (1, 2 or 4) at byte 4");
     row_refused("92 d6 10 01 01 01 05 81 a1 41 01", ADS_ECORRUPT,
                 "map of 1 attributes under an index of 2 at byte 7");
@@ -1801,6 +1804,254 @@ static void encode__name_order_memo_gives_the_same_bytes(void **state)
     ads_buf_free(&without);
 }
 
+/* ---- rows with attribute ids (a store's rows) ---- */
+
+/* A name table over a fixed list (id = index), as a store's would be. */
+typedef struct tnames {
+    ads_msgpack_names base;
+    const char *const *names;
+    size_t n;
+    int asked; /* how many names it was asked for */
+} tnames;
+
+static int tn_name(const ads_msgpack_names *self, uint64_t id, ads_str *out, ads_error *err)
+{
+    tnames *t = (tnames *)self;
+    t->asked++;
+    if (id >= t->n)
+        return ads_error_set(err, ADS_ECORRUPT, "no id %llu", (unsigned long long)id);
+    out->p = t->names[id];
+    out->len = strlen(t->names[id]);
+    return 0;
+}
+
+/* ids by exact name; a name not listed has none (1) */
+static int tn_id(void *ctx, size_t i, const char *name, size_t len, uint64_t *id, ads_error *err)
+{
+    (void)i;
+    (void)err;
+    tnames *t = ctx;
+    for (size_t j = 0; j < t->n; j++)
+        if (strlen(t->names[j]) == len && memcmp(t->names[j], name, len) == 0) {
+            *id = j;
+            return 0;
+        }
+    return 1;
+}
+
+static const char *const doc_names[] = {"Owner", "memory", "Req"};
+
+/* The documented example (docs/formats.md, "Rows with attribute ids"): the
+ * row of the 52-byte example with ids 0 Owner, 1 memory, 2 Req. */
+#define DOC_ROW "92 c7 05 10 01 01 01 0b 17 83 a6 6d 65 6d 6f 72 79 cd 08 00 a5 4f 77 6e 65 72 " \
+                "a5 61 6c 69 63 65 a3 52 65 71 c7 0d 06 6d 65 6d 6f 72 79 20 3e 20 31 30 32 34"
+#define DOC_IDS "92 c7 05 10 02 01 01 05 0c 83 01 cd 08 00 00 a5 61 6c 69 63 65 02 c7 0d 06 " \
+                "6d 65 6d 6f 72 79 20 3e 20 31 30 32 34"
+
+static void ids__rows_name_attributes_by_ids_in_name_order(void **state)
+{
+    (void)state;
+    tnames t = {{tn_name}, doc_names, 3, 0};
+    const ads_record *r;
+    ads_error err;
+    const char *text = "[ Owner = \"alice\"; memory = 2048; Req = memory > 1024 ]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    ads_buf row = ADS_BUF_INIT, ids = ADS_BUF_INIT, back = ADS_BUF_INIT;
+    assert_int_equal(ads_msgpack_encode_record(&row, r, &err), 0);
+    assert_bytes(&row, DOC_ROW);
+    assert_int_equal(ads_msgpack__to_ids(&ids, row.p, row.len, tn_id, &t, &err), 0);
+    assert_bytes(&ids, DOC_IDS);
+    assert_true(ads_msgpack__row_has_ids(ids.p, ids.len));
+    assert_false(ads_msgpack__row_has_ids(row.p, row.len));
+    /* checked, decoded, viewed and turned back through the table */
+    assert_int_equal(ads_msgpack__check_row(ids.p, ids.len, &t.base, &err), 0);
+    const ads_record *d;
+    assert_int_equal(ads_msgpack__decode_row(&d, arena, ids.p, ids.len, &t.base,
+                                             ADS_MSGPACK_COPY, &err), 0);
+    assert_int_equal(ads_record_size(d), 3);
+    assert_string_equal(ads_record_name(d, 0).p, "memory");
+    assert_string_equal(ads_record_name(d, 1).p, "Owner");
+    assert_ptr_not_equal(ads_record_name(d, 1).p, doc_names[0]); /* copied */
+    ads_msgpack_view mv;
+    assert_int_equal(ads_msgpack__view_open(&mv, ids.p, ids.len, &t.base, arena, &err), 0);
+    ads_value v;
+    const ads_expr *e;
+    assert_int_equal(ads_msgpack_view_lookup(&v, &e, &mv, "OWNER", 5, &err), 1);
+    assert_null(e);
+    assert_int_equal(v.type, ADS_STRING);
+    assert_memory_equal(v.u.s.p, "alice", 5);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &e, &mv, "Missing", 7, &err), 0);
+    ads_view view = ads_msgpack_view_get(&mv, NULL);
+    ads_value got;
+    assert_int_equal(ads_expr_eval(&got, parse("Req && memory == 2048 && Owner == \"alice\""),
+                                   &view, arena), 0);
+    assert_int_equal(got.type, ADS_BOOLEAN);
+    assert_true(got.u.b);
+    ads_str name;
+    assert_int_equal(ads_msgpack_view_name(&name, &mv, 2, &err), 0);
+    assert_int_equal(name.len, 3);
+    assert_memory_equal(name.p, "Req", 3);
+    assert_int_equal(ads_msgpack_view_attr(&name, &v, &e, &mv, 0, &err), 0);
+    assert_int_equal(v.type, ADS_INTEGER);
+    assert_int_equal(v.u.i, 2048);
+    assert_int_equal(ads_msgpack__to_names(&back, ids.p, ids.len, &t.base, &err), 0);
+    assert_bytes(&back, DOC_ROW);
+    /* a row with names goes through to_names as it is */
+    ads_buf_clear(&back);
+    assert_int_equal(ads_msgpack__to_names(&back, row.p, row.len, &t.base, &err), 0);
+    assert_bytes(&back, DOC_ROW);
+    /* a name without an id leaves the row with names */
+    tnames two = {{tn_name}, doc_names, 2, 0};
+    ads_buf_clear(&back);
+    assert_int_equal(ads_msgpack__to_ids(&back, row.p, row.len, tn_id, &two, &err), 1);
+    assert_bytes(&back, DOC_ROW);
+    ads_buf_free(&row);
+    ads_buf_free(&ids);
+    ads_buf_free(&back);
+}
+
+static void ids__wide_ids_nested_records_and_the_empty_row(void **state)
+{
+    (void)state;
+    /* 300 names: ids 127, 128 and 299 take 1, 2 and 3 bytes */
+    static char bufs[300][8];
+    static const char *many[300];
+    for (int i = 0; i < 300; i++) {
+        snprintf(bufs[i], sizeof bufs[i], "n%03d", i);
+        many[i] = bufs[i];
+    }
+    tnames t = {{tn_name}, many, 300, 0};
+    const ads_record *r;
+    ads_error err;
+    const char *text = "[ n299 = [ b = 1; A = { 2 } ]; n127 = true; n128 = \"x\" ]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    ads_buf row = ADS_BUF_INIT, ids = ADS_BUF_INIT;
+    assert_int_equal(ads_msgpack_encode_record(&row, r, &err), 0);
+    assert_int_equal(ads_msgpack__to_ids(&ids, row.p, row.len, tn_id, &t, &err), 0);
+    /* the nested record keeps its names (only a row's own keys are ids) */
+    assert_bytes(&ids, "92 c7 05 10 02 01 01 03 07 83 7f c3 cc 80 a1 78 cd 01 2b "
+                       "82 a1 41 91 02 a1 62 01");
+    assert_int_equal(ads_msgpack__check_row(ids.p, ids.len, &t.base, &err), 0);
+    const ads_record *d;
+    assert_int_equal(ads_msgpack__decode_row(&d, arena, ids.p, ids.len, &t.base, 0, &err), 0);
+    ads_buf b = ADS_BUF_INIT;
+    ads_record_unparse(&b, d);
+    assert_string_equal(ads_buf_cstr(&b),
+                        "[ n127 = true; n128 = \"x\"; n299 = [ A = { 2 }; b = 1 ] ]");
+    /* an empty row */
+    ads_buf_clear(&row);
+    ads_buf_clear(&ids);
+    assert_int_equal(ads_record_parse(&r, arena, "[ ]", 3, &err), 0);
+    assert_int_equal(ads_msgpack_encode_record(&row, r, &err), 0);
+    assert_int_equal(ads_msgpack__to_ids(&ids, row.p, row.len, tn_id, &t, &err), 0);
+    assert_bytes(&ids, "92 d5 10 02 01 80");
+    assert_int_equal(ads_msgpack__check_row(ids.p, ids.len, &t.base, &err), 0);
+    ads_buf_free(&b);
+    ads_buf_free(&row);
+    ads_buf_free(&ids);
+}
+
+static void ids_refused(const char *hex, int code, const char *msg)
+{
+    tnames t = {{tn_name}, doc_names, 3, 0};
+    unsigned char buf[256];
+    size_t n = bytes_of(buf, sizeof buf, hex);
+    ads_error err;
+    int rc = ads_msgpack__check_row(buf, n, &t.base, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("check of %s: want %d '%s', got %d '%s'", hex, code, msg, rc,
+                 rc ? err.message : "");
+    const ads_record *r;
+    rc = ads_msgpack__decode_row(&r, arena, buf, n, &t.base, 0, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("decode of %s: want %d '%s', got %d '%s'", hex, code, msg, rc,
+                 rc ? err.message : "");
+}
+
+static void ids__bad_rows_are_refused_saying_what(void **state)
+{
+    (void)state;
+    /* an id the table does not hold, in the check and in a lookup */
+    ids_refused("92 c7 03 10 02 01 01 81 07 01", ADS_ECORRUPT,
+                "attribute id 7 is not in the store's name table at byte 8");
+    /* ids in an order their names do not have (Owner before memory) */
+    ids_refused("92 d6 10 02 01 01 03 82 00 01 01 02", ADS_ECORRUPT,
+                "attribute 'memory' is out of order or repeats a name (ignoring case) at byte 10");
+    /* the same id twice */
+    ids_refused("92 d6 10 02 01 01 03 82 00 01 00 02", ADS_ECORRUPT,
+                "attribute 'Owner' is out of order or repeats a name");
+    /* an id not in its shortest form, and a key that is no id */
+    ids_refused("92 c7 03 10 02 01 01 81 cc 01 01", ADS_ECORRUPT,
+                "attribute id 1 not in its shortest form at byte 8");
+    ids_refused("92 c7 03 10 02 01 01 81 a1 41 01", ADS_ECORRUPT,
+                "expected an attribute id, found byte 0xa1 at byte 8");
+    /* read without a name table */
+    unsigned char buf[64];
+    size_t n = bytes_of(buf, sizeof buf, DOC_IDS);
+    ads_error err;
+    ads_msgpack_view mv;
+    assert_int_equal(ads_msgpack_view_init(&mv, buf, n, arena, &err), ADS_EVERSION);
+    assert_non_null(strstr(err.message, "is read through its store's name table"));
+    const ads_record *r;
+    assert_int_equal(ads_msgpack_decode_record(&r, arena, buf, n, 0, &err), ADS_EVERSION);
+    /* a lookup meeting an unknown id fails; evaluation makes it an error */
+    tnames t = {{tn_name}, doc_names, 1, 0}; /* knows Owner only */
+    assert_int_equal(ads_msgpack__view_open(&mv, buf, n, &t.base, arena, &err), 0);
+    ads_value v;
+    const ads_expr *e;
+    assert_int_equal(ads_msgpack_view_lookup(&v, &e, &mv, "Owner", 5, &err), 1);
+    assert_int_equal(ads_msgpack_view_lookup(&v, &e, &mv, "Req", 3, &err), ADS_ECORRUPT);
+    assert_non_null(strstr(err.message, "attribute id 2 is not in the store's name table"));
+}
+
+/* Random rows through ids and back: the same record, the same bytes. */
+static void ids__random_rows_round_trip(void **state)
+{
+    (void)state;
+    static const char *const pool[] = {"a", "B", "cc", "Dd", "e_1", "F2", "g", "h", "Memory",
+                                       "Name", "x", "Y", "zz", "_t", "Q"};
+    tnames t = {{tn_name}, pool, sizeof pool / sizeof pool[0], 0};
+    unsigned seed = 42;
+    for (int round = 0; round < 200; round++) {
+        ads_arena_reset(arena);
+        char text[1024];
+        size_t o = (size_t)snprintf(text, sizeof text, "[ ");
+        for (size_t j = 0; j < t.n; j++) {
+            if (rand_r(&seed) % 3)
+                continue;
+            int val = rand_r(&seed) % 1000;
+            o += (size_t)snprintf(text + o, sizeof text - o, "%s = %s%d; ", pool[j],
+                                  val % 2 ? "x + " : "", val);
+        }
+        snprintf(text + o, sizeof text - o, "]");
+        const ads_record *r, *d;
+        ads_error err;
+        assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+        ads_buf row = ADS_BUF_INIT, ids = ADS_BUF_INIT, back = ADS_BUF_INIT;
+        assert_int_equal(ads_msgpack_encode_record(&row, r, &err), 0);
+        assert_int_equal(ads_msgpack__to_ids(&ids, row.p, row.len, tn_id, &t, &err), 0);
+        assert_true(ids.len <= row.len);
+        assert_int_equal(ads_msgpack__check_row(ids.p, ids.len, &t.base, &err), 0);
+        assert_int_equal(ads_msgpack__to_names(&back, ids.p, ids.len, &t.base, &err), 0);
+        assert_int_equal(back.len, row.len);
+        assert_memory_equal(back.p, row.p, row.len);
+        assert_int_equal(ads_msgpack__decode_row(&d, arena, ids.p, ids.len, &t.base, 0, &err),
+                         0);
+        /* the same record as the row with names decodes to */
+        ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
+        const ads_record *dr;
+        assert_int_equal(ads_msgpack_decode_record(&dr, arena, row.p, row.len, 0, &err), 0);
+        ads_record_unparse(&a, dr);
+        ads_record_unparse(&b, d);
+        assert_string_equal(ads_buf_cstr(&a), ads_buf_cstr(&b));
+        ads_buf_free(&a);
+        ads_buf_free(&b);
+        ads_buf_free(&row);
+        ads_buf_free(&ids);
+        ads_buf_free(&back);
+    }
+}
+
 int main(void)
 {
     setenv("TZ", "UTC", 1);
@@ -1836,6 +2087,10 @@ int main(void)
         T(view__nested_scopes_and_parent_views),
         T(view__random_rows_evaluate_as_in_memory),
         T(corrupt__every_truncation_and_byte_flip_is_safe),
+        T(ids__rows_name_attributes_by_ids_in_name_order),
+        T(ids__wide_ids_nested_records_and_the_empty_row),
+        T(ids__bad_rows_are_refused_saying_what),
+        T(ids__random_rows_round_trip),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

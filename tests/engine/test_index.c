@@ -407,19 +407,19 @@ static unsigned format_of(const char *path)
 static void index__declaring_marks_the_store_format(void **state)
 {
     (void)state;
-    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"ann\" ]");
-    ts_reopen_close(&ts);
-    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_VERSION);
-    db = ts_reopen(&ts);
     unsigned f;
     ads_error err;
-    assert_int_equal(ads_db_format(&f, db, &err), 0);
-    assert_int_equal(f, ADS_DB_FORMAT_VERSION);
-    index_on("Owner", "true");
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"ann\" ]");
+    /* the store's first row (setup declared the type) put its names into
+     * the name table: format 3, which may hold indexes too, so declaring
+     * one leaves it at 3 (a format is never lowered) */
     assert_int_equal(ads_db_format(&f, db, &err), 0); /* as committed, at once */
-    assert_int_equal(f, ADS_DB_FORMAT_INDEXED);
+    assert_int_equal(f, ADS_DB_FORMAT_NAMES);
+    index_on("Owner", "true");
+    assert_int_equal(ads_db_format(&f, db, &err), 0);
+    assert_int_equal(f, ADS_DB_FORMAT_NAMES);
     ts_reopen_close(&ts);
-    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_INDEXED);
+    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_NAMES);
     db = ts_reopen(&ts);
 }
 

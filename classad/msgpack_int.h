@@ -1,0 +1,62 @@
+/*
+ * classad/msgpack_int.h: the MessagePack reader and writer as the engine
+ * uses them for stored rows, whose attributes are named by ids resolved
+ * through the store's name table (docs/formats.md, "Rows with attribute
+ * ids"). Not part of the public API.
+ */
+#ifndef ADS_CLASSAD_MSGPACK_INT_H
+#define ADS_CLASSAD_MSGPACK_INT_H
+
+#include <stdbool.h>
+
+#include "base/buf.h"
+#include "classad/msgpack.h"
+
+/* ---- rows with attribute ids (a store's rows; docs/formats.md) ---- */
+
+/* The readers of ads_msgpack_view_init, ads_msgpack_decode_record and
+ * ads_msgpack_check that also read rows with attribute ids, through names
+ * (NULL: rows with names only, as the public functions). */
+int ads_msgpack__view_open(ads_msgpack_view *mv, const void *bytes, size_t len,
+                           const ads_msgpack_names *names, ads_arena *arena,
+                           ads_error *err);
+int ads_msgpack__decode_row(const ads_record **out, ads_arena *a, const void *bytes, size_t len,
+                            const ads_msgpack_names *names, unsigned flags,
+                            ads_error *err);
+int ads_msgpack__check_row(const void *bytes, size_t len, const ads_msgpack_names *names,
+                           ads_error *err);
+
+/* Attribute i of the view: its name, and where its entry (key), its value
+ * and the entry's end are, counted from mv->body. Errors: ADS_ECORRUPT. */
+int ads_msgpack__view_entry(const ads_msgpack_view *mv, size_t i, ads_str *name,
+                            size_t *key_at, size_t *value_at, size_t *end, ads_error *err);
+
+/* Every attribute of the view as ads_msgpack__view_entry gives it: names[i],
+ * and where its value starts and ends (vat[i], vend[i], from mv->body).
+ * Errors: ADS_ECORRUPT. */
+int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat, size_t *vend,
+                         ads_error *err);
+
+/* Whether row bytes (already known to be a row) carry attribute ids. */
+bool ads_msgpack__row_has_ids(const void *bytes, size_t len);
+
+/* The id of a row's i-th name for ads_msgpack__to_ids: 0 with *id (at most
+ * UINT32_MAX), 1 when the name has no id (the row then stays as it is), or
+ * an error. */
+typedef int (*ads_msgpack_id_fn)(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                                 ads_error *err);
+
+/* Append to out the row with attribute ids equal to the row with names at
+ * row (len bytes; read as ads_msgpack_view_init reads, the values copied as
+ * they are): 0, or 1 having appended the row unchanged because a name has
+ * no id, or an error (ADS_ECORRUPT, ADS_ELIMIT, ADS_ENOMEM, id_of's). */
+int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_id_fn id_of,
+                        void *ctx, ads_error *err);
+
+/* Append to out the row with names equal to row (with ids resolved through
+ * names, or with names, copied as it is). Errors: ADS_ECORRUPT, ADS_EVERSION,
+ * ADS_ELIMIT, ADS_ENOMEM. */
+int ads_msgpack__to_names(ads_buf *out, const void *row, size_t len,
+                          const ads_msgpack_names *names, ads_error *err);
+
+#endif

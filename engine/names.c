@@ -1,0 +1,450 @@
+/*
+ * engine/names.c: the store's attribute-name table. A stored row names its
+ * attributes by small ids (classad/msgpack.h, rows with attribute ids); the
+ * table `names` maps be32(id) -> the name's bytes, as first stored (exact
+ * bytes: `Memory` and `memory` are two names with two ids, so a record reads
+ * back spelled as it was stored). Ids are handed out from 0 in the order
+ * names first appear, are never reused and never change: the table only
+ * grows (docs/storage.md, "Attribute names").
+ *
+ * In memory, per store handle (ads_names): the names by id in blocks that
+ * never move, and the count of ids that every thread may read without a
+ * lock (published). Readers resolve an id below the count with one load; an
+ * id above it belongs to a transaction that committed since (this handle's,
+ * or another handle's or process's): it is read from the table inside the
+ * reader's own transaction, under the lock, so what a reader sees is always
+ * consistent with the rows it reads.
+ *
+ * Writers: LMDB lets one write transaction (the root) run at a time; group
+ * commit (group.c) runs several writers' works in transactions nested in one
+ * root, one after another. The first name look-up of a writer brings the
+ * memory up to the table as its root sees it, then a name it does not find
+ * gets the next id: the table row goes into its transaction, the name into
+ * the next slot (under the lock), unpublished, the slots past the published
+ * count marked as its root's (owner). A writer whose own changes are dropped
+ * (its work failed, in a group or alone) clears the slots it filled, which
+ * are the last ones, as the group's writers run in turn; the root's commit
+ * publishes every filled slot, its abort clears them; so ids and names of
+ * dropped work are handed out again (nothing stored refers to them). A root
+ * that fails after LMDB let go of its lock may find another root owning the
+ * slots: that one cleared them and read the table afresh first. Name to id
+ * goes through a hash of the exact bytes that only writers use.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_int.h"
+
+#define BLOCK 256u /* ids per block */
+#define NBLOCKS (ADS_NAMES_MAX / BLOCK)
+
+struct ads_names {
+    pthread_mutex_t lock;   /* the slots, the arena, filled, n's increases */
+    ads_str *blocks[NBLOCKS];
+    _Atomic uint32_t n;     /* published: ids below resolve without the lock */
+    uint32_t filled;        /* slots [n, filled): the write transaction's new names */
+    ads_arena *arena;       /* the names' bytes */
+    /* name -> id, for write transactions only */
+    uint32_t *map;          /* id + 1, or 0 for an empty slot */
+    size_t cap, mapped;     /* slots; ids [0, mapped) are in it */
+    uint32_t *last;         /* the ids of the last row's names by position (a memo: rows
+                               of one load share their names) */
+    size_t nlast;
+    bool stale;             /* under the lock: an abort dropped names the map holds */
+    uint64_t owner;         /* the write transaction (ads_txn.names_root) that filled
+                               the slots past n, if any (under the lock) */
+};
+
+int ads_names__new(ads_names **out)
+{
+    ads_names *nm = calloc(1, sizeof *nm);
+    if (!nm || !(nm->arena = ads_arena_new())) {
+        free(nm);
+        return ADS_ENOMEM;
+    }
+    pthread_mutex_init(&nm->lock, NULL);
+    *out = nm;
+    return 0;
+}
+
+void ads_names__free(ads_names *nm)
+{
+    if (!nm)
+        return;
+    for (size_t b = 0; b < NBLOCKS && nm->blocks[b]; b++)
+        free(nm->blocks[b]);
+    free(nm->map);
+    free(nm->last);
+    ads_arena_free(nm->arena);
+    pthread_mutex_destroy(&nm->lock);
+    free(nm);
+}
+
+static inline ads_str *slot(ads_names *nm, uint32_t id)
+{
+    return &nm->blocks[id / BLOCK][id % BLOCK];
+}
+
+/* Put name into slot id (under the lock): 0 or ADS_ENOMEM. */
+static int fill(ads_names *nm, uint32_t id, const void *name, size_t len)
+{
+    ads_str **b = &nm->blocks[id / BLOCK];
+    if (!*b && !(*b = calloc(BLOCK, sizeof **b)))
+        return ADS_ENOMEM;
+    char *p = ads_arena_strndup(nm->arena, name, len);
+    if (!p)
+        return ADS_ENOMEM;
+    (*b)[id % BLOCK].p = p;
+    (*b)[id % BLOCK].len = len;
+    return 0;
+}
+
+static int lmdb_err(ads_error *err, int rc, const char *what)
+{
+    return ads_error_set(err, ADS_ESTORAGE, "%s: %s", what, mdb_strerror(rc));
+}
+
+/* Read the table from id nm->filled on in txn (under the lock, with no new
+ * names of a write transaction pending) into the slots and publish them. */
+static int load(ads_names *nm, MDB_txn *txn, MDB_dbi dbi, ads_error *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, dbi, &c);
+    if (rc)
+        return lmdb_err(err, rc, "reading attribute names");
+    unsigned char kb[4];
+    uint32_t next = nm->filled;
+    for (int i = 0; i < 4; i++)
+        kb[i] = (unsigned char)(next >> (24 - 8 * i));
+    MDB_val k = {4, kb}, v;
+    int mrc;
+    for (mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); mrc == 0;
+         mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        const unsigned char *p = k.mv_data;
+        uint32_t id = k.mv_size == 4 ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+                                           (uint32_t)p[2] << 8 | p[3]
+                                     : UINT32_MAX;
+        if (id != next || id >= ADS_NAMES_MAX || v.mv_size == 0 ||
+            v.mv_size > ADS_MAX_NAME_LEN) {
+            rc = ads_error_set(err, ADS_ECORRUPT,
+                               "the store's attribute-name table is corrupt at id %u "
+                               "(adstore verify says more)",
+                               (unsigned)next);
+            break;
+        }
+        if (fill(nm, id, v.mv_data, v.mv_size)) {
+            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+            break;
+        }
+        next++;
+    }
+    mdb_cursor_close(c);
+    if (!rc && mrc != MDB_NOTFOUND)
+        rc = lmdb_err(err, mrc, "reading attribute names");
+    if (next != nm->filled) { /* what was read is committed: publish it */
+        nm->filled = next;
+        atomic_store_explicit(&nm->n, next, memory_order_release);
+    }
+    return rc;
+}
+
+/* ---- reading: the resolver every transaction hands to row views ---- */
+
+static int unknown(ads_error *err, uint64_t id)
+{
+    return ads_error_set(err, ADS_ECORRUPT,
+                         "attribute id %llu is not in the store's attribute-name table",
+                         (unsigned long long)id);
+}
+
+/* The name of id as the table in txn holds it, copied into txn's arena
+ * (under the lock: the slots past the published ids belong to a write
+ * transaction that txn is not part of). */
+static int read_one(ads_txn *txn, MDB_dbi dbi, uint64_t id, ads_str *out, ads_error *err)
+{
+    unsigned char kb[4];
+    for (int i = 0; i < 4; i++)
+        kb[i] = (unsigned char)(id >> (24 - 8 * i));
+    MDB_val k = {4, kb}, v;
+    int rc = mdb_get(txn->txn, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND || (!rc && (v.mv_size == 0 || v.mv_size > ADS_MAX_NAME_LEN)))
+        return unknown(err, id);
+    if (rc)
+        return lmdb_err(err, rc, "reading attribute names");
+    char *p = ads_arena_strndup(txn->arena, v.mv_data, v.mv_size);
+    if (!p)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    out->p = p;
+    out->len = v.mv_size;
+    return 0;
+}
+
+/* An id not published: a new name of the write transaction txn belongs
+ * to, or one that another transaction committed since the last look at
+ * the table. */
+static int resolve_slow(ads_txn *txn, uint64_t id, ads_str *out, ads_error *err)
+{
+    ads_db *db = txn->db;
+    ads_names *nm = db->names;
+    int rc = 0;
+    if (id >= ADS_NAMES_MAX)
+        return unknown(err, id);
+    pthread_mutex_lock(&nm->lock);
+    uint32_t n = atomic_load_explicit(&nm->n, memory_order_relaxed);
+    /* a handle opened read-only on a store of format 1 has no table:
+     * another process may have made one since (its handle lives as long
+     * as this transaction) */
+    MDB_dbi dbi = db->names_dbi;
+    if (!dbi && txn->txn && mdb_dbi_open(txn->txn, "names", 0, &dbi))
+        dbi = 0;
+    if (id < n) {
+        *out = *slot(nm, (uint32_t)id); /* published since */
+    } else if (nm->filled > n) {
+        /* slots of a write transaction: its own names, or none of ours */
+        if (txn->names_root && txn->names_root == nm->owner && id < nm->filled)
+            *out = *slot(nm, (uint32_t)id);
+        else if (dbi && txn->txn)
+            rc = read_one(txn, dbi, id, out, err);
+        else
+            rc = unknown(err, id);
+    } else {
+        if (dbi && txn->txn)
+            rc = load(nm, txn->txn, dbi, err);
+        if (!rc && id < nm->filled)
+            *out = *slot(nm, (uint32_t)id);
+        else if (!rc)
+            rc = unknown(err, id);
+    }
+    pthread_mutex_unlock(&nm->lock);
+    return rc;
+}
+
+int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out, ads_error *err)
+{
+    ads_txn *txn = (ads_txn *)((const char *)self - offsetof(ads_txn, nm));
+    ads_names *nm = txn->db->names;
+    if (id < atomic_load_explicit(&nm->n, memory_order_acquire)) {
+        *out = nm->blocks[id / BLOCK][id % BLOCK];
+        return 0;
+    }
+    return resolve_slow(txn, id, out, err);
+}
+
+/* ---- writing ---- */
+
+static uint64_t hash(const char *p, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h ^ h >> 29;
+}
+
+static void map_put(ads_names *nm, uint32_t id)
+{
+    ads_str s = *slot(nm, id);
+    size_t j = hash(s.p, s.len) & (nm->cap - 1);
+    while (nm->map[j])
+        j = (j + 1) & (nm->cap - 1);
+    nm->map[j] = id + 1;
+}
+
+/* Bring the map up to ids [0, upto) (the caller holds the write lock). */
+static int map_fill(ads_names *nm, uint32_t upto)
+{
+    if ((upto + 1) * 2 > nm->cap) {
+        size_t cap = nm->cap ? nm->cap : 256;
+        while ((upto + 1) * 2 > cap)
+            cap *= 2;
+        uint32_t *m = calloc(cap, sizeof *m);
+        if (!m)
+            return ADS_ENOMEM;
+        free(nm->map);
+        nm->map = m;
+        nm->cap = cap;
+        nm->mapped = 0;
+    }
+    for (; nm->mapped < upto; nm->mapped++)
+        map_put(nm, (uint32_t)nm->mapped);
+    return 0;
+}
+
+/* Forget the names in slots [from, filled) (under the lock). */
+static void forget(ads_names *nm, uint32_t from)
+{
+    for (uint32_t id = from; id < nm->filled; id++) {
+        slot(nm, id)->p = NULL;
+        slot(nm, id)->len = 0;
+    }
+    nm->filled = from;
+    nm->stale = true;
+}
+
+/* The first name look-up of a write transaction: the memory up to the
+ * table as this LMDB write transaction sees it (another handle or process
+ * may have added names since; an earlier member of its group may have). */
+static int sync_writer(ads_txn *txn, ads_error *err)
+{
+    ads_names *nm = txn->db->names;
+    int rc = 0;
+    pthread_mutex_lock(&nm->lock);
+    uint32_t n0 = atomic_load_explicit(&nm->n, memory_order_relaxed);
+    if (nm->filled > n0 && nm->owner != txn->names_root) {
+        /* names of another write transaction that ended without saying
+         * how: the table tells (committed ones are read again below) */
+        forget(nm, n0);
+    }
+    nm->owner = txn->names_root;
+    if (nm->filled == n0)
+        rc = load(nm, txn->txn, txn->db->names_dbi, err);
+    uint32_t n = nm->filled;
+    txn->names_base = n;
+    if (nm->stale) {
+        /* forget the dropped names: the map is built again from the rest */
+        if (nm->map)
+            memset(nm->map, 0, nm->cap * sizeof *nm->map);
+        nm->mapped = 0;
+        nm->stale = false;
+    }
+    pthread_mutex_unlock(&nm->lock);
+    if (!rc && map_fill(nm, n))
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (!rc)
+        txn->names_synced = true;
+    return rc;
+}
+
+/* A new id for name: 0, 1 when the table is full, or an error. */
+static int add(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_error *err)
+{
+    ads_db *db = txn->db;
+    ads_names *nm = db->names;
+    uint32_t next = nm->filled; /* only write transactions move it past n */
+    if (next >= ADS_NAMES_MAX)
+        return 1;
+    unsigned char kb[4];
+    for (int i = 0; i < 4; i++)
+        kb[i] = (unsigned char)(next >> (24 - 8 * i));
+    int rc;
+    if (next == 0 && (rc = ads_db__format_names(txn, err)))
+        return rc;
+    if ((rc = ads_db__put(txn, db->names_dbi, kb, 4, name, len, MDB_APPEND, err)))
+        return rc;
+    pthread_mutex_lock(&nm->lock);
+    rc = fill(nm, next, name, len);
+    if (!rc)
+        nm->filled = next + 1;
+    pthread_mutex_unlock(&nm->lock);
+    if (rc || map_fill(nm, next + 1))
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    *id = next;
+    return 0;
+}
+
+static int find(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_error *err);
+
+static int id_of(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                 ads_error *err)
+{
+    ads_txn *txn = ctx;
+    ads_names *nm = txn->db->names;
+    int rc;
+    if (!txn->names_synced && (rc = sync_writer(txn, err)))
+        return rc;
+    /* the name the last row had in this place? (ids below filled are this
+     * transaction's to read: published, or its own) */
+    uint32_t m;
+    if (i < nm->nlast && (m = nm->last[i]) < nm->filled) {
+        ads_str s = *slot(nm, m);
+        if (s.len == len && memcmp(s.p, name, len) == 0) {
+            *id = m;
+            return 0;
+        }
+    }
+    if ((rc = find(txn, name, len, &m, err)))
+        return rc;
+    if (i >= nm->nlast) {
+        size_t want = i < 64 ? 64 : 2 * i;
+        uint32_t *more = realloc(nm->last, want * sizeof *more);
+        if (!more) {
+            *id = m;
+            return 0; /* the memo is only a memo */
+        }
+        for (size_t j = nm->nlast; j < want; j++)
+            more[j] = UINT32_MAX;
+        nm->last = more;
+        nm->nlast = want;
+    }
+    nm->last[i] = m;
+    *id = m;
+    return 0;
+}
+
+/* The id of name, a new one if it has none: 0, 1 (the table is full), or
+ * an error. */
+static int find(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_error *err)
+{
+    ads_names *nm = txn->db->names;
+    if (nm->cap) {
+        size_t j = hash(name, len) & (nm->cap - 1);
+        for (uint32_t e; (e = nm->map[j]) != 0; j = (j + 1) & (nm->cap - 1)) {
+            ads_str s = *slot(nm, e - 1);
+            if (s.len == len && memcmp(s.p, name, len) == 0) {
+                *id = e - 1;
+                return 0;
+            }
+        }
+    }
+    return add(txn, name, len, id, err);
+}
+
+int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err)
+{
+    if (!txn->db->names_dbi) {
+        ads_buf_add(out, row, len);
+        return out->failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
+    }
+    int rc = ads_msgpack__to_ids(out, row, len, id_of, txn, err);
+    return rc == 1 ? 0 : rc;
+}
+
+/* Called while the transaction's LMDB write transaction (a child of
+ * txn->parent) is still open, so no other writer has begun. The group's
+ * earlier members added their names before names_base. */
+void ads_names__drop(ads_txn *txn)
+{
+    ads_names *nm = txn->db->names;
+    if (!nm || !txn->names_synced)
+        return;
+    txn->names_synced = false;
+    pthread_mutex_lock(&nm->lock);
+    if (nm->owner == txn->names_root && nm->filled > txn->names_base)
+        forget(nm, txn->names_base);
+    pthread_mutex_unlock(&nm->lock);
+}
+
+/* After LMDB's commit or abort of the root: another write transaction may
+ * have begun since (LMDB let go of its lock) and taken the slots over
+ * (sync_writer): then it has read what was committed, and nothing is left
+ * to do here. */
+void ads_names__root_end(ads_db *db, uint64_t root, bool committed)
+{
+    ads_names *nm = db->names;
+    if (!nm)
+        return;
+    pthread_mutex_lock(&nm->lock);
+    if (nm->owner == root) {
+        if (committed)
+            atomic_store_explicit(&nm->n, nm->filled, memory_order_release);
+        else if (nm->filled > atomic_load_explicit(&nm->n, memory_order_relaxed))
+            forget(nm, atomic_load_explicit(&nm->n, memory_order_relaxed));
+        nm->owner = 0;
+    }
+    pthread_mutex_unlock(&nm->lock);
+}
+
+uint32_t ads_names__count(ads_txn *txn)
+{
+    return atomic_load_explicit(&txn->db->names->n, memory_order_acquire);
+}
