@@ -128,6 +128,7 @@ struct ads_record_builder {
     ads_str *names;
     const ads_expr **exprs;
     uint32_t *hashes;
+    uint32_t *slots; /* 2 * cap: attribute index + 1 by hash, 0 empty */
 };
 
 int ads_record_builder_new(ads_record_builder **out, ads_arena *a, ads_error *err)
@@ -143,23 +144,37 @@ int ads_record_builder_new(ads_record_builder **out, ads_arena *a, ads_error *er
     return 0;
 }
 
+/* Put attribute i into the builder's hash slots. */
+static void slot_put(ads_record_builder *b, size_t i)
+{
+    size_t mask = 2 * b->cap - 1, j = b->hashes[i] & mask;
+    while (b->slots[j])
+        j = (j + 1) & mask;
+    b->slots[j] = (uint32_t)(i + 1);
+}
+
 static int grow(ads_record_builder *b)
 {
-    size_t cap = b->cap ? b->cap * 2 : 8;
+    size_t cap = b->cap ? b->cap * 2 : 32;
     ads_str *names = ads_arena_alloc(b->arena, cap * sizeof *names);
     const ads_expr **exprs = ads_arena_alloc(b->arena, cap * sizeof *exprs);
     uint32_t *hashes = ads_arena_alloc(b->arena, cap * sizeof *hashes);
-    if (!names || !exprs || !hashes)
+    uint32_t *slots = ads_arena_alloc(b->arena, 2 * cap * sizeof *slots);
+    if (!names || !exprs || !hashes || !slots)
         return ADS_ENOMEM;
     if (b->n) {
         memcpy(names, b->names, b->n * sizeof *names);
         memcpy(exprs, b->exprs, b->n * sizeof *exprs);
         memcpy(hashes, b->hashes, b->n * sizeof *hashes);
     }
+    memset(slots, 0, 2 * cap * sizeof *slots);
     b->names = names;
     b->exprs = exprs;
     b->hashes = hashes;
+    b->slots = slots;
     b->cap = cap;
+    for (size_t i = 0; i < b->n; i++)
+        slot_put(b, i);
     return 0;
 }
 
@@ -169,12 +184,15 @@ int ads_record_builder_add(ads_record_builder *b, const char *name, size_t len,
     if (len == 0)
         return ads_error_set(err, ADS_EINVAL, "record: empty attribute name");
     uint32_t h = ads_name_hash(name, len);
-    /* a repeated name replaces the expression in place; the builder scans,
-     * which is fine for the sizes records have while being built */
-    for (size_t i = 0; i < b->n; i++) {
-        if (b->hashes[i] == h && ads_name__eq(b->names[i].p, b->names[i].len, name, len)) {
-            b->exprs[i] = expr;
-            return 0;
+    /* a repeated name replaces the expression in place */
+    if (b->cap) {
+        size_t mask = 2 * b->cap - 1;
+        for (size_t j = h & mask; b->slots[j]; j = (j + 1) & mask) {
+            size_t i = b->slots[j] - 1;
+            if (b->hashes[i] == h && ads_name__eq(b->names[i].p, b->names[i].len, name, len)) {
+                b->exprs[i] = expr;
+                return 0;
+            }
         }
     }
     if (b->n == b->cap && grow(b))
@@ -183,6 +201,7 @@ int ads_record_builder_add(ads_record_builder *b, const char *name, size_t len,
     b->names[b->n].len = len;
     b->exprs[b->n] = expr;
     b->hashes[b->n] = h;
+    slot_put(b, b->n);
     b->n++;
     return 0;
 }
