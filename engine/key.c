@@ -443,7 +443,22 @@ long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigne
  * 00 00 end included; -1 if it is not one. */
 static long skip_escaped(const unsigned char *p, const unsigned char *end, bool folded)
 {
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     const unsigned char *q = p;
+    /* eight bytes at a time while none is 00 or, folded, 'A'..'Z': of the
+     * bytes below 0x80 (t), t + 0x7f sets the high bit unless t is 00;
+     * t + 0x3f sets it from 'A' on, t + 0x25 from past 'Z' on */
+    while (end - q >= 8) {
+        uint64_t x;
+        memcpy(&x, q, 8);
+        uint64_t t = x & ~high, ascii = ~x & high;
+        uint64_t stop = ~(t + 0x7f * ones) & ascii;
+        if (folded)
+            stop |= (t + 0x3f * ones) & ~(t + 0x25 * ones) & ascii;
+        if (stop)
+            break;
+        q += 8;
+    }
     while (q < end) {
         if (*q == 0) {
             if (q + 1 >= end)

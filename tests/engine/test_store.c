@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
+#include "engine/engine_int.h"
 #include "tests/engine/helpers.h"
 
 #define T0 1700000000.0 /* 2023-11-14T22:13:20Z */
@@ -620,6 +621,52 @@ static void key__long_strings_fold_and_stay_apart(void **state)
     }
 }
 
+/* A stored key is checked to frame key values on every read (engine/key.c,
+ * ads_key__check_stored), eight bytes at a time where it can: a string key
+ * of every length up to 40 bytes, with a 00 byte (escaped as 00 ff) or
+ * without, passes; an upper-case letter at any offset, a 00 that is not
+ * escaped, or a missing end fails. */
+static void key__stored_keys_are_checked_at_every_offset(void **state)
+{
+    (void)state;
+    for (size_t len = 0; len <= 40; len++) {
+        for (int with_nul = 0; with_nul < 2; with_nul++) {
+            char str[41];
+            for (size_t i = 0; i < len; i++)
+                str[i] = (char)('a' + (i * 7) % 26);
+            if (with_nul && len)
+                str[len / 2] = 0;
+            ads_buf b = ADS_BUF_INIT;
+            ads_buf_add(&b, "\0\0\0\x09", 4); /* a type id */
+            ads_value v = ads_string(str, len);
+            ads_error err;
+            assert_int_equal(ads_key__value(&b, &v, "Name", &err), 0);
+            unsigned char *k = (unsigned char *)b.p;
+            assert_int_equal(ads_key__check_stored(k, b.len, NULL, 0, 0, 0), 0);
+            /* the string's bytes sit between the tag (byte 4) and the 00 00 end */
+            for (size_t at = 5; at + 2 < b.len; at++) {
+                unsigned char was = k[at];
+                if (was == 0 || was == 0xff)
+                    continue; /* the escape of the 00 byte */
+                k[at] = 'A' + (unsigned char)(at % 26);
+                if (ads_key__check_stored(k, b.len, NULL, 0, 0, 0) == 0)
+                    fail_msg("len %zu: an upper-case letter at %zu passed", len, at);
+                k[at] = 0;
+                if (ads_key__check_stored(k, b.len, NULL, 0, 0, 0) == 0)
+                    fail_msg("len %zu: a 00 not escaped at %zu passed", len, at);
+                k[at] = was;
+            }
+            assert_int_not_equal(ads_key__check_stored(k, b.len - 1, NULL, 0, 0, 0), 0);
+            /* high bytes are not letters */
+            if (len) {
+                k[5] = 0xc1;
+                assert_int_equal(ads_key__check_stored(k, b.len, NULL, 0, 0, 0), 0);
+            }
+            ads_buf_free(&b);
+        }
+    }
+}
+
 static void unchanged__a_store_equal_to_the_latest_row_appends_nothing(void **state)
 {
     (void)state;
@@ -1195,6 +1242,7 @@ int main(void)
         T(attributes__records_are_made_for_new_names),
         T(clock__system_timestamp_never_goes_back),
         T(key__long_strings_fold_and_stay_apart),
+        T(key__stored_keys_are_checked_at_every_offset),
         T(unchanged__a_store_equal_to_the_latest_row_appends_nothing),
         T(unchanged__a_backfilled_row_equal_to_the_row_in_effect_appends_nothing),
         T(unchanged__a_deleted_record_stored_again_is_a_change),
