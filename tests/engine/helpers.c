@@ -283,6 +283,14 @@ uint64_t ts_verify(ads_db *db)
     return res.problems;
 }
 
+void ts_collect(void *ctx, const char *problem)
+{
+    ts_reports *r = ctx;
+    if (r->n < 8)
+        snprintf(r->text[r->n], sizeof r->text[0], "%s", problem);
+    r->n++;
+}
+
 size_t ts_flip_file(const char *path, const void *pat, size_t plen, size_t off,
                     unsigned char mask)
 {

@@ -52,4 +52,12 @@ size_t ts_flip_file(const char *path, const void *pat, size_t plen, size_t off,
 /* Verify the store; returns the number of problems (messages printed). */
 uint64_t ts_verify(ads_db *db);
 
+/* The first problems a verify reported, and how many it reported in all:
+ * pass ts_collect and a zeroed ts_reports to ads_db_verify. */
+typedef struct ts_reports {
+    int n;
+    char text[8][512];
+} ts_reports;
+void ts_collect(void *ctx, const char *problem);
+
 #endif

@@ -412,19 +412,6 @@ static void names__dump_carries_names_and_restore_gives_ids_back(void **state)
     free(d2);
 }
 
-typedef struct reports {
-    int n;
-    char text[4][512];
-} reports;
-
-static void collect(void *ctx, const char *problem)
-{
-    reports *r = ctx;
-    if (r->n < 4)
-        snprintf(r->text[r->n], sizeof r->text[0], "%s", problem);
-    r->n++;
-}
-
 static void names__verify_catches_an_unknown_id_and_a_gap(void **state)
 {
     (void)state;
@@ -442,10 +429,10 @@ static void names__verify_catches_an_unknown_id_and_a_gap(void **state)
     assert_int_equal(mdb_del(r.txn, raw_dbi(&r, "names"), &k, NULL), 0);
     raw_close(&r);
     db = ts_reopen(&ts);
-    reports rep = {0};
+    ts_reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     /* the row, and then the counts, which no longer count it */
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[1], "type Machine: counts say records 2 (deleted 0), history "
@@ -467,7 +454,7 @@ static void names__verify_catches_an_unknown_id_and_a_gap(void **state)
     raw_close(&r);
     db = ts_reopen(&ts);
     memset(&rep, 0, sizeof rep);
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_true(res.problems >= 2);
     assert_string_equal(rep.text[0],
                         "attribute names: entry 1 has id 2 (ids run from 0 without gaps)");

@@ -23,19 +23,6 @@
 static tstore ts;
 static ads_db *db;
 
-typedef struct reports {
-    int n;
-    char text[8][512];
-} reports;
-
-static void collect(void *ctx, const char *problem)
-{
-    reports *r = ctx;
-    if (r->n < 8)
-        snprintf(r->text[r->n], sizeof r->text[0], "%s", problem);
-    r->n++;
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -128,9 +115,9 @@ static void corrupt__flipped_byte_is_reported_by_reads_and_verify(void **state)
                         "latest row of type Machine: row checksum mismatch (the row is corrupt)");
     ads_scan_close(s);
     ads_txn_abort(txn);
-    reports rep = {0};
+    ts_reports rep = {0};
     ads_verify_result res;
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m16\" }: latest row: row checksum "
                                      "mismatch (the row is corrupt)");
@@ -150,10 +137,10 @@ static void corrupt__flipped_history_row(void **state)
     assert_string_equal(h, "[ AdType = \"Machine\"; Memory = 400; Name = \"m04\"; _Timestamp = "
                            "`2023-11-14T22:13:20Z`; __Latest = true; _Deleted = false ]");
     free(h);
-    reports rep = {0};
+    ts_reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history row: row checksum "
                                      "mismatch (the row is corrupt)");
@@ -179,10 +166,10 @@ static void verify__history_without_latest_and_counts(void **state)
     int n = 9; /* m05's latest row */
     raw("latest", del_nth, &n);
     db = ts_reopen(&ts);
-    reports rep = {0};
+    ts_reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
     assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history rows without a latest "
                                      "row");
@@ -195,10 +182,10 @@ static void verify__a_sound_store_has_no_problems(void **state)
 {
     (void)state;
     db = ts_reopen(&ts);
-    reports rep = {0};
+    ts_reports rep = {0};
     ads_verify_result res;
     ads_error err;
-    assert_int_equal(ads_db_verify(&res, db, collect, &rep, &err), 0);
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_int_equal(res.problems, 0);
     /* 20 Machines, 1 Type record, 3 Attribute records; one history row */
     assert_int_equal(res.records, 24);
