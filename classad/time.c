@@ -315,6 +315,43 @@ static int first_decimals(double x)
 }
 
 /*
+ * decimals() below without printf for a fraction x in (0, 1) that is m / 2^e
+ * with m * 10^k below 2^63 (every instant of these centuries, to the
+ * decimals its double holds): the digits rounded to nearest, ties to even,
+ * as printf rounds them. false (nothing written) for any other x.
+ */
+static bool decimals_exact(double x, int k, int64_t *whole, char *frac, size_t cap)
+{
+    if (!(x > 0 && x < 1) || k > 18 || (size_t)k >= cap)
+        return false;
+    int exp;
+    uint64_t m = (uint64_t)ldexp(frexp(x, &exp), 53); /* x = m / 2^e, exactly */
+    int e = 53 - exp;
+    while ((m & 1) == 0) {
+        m >>= 1;
+        e--;
+    }
+    uint64_t p = 1;
+    for (int i = 0; i < k; i++)
+        p *= 10;
+    if (e > 62 || m > (UINT64_MAX >> 1) / p)
+        return false;
+    uint64_t v = m * p, half = (uint64_t)1 << (e - 1);
+    uint64_t q = v >> e, r = v & ((half << 1) - 1);
+    if (r > half || (r == half && (q & 1) != 0))
+        q++;
+    *whole = (int64_t)(q / p);
+    uint64_t f = q % p;
+    for (int i = k - 1; i >= 0; i--, f /= 10)
+        frac[i] = (char)('0' + f % 10);
+    size_t n = (size_t)k;
+    while (n > 0 && frac[n - 1] == '0')
+        n--;
+    frac[n] = '\0';
+    return true;
+}
+
+/*
  * The digits of x (finite, >= 0, not an integer, < 2^53) with k decimals,
  * correctly rounded: whole part into *whole, fraction digits (trailing zeros
  * dropped) into frac. The radix character of the locale is skipped, whatever
@@ -322,6 +359,8 @@ static int first_decimals(double x)
  */
 static void decimals(double x, int k, int64_t *whole, char *frac, size_t cap)
 {
+    if (decimals_exact(x, k, whole, frac, cap))
+        return;
     char tmp[DECIMALS_MAX + 40];
     ads_snprintf_c(tmp, sizeof tmp, "%.*f", k, x);
     const char *q = tmp;
@@ -395,6 +434,17 @@ static bool reads_back(double secs, double whole, const char *frac)
     size_t n = strlen(frac);
     if (n == 0)
         return whole == secs;
+    if (n <= 15) {
+        /* The digits as an integer below 10^15 and 10^n are both doubles
+         * exactly, and IEEE division rounds correctly: the quotient is the
+         * value strtod reads, without writing and reading text. */
+        static const double pow10[16] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                          1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        int64_t f = 0;
+        for (size_t i = 0; i < n; i++)
+            f = f * 10 + (frac[i] - '0');
+        return (double)(int64_t)whole + (double)f / pow10[n] == secs;
+    }
     char tmp[DECIMALS_MAX + 16];
     snprintf(tmp, sizeof tmp, "%se-%zu", frac, n);
     return (double)(int64_t)whole + ads_strtod_c(tmp, NULL) == secs;
