@@ -179,6 +179,12 @@
  * bounds request memory; the second keeps one host from taking them all. */
 #define ADS_SERVE_MAX_CONNECTIONS 256u
 #define ADS_SERVE_MAX_PER_IP 64u
+/* Bytes libmicrohttpd gives each connection for a request's line and
+ * headers and its answer's headers (libmicrohttpd's default is 32 KiB): a
+ * request whose line and headers do not fit is refused (414 or 431). It
+ * zeroes this memory for every request, so it is kept to what a request
+ * needs: a point read costs less with it. */
+#define ADS_SERVE_CONN_MEMORY ((size_t)16 << 10)
 /* Seconds a connection may sit idle (reading nothing, sending nothing)
  * before it is closed: a slow client cannot hold a thread for ever. */
 #define ADS_SERVE_CONN_TIMEOUT 30u

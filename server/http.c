@@ -98,27 +98,40 @@ static void log_flush(server *s)
     ads_buf_clear(&s->log);
 }
 
-/* One line per request (s->mu held), held until no request is in flight,
- * ADS_SERVE_LOG_BYTES are held or the first was held ADS_SERVE_LOG_SECONDS:
- * a write per request would cost more than a point read. */
-static void log_line(server *s, struct MHD_Connection *c, const request *rq)
+/* The second this thread's last log line showed, as text: a strftime per
+ * second and thread rather than per request. */
+static _Thread_local time_t log_sec;
+static _Thread_local char log_when[32];
+
+/* The request's log line, made before the lock is taken, into out (cap
+ * bytes): its length, which is cap or more when it did not fit. */
+static size_t log_format(char *out, size_t cap, struct MHD_Connection *c, const request *rq,
+                         double now)
 {
     char host[INET6_ADDRSTRLEN];
     client_host(host, sizeof host, c);
     time_t t = time(NULL);
-    if (t != s->log_sec) {
+    if (t != log_sec) {
         struct tm tm;
         gmtime_r(&t, &tm);
-        strftime(s->log_when, sizeof s->log_when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-        s->log_sec = t;
+        strftime(log_when, sizeof log_when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        log_sec = t;
     }
-    double now = now_seconds();
     long tenths = (long)((now - rq->start) * 1e4 + 0.5); /* of a millisecond */
+    int n = snprintf(out, cap, "%s %s %s %s %s %u %ld.%ldms\n", log_when, host, rq->who,
+                     rq->method, rq->url, rq->status, tenths / 10, tenths % 10);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Hold one line (s->mu held) until no other request is in flight,
+ * ADS_SERVE_LOG_BYTES are held or the first was held ADS_SERVE_LOG_SECONDS:
+ * a write per request would cost more than a point read. */
+static void log_line(server *s, const char *line, size_t len, double now)
+{
     if (s->log.len == 0)
         s->log_since = now;
-    ads_buf_printf(&s->log, "%s %s %s %s %s %u %ld.%ldms\n", s->log_when, host, rq->who,
-                   rq->method, rq->url, rq->status, tenths / 10, tenths % 10);
-    if (s->active <= 1 || s->log.len >= ADS_SERVE_LOG_BYTES || s->log.failed ||
+    ads_buf_add(&s->log, line, len);
+    if (atomic_load(&s->active) <= 1 || s->log.len >= ADS_SERVE_LOG_BYTES || s->log.failed ||
         now - s->log_since >= ADS_SERVE_LOG_SECONDS)
         log_flush(s);
 }
@@ -133,15 +146,30 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
     if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && rq->status < 400)
         rq->status = 499; /* the response did not reach the client whole */
+    char small[512], *line = small;
+    double now = now_seconds();
+    size_t len = log_format(small, sizeof small, c, rq, now);
+    if (len >= sizeof small) { /* a long URL */
+        line = malloc(len + 1);
+        if (line != NULL) {
+            log_format(line, len + 1, c, rq, now);
+        } else { /* out of memory: the line cut short, still one line */
+            line = small;
+            len = sizeof small - 1;
+            small[len - 1] = '\n';
+        }
+    }
     pthread_mutex_lock(&s->mu);
     s->body_bytes -= rq->body_held;
-    log_line(s, c, rq);
+    log_line(s, line, len, now);
     s->requests++;
     if (rq->status >= 400)
         s->failures++;
-    if (--s->active == 0)
+    if (atomic_fetch_sub(&s->active, 1) == 1)
         pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->mu);
+    if (line != small)
+        free(line);
     ads_buf_free(&rq->body);
     free(rq->url);
     free(rq);
@@ -162,9 +190,7 @@ static request *request_new(server *s, const char *url, const char *method)
     snprintf(rq->who, sizeof rq->who, "-");
     ads_buf_init(&rq->body);
     rq->start = now_seconds();
-    pthread_mutex_lock(&s->mu);
-    s->active++;
-    pthread_mutex_unlock(&s->mu);
+    atomic_fetch_add(&s->active, 1);
     return rq;
 }
 
@@ -222,6 +248,10 @@ static bool body_take(server *s, request *rq, size_t n)
 /* rq's body is no longer needed: free it and give its bytes back. */
 static void body_release(server *s, request *rq)
 {
+    if (rq->body_held == 0) { /* nothing counted: no lock */
+        ads_buf_free(&rq->body);
+        return;
+    }
     pthread_mutex_lock(&s->mu);
     s->body_bytes -= rq->body_held;
     pthread_mutex_unlock(&s->mu);
@@ -259,10 +289,12 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, request *
                  (size_t)ADS_SERVE_MAX_BODY);
         return refuse(c, rq, MHD_HTTP_CONTENT_TOO_LARGE, ADS_ELIMIT, m);
     }
-    pthread_mutex_lock(&s->mu);
-    bool stopping = s->draining;
-    bool full = s->body_bytes + declared > ADS_SERVE_BODY_MEMORY;
-    pthread_mutex_unlock(&s->mu);
+    bool stopping = atomic_load(&s->draining), full = false;
+    if (declared > 0) {
+        pthread_mutex_lock(&s->mu);
+        full = s->body_bytes + declared > ADS_SERVE_BODY_MEMORY;
+        pthread_mutex_unlock(&s->mu);
+    }
     if (full && !stopping)
         return refuse_busy(c, rq);
     if (stopping)
@@ -371,13 +403,14 @@ static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_file
         {MHD_OPTION_CONNECTION_LIMIT, ADS_SERVE_MAX_CONNECTIONS, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, ADS_SERVE_MAX_PER_IP, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, ADS_SERVE_CONN_TIMEOUT, NULL},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, ADS_SERVE_CONN_MEMORY, NULL},
         {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL},
         {MHD_OPTION_HTTPS_MEM_CERT, 0, tls->cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, tls->key},
         {MHD_OPTION_END, 0, NULL},
     };
     if (tls->cert == NULL)
-        opts[5].option = MHD_OPTION_END;
+        opts[6].option = MHD_OPTION_END;
     struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                             MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
@@ -397,9 +430,9 @@ static bool wait_idle(server *s, double seconds)
     until.tv_sec += (time_t)seconds;
     pthread_mutex_lock(&s->mu);
     int rc = 0;
-    while (s->active > 0 && rc != ETIMEDOUT)
+    while (atomic_load(&s->active) > 0 && rc != ETIMEDOUT)
         rc = pthread_cond_timedwait(&s->idle, &s->mu, &until);
-    bool idle = s->active == 0;
+    bool idle = atomic_load(&s->active) == 0;
     pthread_mutex_unlock(&s->mu);
     return idle;
 }

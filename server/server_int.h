@@ -7,6 +7,7 @@
 
 #include <microhttpd.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -52,16 +53,14 @@ typedef struct server {
     double started;
     pthread_mutex_t mu; /* guards what follows and the log */
     pthread_cond_t idle;
-    unsigned active;     /* requests in flight */
-    bool draining;       /* stop: interrupt statements that start or run */
+    atomic_uint active;  /* requests in flight: counted up without mu, down with it */
+    atomic_bool draining; /* stop: interrupt statements that start or run (set with mu) */
     uint64_t requests, failures;
     size_t body_bytes;   /* bytes of request bodies held, all requests */
     struct stmt_job *jobs; /* running statements, for the drain's interrupt */
     stmt_pool pool;
     ads_buf log;          /* log lines not yet written (mu) */
     double log_since;     /* when the first of them was held */
-    time_t log_sec;       /* the second log_when shows */
-    char log_when[32];
 } server;
 
 /* One request: its body, who sent it, and what to log. */
