@@ -18,6 +18,7 @@ packages=(
                              # chromium only recommends; this machine had it)
   libsqlite3-dev sqlite3     # the benchmark's peer only
   time                       # /usr/bin/time: the benchmark's peak-memory figures
+  wrk                        # P13's comparison load generator (bench_serve --wrk)
   clang libclang-rt-dev      # fuzz targets (libFuzzer) and the sanitizer runtime
   locales                    # localedef: the comma-decimal locale below
   python3-dev python3-setuptools python3-pip  # the Python module (python/)

@@ -1,30 +1,39 @@
 /*
  * tests/server/bench_serve.c: the P13 benchmark: `adstore serve` under
  * bounded load on loopback. A store of 100,000 records (type T keyed by K)
- * is made in process; the program then starts `adstore serve` on it and runs
- * its own keep-alive HTTP/1.1 clients, one thread per connection, at 1, 8
- * and 64 connections: point reads (GET /api/records/T?K=n) and small
- * SELECTs (POST /api/query over a type S of 10 records: the statement path
- * whole, parse to rows), each for a fixed time, giving requests per
- * second and p50/p99 latency. Last, durable single-record writes: POST
- * /api/records one record at a time on one connection, next to the same
- * stores through the C API in process (one transaction each). Each row
- * also gives the CPU time per request of the server (from /proc/PID/stat)
- * and of this client (CLOCK_PROCESS_CPUTIME_ID), which a loaded machine
- * disturbs far less than wall time, and what two idle cores would so serve:
- * 2 s / (both per request). Figures only; nothing here is asserted.
- * docs/performance.md has the table.
- *   bench_serve ADSTORE-PROGRAM [SECONDS-PER-RUN]
+ * is made in process; the program then starts `adstore serve` on it and
+ * drives it with its own keep-alive HTTP/1.1 client: one thread running
+ * every connection through epoll (--threads: a thread per connection
+ * instead, which costs the shared cores more CPU), at 1, 8 and 64
+ * connections: point reads (GET /api/records/T?K=n) and small SELECTs (POST
+ * /api/query over a type S of 10 records: the statement path whole, parse
+ * to rows), each for a fixed time, giving requests per second and p50/p99
+ * latency. With --wrk each of those rows is followed by the same requests
+ * driven by Debian's wrk (one thread, a Lua script picking the keys; its
+ * own latency percentiles), when wrk is installed. Last, durable
+ * single-record writes: POST /api/records one record at a time on one
+ * connection, next to the same stores through the C API in process (one
+ * transaction each). Each row also gives the CPU time per request of the
+ * server (from /proc/PID/stat) and of the client (this program's
+ * CLOCK_PROCESS_CPUTIME_ID, or wrk's rusage), which a loaded machine
+ * disturbs far less than wall time, and what two idle cores would so
+ * serve: 2 s / (both per request). --reads: the point reads only. Figures
+ * only; nothing here is asserted. docs/performance.md has the table.
+ *   bench_serve [--threads] [--reads] [--wrk] ADSTORE-PROGRAM [SECONDS-PER-RUN]
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -266,25 +275,132 @@ static double own_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* cpu_server, cpu_client: CPU seconds of the run (server, this client);
- * negative when not measured. The last column is what two idle cores
- * would give: 2 / (CPU seconds of both per request). */
+/* One row: n requests in secs; p50 and p99 in seconds; cpu_server,
+ * cpu_client: CPU seconds of the run (server, client), cpu_server negative
+ * when not measured. The last column is what two idle cores would give:
+ * 2 / (CPU seconds of both per request). */
+static void print_row(const char *what, unsigned conns, double n, double secs, double p50,
+                      double p99, unsigned errors, double cpu_server, double cpu_client)
+{
+    printf("| %-28s | %3u | %9.0f | %7.2f | %7.2f | %u |", what, conns, n / secs, p50 * 1e3,
+           p99 * 1e3, errors);
+    if (cpu_server >= 0 && n > 0) {
+        double us_s = cpu_server / n * 1e6, us_c = cpu_client / n * 1e6;
+        printf(" %6.1f | %6.1f | %7.0f |", us_s, us_c, 2e6 / (us_s + us_c));
+    } else {
+        printf(" - | %6.1f | - |", n > 0 ? cpu_client / n * 1e6 : 0);
+    }
+    printf("\n");
+    fflush(stdout);
+}
+
 static void report(const char *what, unsigned conns, run *r, double secs, double cpu_server,
                    double cpu_client)
 {
     qsort(r->lat, r->n, sizeof(double), cmp_double);
     double p50 = r->n ? r->lat[r->n / 2] : 0, p99 = r->n ? r->lat[r->n * 99 / 100] : 0;
-    printf("| %-28s | %3u | %9.0f | %7.2f | %7.2f | %u |", what, conns, (double)r->n / secs,
-           p50 * 1e3, p99 * 1e3, r->errors);
-    if (cpu_server >= 0 && r->n > 0) {
-        double us_s = cpu_server / (double)r->n * 1e6, us_c = cpu_client / (double)r->n * 1e6;
-        printf(" %6.1f | %6.1f | %7.0f |", us_s, us_c, 2e6 / (us_s + us_c));
-    } else {
-        printf(" - | %6.1f | - |", r->n ? cpu_client / (double)r->n * 1e6 : 0);
-    }
-    printf("\n");
-    fflush(stdout);
+    print_row(what, conns, (double)r->n, secs, p50, p99, r->errors, cpu_server, cpu_client);
 }
+
+/* ---- the same with one thread: every connection driven by epoll ---- */
+
+typedef struct econn {
+    client c;
+    double t0; /* when its request went out */
+    int serial;
+} econn;
+
+/* Send c's next request; 0 or -1. Each connection has one request in
+ * flight, far smaller than a socket's buffer: the write is whole. */
+static int econn_send(econn *e, run *r)
+{
+    char req[512];
+    size_t len = make_request(req, sizeof req, r->kind, &r->seed, e->serial++);
+    e->t0 = now();
+    return write(e->c.fd, req, len) == (ssize_t)len ? 0 : -1;
+}
+
+/* The answers waiting on e: each one recorded and followed by the next
+ * request; 0, or -1 on an error (the connection is dropped). */
+static int econn_read(econn *e, run *r, bool more)
+{
+    client *c = &e->c;
+    ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
+    if (n <= 0)
+        return n < 0 && errno == EAGAIN ? 0 : -1;
+    c->len += (size_t)n;
+    for (;;) {
+        char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
+        if (end == NULL)
+            return c->len == sizeof c->buf ? -1 : 0;
+        size_t head = (size_t)(end - c->buf) + 4;
+        char *cl = memmem(c->buf, head, "Content-Length: ", 16);
+        size_t body = cl != NULL ? strtoul(cl + 16, NULL, 10) : 0;
+        if (c->len < head + body)
+            return c->len == sizeof c->buf ? -1 : 0;
+        if (atoi(c->buf + 9) != 200)
+            return -1;
+        memmove(c->buf, c->buf + head + body, c->len - head - body);
+        c->len -= head + body;
+        if (r->n < MAX_SAMPLES)
+            r->lat[r->n++] = now() - e->t0;
+        if (more && econn_send(e, r) < 0)
+            return -1;
+    }
+}
+
+/* conns connections from one thread, each sending its next request when
+ * its last answer is read, until r->until. */
+static void load_epoll(run *r, unsigned conns)
+{
+    econn *ec = calloc(conns, sizeof *ec);
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    unsigned open_conns = 0;
+    for (unsigned i = 0; ec != NULL && ep >= 0 && i < conns; i++) {
+        ec[i].serial = (int)(i + 1) * 1000000;
+        if (client_open(&ec[i].c, r->port) != 0) {
+            r->errors++;
+            close(ec[i].c.fd);
+            ec[i].c.fd = -1;
+            continue;
+        }
+        fcntl(ec[i].c.fd, F_SETFL, O_NONBLOCK);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &ec[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, ec[i].c.fd, &ev);
+        open_conns++;
+    }
+    for (unsigned i = 0; ec != NULL && i < conns; i++)
+        if (ec[i].c.fd >= 0 && econn_send(&ec[i], r) < 0)
+            r->errors++;
+    struct epoll_event evs[MAX_CONNS];
+    while (open_conns > 0) {
+        bool more = now() < r->until;
+        int n = epoll_wait(ep, evs, MAX_CONNS, 1000);
+        for (int i = 0; i < n; i++) {
+            econn *e = evs[i].data.ptr;
+            size_t before = r->n;
+            int rc = econn_read(e, r, more);
+            if (rc < 0)
+                r->errors++;
+            if (rc < 0 || (!more && r->n > before)) { /* failed, or its last answer in */
+                close(e->c.fd);
+                e->c.fd = -1;
+                open_conns--;
+            }
+        }
+        if (n <= 0 && !more)
+            break;
+    }
+    for (unsigned i = 0; ec != NULL && i < conns; i++)
+        if (ec[i].c.fd >= 0)
+            close(ec[i].c.fd);
+    if (ep >= 0)
+        close(ep);
+    free(ec);
+}
+
+/* --threads: a thread per connection instead of one epoll thread. */
+static bool threaded;
 
 static void run_load(unsigned port, req_kind kind, unsigned conns, double secs, const char *what)
 {
@@ -293,14 +409,94 @@ static void run_load(unsigned port, req_kind kind, unsigned conns, double secs, 
     pthread_mutex_init(&r.mu, NULL);
     double t0 = now(), s0 = server_cpu(), c0 = own_cpu();
     r.until = t0 + secs;
-    for (unsigned i = 0; i < conns; i++)
-        pthread_create(&th[i], NULL, load, &r);
-    for (unsigned i = 0; i < conns; i++)
-        pthread_join(th[i], NULL);
+    if (threaded) {
+        for (unsigned i = 0; i < conns; i++)
+            pthread_create(&th[i], NULL, load, &r);
+        for (unsigned i = 0; i < conns; i++)
+            pthread_join(th[i], NULL);
+    } else {
+        load_epoll(&r, conns);
+    }
     double t1 = now(), s1 = server_cpu(), c1 = own_cpu();
     report(what, conns, &r, t1 - t0, s1 - s0, c1 - c0);
     free(r.lat);
     pthread_mutex_destroy(&r.mu);
+}
+
+/* ---- the same through wrk (--wrk: Debian's wrk, one thread) ---- */
+
+/* The Lua script wrk runs: the requests of kind (random keys for point
+ * reads), and at the end one line with the count, errors and p50/p99 in
+ * microseconds for this program to read. */
+static int write_wrk_script(const char *path, req_kind kind)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return -1;
+    if (kind == REQ_POINT)
+        fprintf(f, "math.randomseed(1)\n"
+                   "request = function()\n"
+                   "  return wrk.format(\"GET\", \"/api/records/T?K=\" .. "
+                   "math.random(0, %d))\n"
+                   "end\n",
+                RECORDS - 1);
+    else
+        fprintf(f, "wrk.method = \"POST\"\n"
+                   "wrk.path = \"/api/query\"\n"
+                   "wrk.body = \"SELECT Name, Cpus FROM S WHERE Cpus >= 0\"\n");
+    fprintf(f, "done = function(s, lat, req)\n"
+               "  local e = s.errors\n"
+               "  io.write(string.format(\"WRK %%d %%d %%d %%d\\n\", s.requests,\n"
+               "    e.connect + e.read + e.write + e.status + e.timeout,\n"
+               "    lat:percentile(50), lat:percentile(99)))\n"
+               "end\n");
+    return fclose(f);
+}
+
+/* Run wrk for one row; false when wrk could not be run. */
+static bool run_wrk(const char *dir, unsigned port, req_kind kind, unsigned conns, double secs,
+                    const char *what)
+{
+    char script[700], out[700], url[64], c[16], d[32];
+    snprintf(script, sizeof script, "%s/p13.lua", dir);
+    snprintf(out, sizeof out, "%s/wrk.out", dir);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
+    snprintf(c, sizeof c, "%u", conns);
+    snprintf(d, sizeof d, "%.0fs", secs < 1 ? 1 : secs);
+    if (write_wrk_script(script, kind) != 0)
+        return false;
+    double t0 = now(), s0 = server_cpu();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (freopen(out, "w", stdout) == NULL)
+            _exit(127);
+        execlp("wrk", "wrk", "-t", "1", "-c", c, "-d", d, "-s", script, url, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return false;
+    double t1 = now(), s1 = server_cpu();
+    FILE *f = fopen(out, "r");
+    char line[512];
+    double n = 0, p50 = 0, p99 = 0;
+    unsigned errors = 0;
+    bool found = false;
+    while (f != NULL && fgets(line, sizeof line, f) != NULL)
+        if (sscanf(line, "WRK %lf %u %lf %lf", &n, &errors, &p50, &p99) == 4)
+            found = true;
+    if (f != NULL)
+        fclose(f);
+    if (!found)
+        return false;
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    char label[64];
+    snprintf(label, sizeof label, "%s, wrk", what);
+    print_row(label, conns, n, t1 - t0, p50 / 1e6, p99 / 1e6, errors, s1 - s0, cpu);
+    return true;
 }
 
 static pid_t start_server(const char *prog, const char *dir, unsigned *port)
@@ -356,8 +552,22 @@ static void inprocess_writes(const char *dir, double secs)
 
 int main(int argc, char **argv)
 {
+    bool reads_only = false, use_wrk = false;
+    while (argc > 1 && argv[1][0] == '-') {
+        if (strcmp(argv[1], "--threads") == 0)
+            threaded = true;
+        else if (strcmp(argv[1], "--reads") == 0)
+            reads_only = true;
+        else if (strcmp(argv[1], "--wrk") == 0)
+            use_wrk = true;
+        else
+            argc = 0; /* unknown: the usage below */
+        argc--;
+        argv++;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_serve ADSTORE-PROGRAM [SECONDS-PER-RUN]\n");
+        fprintf(stderr, "usage: bench_serve [--threads] [--reads] [--wrk] ADSTORE-PROGRAM "
+                        "[SECONDS-PER-RUN]\n");
         return 2;
     }
     double secs = argc > 2 ? atof(argv[2]) : 5.0;
@@ -381,14 +591,22 @@ int main(int argc, char **argv)
     printf("| request | conns | requests/s | p50 ms | p99 ms | errors | server CPU us/req | "
            "client CPU us/req | req/s on 2 idle cores |\n|---|---|---|---|---|---|---|---|---|\n");
     static const unsigned conns[] = {1, 8, 64};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 3; i++) {
         run_load(port, REQ_POINT, conns[i], secs, "point read (GET record)");
-    for (int i = 0; i < 3; i++)
+        if (use_wrk && !run_wrk(dir, port, REQ_POINT, conns[i], secs, "point read"))
+            printf("| point read, wrk | %u | (wrk could not be run) |\n", conns[i]);
+    }
+    for (int i = 0; i < 3 && !reads_only; i++) {
         run_load(port, REQ_SELECT, conns[i], secs, "SELECT of 10 rows (type S)");
-    run_load(port, REQ_WRITE, 1, secs, "durable write, HTTP");
+        if (use_wrk && !run_wrk(dir, port, REQ_SELECT, conns[i], secs, "SELECT of 10 rows"))
+            printf("| SELECT of 10 rows, wrk | %u | (wrk could not be run) |\n", conns[i]);
+    }
+    if (!reads_only)
+        run_load(port, REQ_WRITE, 1, secs, "durable write, HTTP");
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
-    inprocess_writes(store, secs);
+    if (!reads_only)
+        inprocess_writes(store, secs);
     char cmd[800];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;
