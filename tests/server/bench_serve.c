@@ -2,10 +2,10 @@
  * tests/server/bench_serve.c: the P13 benchmark: `adstore serve` under
  * bounded load on loopback. A store of 100,000 records (type T keyed by K)
  * is made in process; the program then starts `adstore serve` on it and
- * drives it with its own keep-alive HTTP/1.1 client: one thread running
- * every connection through epoll (--threads: a thread per connection
- * instead, which costs the shared cores more CPU), at 1, 8 and 64
- * connections: point reads (GET /api/records/T?K=n) and small SELECTs (POST
+ * drives it with its own keep-alive HTTP/1.1 client: a thread per
+ * connection (--epoll: one thread drives them all, which costs about as
+ * much CPU a request but serves fewer a second: the server waits while
+ * that one thread works), at 1, 8 and 64 connections: point reads (GET /api/records/T?K=n) and small SELECTs (POST
  * /api/query over a type S of 10 records: the statement path whole, parse
  * to rows), each for a fixed time, giving requests per second and p50/p99
  * latency. With --wrk each of those rows is followed by the same requests
@@ -19,7 +19,7 @@
  * disturbs far less than wall time, and what two idle cores would so
  * serve: 2 s / (both per request). --reads: the point reads only. Figures
  * only; nothing here is asserted. docs/performance.md has the table.
- *   bench_serve [--threads] [--reads] [--wrk] ADSTORE-PROGRAM [SECONDS-PER-RUN]
+ *   bench_serve [--epoll] [--reads] [--wrk] ADSTORE-PROGRAM [SECONDS-PER-RUN]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -399,8 +399,8 @@ static void load_epoll(run *r, unsigned conns)
     free(ec);
 }
 
-/* --threads: a thread per connection instead of one epoll thread. */
-static bool threaded;
+/* --epoll: one thread drives every connection instead of a thread each. */
+static bool use_epoll;
 
 static void run_load(unsigned port, req_kind kind, unsigned conns, double secs, const char *what)
 {
@@ -409,7 +409,7 @@ static void run_load(unsigned port, req_kind kind, unsigned conns, double secs, 
     pthread_mutex_init(&r.mu, NULL);
     double t0 = now(), s0 = server_cpu(), c0 = own_cpu();
     r.until = t0 + secs;
-    if (threaded) {
+    if (!use_epoll) {
         for (unsigned i = 0; i < conns; i++)
             pthread_create(&th[i], NULL, load, &r);
         for (unsigned i = 0; i < conns; i++)
@@ -554,8 +554,8 @@ int main(int argc, char **argv)
 {
     bool reads_only = false, use_wrk = false;
     while (argc > 1 && argv[1][0] == '-') {
-        if (strcmp(argv[1], "--threads") == 0)
-            threaded = true;
+        if (strcmp(argv[1], "--epoll") == 0)
+            use_epoll = true;
         else if (strcmp(argv[1], "--reads") == 0)
             reads_only = true;
         else if (strcmp(argv[1], "--wrk") == 0)
@@ -566,7 +566,7 @@ int main(int argc, char **argv)
         argv++;
     }
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_serve [--threads] [--reads] [--wrk] ADSTORE-PROGRAM "
+        fprintf(stderr, "usage: bench_serve [--epoll] [--reads] [--wrk] ADSTORE-PROGRAM "
                         "[SECONDS-PER-RUN]\n");
         return 2;
     }
