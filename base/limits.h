@@ -81,6 +81,16 @@
 /* Other indexes of an AND one index scan probes per record before reading
  * its row. */
 #define ADS_INDEX_FILTERS_MAX 4
+/* Attributes of one composite index (the Attribute record's ForName and
+ * up to three more in its IndexWith), and their folded names' bytes
+ * together (with a separator between each two): its registry key in meta
+ * stays under LMDB's key limit. */
+#define ADS_INDEX_ATTRS_MAX 4
+#define ADS_INDEX_NAME_MAX 400
+/* Value ranges a lookup through a composite index may read: the product of
+ * the values its terms name per attribute (`in` of several on each). A
+ * larger product leaves the later attributes to the WHERE. */
+#define ADS_INDEX_PRODUCT_MAX 256
 /* Reader slots of a store (LMDB's lock file holds one per reading
  * transaction across all processes). */
 #define ADS_MAX_READERS 510

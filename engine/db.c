@@ -262,6 +262,11 @@ int ads_db__format_names(ads_txn *txn, ads_error *err)
     return format_raise(txn, ADS_DB_FORMAT_NAMES, err);
 }
 
+int ads_db__format_composite(ads_txn *txn, ads_error *err)
+{
+    return format_raise(txn, ADS_DB_FORMAT_COMPOSITE, err);
+}
+
 /* The records of a new store: format, node, fresh generator state. */
 static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
 {
@@ -339,12 +344,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     if (rc)
         goto cleanup;
-    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_NAMES) {
+    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_COMPOSITE) {
         rc = ads_error_set(err, ADS_EVERSION,
                            "%s is a store of format version %llu; this build reads versions %d "
                            "to %d",
                            dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION,
-                           ADS_DB_FORMAT_NAMES);
+                           ADS_DB_FORMAT_COMPOSITE);
         goto cleanup;
     }
     rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);

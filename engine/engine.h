@@ -62,13 +62,18 @@ extern "C" {
 /* On-disk format versions. A store is created as version 1 and becomes
  * version 2 when its first secondary index is declared (docs/indexes.md),
  * so that a build which knows no indexes refuses it instead of writing
- * rows without their index entries, and version 3 when it stores its first
+ * rows without their index entries, version 3 when it stores its first
  * attribute name in its name table (rows with attribute ids, engine/names.c),
  * so that a build which knows no name table refuses it instead of misreading
- * its rows. Version 3 may hold indexes. This build reads all three. */
+ * its rows, and version 4 when its first composite index (an Attribute
+ * record's IndexWith) is declared, so that a build which knows only
+ * single-attribute indexes refuses it instead of reading the composite's
+ * registry name as one attribute's. The version only rises: version 3 may
+ * hold indexes, version 4 a name table. This build reads all four. */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
 #define ADS_DB_FORMAT_NAMES 3
+#define ADS_DB_FORMAT_COMPOSITE 4
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;
@@ -505,6 +510,27 @@ typedef enum { ADS_IX_EQ, ADS_IX_LT, ADS_IX_LE, ADS_IX_GT, ADS_IX_GE } ads_index
 int ads_index_span_new(ads_index_span **out, ads_txn *txn, const ads_type *t, const char *name,
                        size_t len, ads_arena *a, ads_error *err);
 
+/* Composite indexes (`IndexWith` on the Attribute record of their first
+ * attribute): an empty span over t's index number i (0 <= i <
+ * t's index count; 1 with *out, 0 past the last), its attributes
+ * (folded, ads_index_span_attr_at: NULL past the last), and a part: an
+ * empty span for the values of one of its attributes (ads_index_span_add
+ * and ads_index_span_and fill it as a single index's span). */
+int ads_index_span_new_at(ads_index_span **out, ads_txn *txn, const ads_type *t, size_t i,
+                          ads_arena *a, ads_error *err);
+size_t ads_index_span_nattrs(const ads_index_span *s);
+const char *ads_index_span_attr_at(const ads_index_span *s, size_t i, size_t *len);
+int ads_index_span_part(ads_index_span **out, const ads_index_span *s, ads_error *err);
+/* Fill empty span s (of a composite index) from parts[0..n), the parts
+ * of its first n attributes (NULL: that attribute has no term): the
+ * product of the values of the first parts that are each exact values
+ * (`==`, `is`, `in`), followed by the ranges of the next part. *used: the
+ * attributes it covers (0: the first has no part; s is then unusable).
+ * The product is at most ADS_INDEX_PRODUCT_MAX ranges (the attributes
+ * past that are left out). ADS_EINVAL, ADS_ENOMEM. */
+int ads_index_span_compose(size_t *used, ads_index_span *s, ads_index_span *const *parts,
+                           size_t n, ads_error *err);
+
 /* Add to s the values v that `x op v` may hold for (EQ: `==`, `===`, `is`;
  * undefined for `is undefined`). 0, or 1 when v bounds nothing (a list
  * with `<`): the span is then unchanged and the term must not use it.
@@ -515,7 +541,8 @@ int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, a
  * two terms on one attribute). ADS_EINVAL, ADS_ENOMEM. */
 int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *err);
 bool ads_index_span_same(const ads_index_span *a, const ads_index_span *b);
-/* The attribute (folded) and the number of value ranges of a span. */
+/* The attribute (folded; a composite index's as "(a, b)") and the number
+ * of value ranges of a span. */
 const char *ads_index_span_attr(const ads_index_span *s);
 size_t ads_index_span_ranges(const ads_index_span *s);
 

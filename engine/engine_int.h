@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 
 #include "base/buf.h"
+#include "base/limits.h"
 #include "classad/msgpack_int.h"
 #include "engine/engine.h"
 
@@ -199,8 +200,15 @@ int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *
 /* A secondary index of a type (engine/index.c). */
 typedef struct index_def {
     uint32_t id;      /* its entries' prefix in the index table */
-    const char *name; /* the attribute, folded */
+    const char *name; /* for messages: the attribute, folded, or a composite
+                       * index's attributes as "(a, b)" */
     size_t len;
+    const char *reg;  /* its registry name: the folded attributes, a 0 byte
+                       * between each two */
+    size_t reglen;
+    size_t nattrs;    /* 1, or more for a composite index */
+    const char *attr[ADS_INDEX_ATTRS_MAX]; /* each folded, in reg */
+    size_t alen[ADS_INDEX_ATTRS_MAX];
 } index_def;
 
 struct ads_type {
@@ -439,6 +447,8 @@ size_t ads_db__resident_file_bytes(void);
 
 /* Mark the store as holding secondary indexes (format version 2), in txn. */
 int ads_db__format_indexed(ads_txn *txn, ads_error *err);
+/* Mark the store as holding a composite index (format version 4), in txn. */
+int ads_db__format_composite(ads_txn *txn, ads_error *err);
 /* Raise the store's format to ADS_DB_FORMAT_NAMES (its first stored name). */
 int ads_db__format_names(ads_txn *txn, ads_error *err);
 
@@ -610,12 +620,15 @@ static inline void ads_index__be32(unsigned char *p, uint32_t v)
 /* The indexes of type typeid from the registry, made in arena a. */
 int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, ads_arena *a,
                     ads_error *err);
-/* Append the index value of attribute (name, len) of row data (len dlen)
- * to b: its key encoding, IX_UNDEFINED (0x01) when absent or undefined,
- * IX_OTHER (0x02) when it has no key encoding. */
+/* Fill d (id set by the caller) from its registry name reg (reglen
+ * bytes), copied into arena a. 0, or ADS_ENOMEM / ADS_ECORRUPT. */
+int ads_index__def(index_def *d, const char *reg, size_t reglen, ads_arena *a, ads_error *err);
+/* Append index ix's value of row data (len dlen, its names read through
+ * nm) to b: the key encoding of each of its attributes in turn,
+ * IX_UNDEFINED (0x01) for one absent or undefined; or IX_OTHER (0x02)
+ * alone when one has no key encoding. */
 void ads_index__value(ads_buf *b, const ads_msgpack_names *nm, const unsigned char *data,
-                      size_t dlen, const char *name,
-                      size_t len, ads_arena *a);
+                      size_t dlen, const index_def *ix, ads_arena *a);
 /* The latest row of the record stored under skey changes from old (NULL: a
  * new record) to now (NULL: purged): move its entries in t's indexes.
  * scratch: an arena the call may allocate in (the write's), or NULL. */

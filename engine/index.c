@@ -48,6 +48,49 @@ static size_t reg_key(unsigned char *out, uint32_t typeid, const char *folded, s
 
 /* ---- the registry ---- */
 
+int ads_index__def(index_def *d, const char *reg, size_t reglen, ads_arena *a, ads_error *err)
+{
+    char *r = ads_arena_strndup(a, reg, reglen);
+    if (!r)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    d->reg = r;
+    d->reglen = reglen;
+    d->nattrs = 0;
+    for (size_t at = 0; at <= reglen;) {
+        const char *z = memchr(r + at, 0, reglen - at);
+        size_t n = z ? (size_t)(z - (r + at)) : reglen - at;
+        if (!n || n > ADS_MAX_NAME_LEN || d->nattrs == ADS_INDEX_ATTRS_MAX)
+            return ads_error_set(err, ADS_ECORRUPT, "the index registry is corrupt");
+        d->attr[d->nattrs] = r + at;
+        d->alen[d->nattrs++] = n;
+        at += n + 1;
+    }
+    if (d->nattrs == 1) {
+        d->name = r;
+        d->len = reglen;
+        return 0;
+    }
+    /* "(a, b)" for messages */
+    char *m = ads_arena_alloc(a, reglen + 2 * d->nattrs + 2);
+    if (!m)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    size_t o = 0;
+    m[o++] = '(';
+    for (size_t i = 0; i < d->nattrs; i++) {
+        if (i) {
+            m[o++] = ',';
+            m[o++] = ' ';
+        }
+        memcpy(m + o, d->attr[i], d->alen[i]);
+        o += d->alen[i];
+    }
+    m[o++] = ')';
+    m[o] = 0;
+    d->name = m;
+    d->len = o;
+    return 0;
+}
+
 int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, ads_arena *a,
                     ads_error *err)
 {
@@ -65,7 +108,7 @@ int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, a
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size <= plen || memcmp(k.mv_data, pre, plen) != 0)
             break;
-        if (v.mv_size != 4 || k.mv_size - plen > ADS_MAX_NAME_LEN) {
+        if (v.mv_size != 4 || k.mv_size - plen > ADS_INDEX_NAME_MAX) {
             mdb_cursor_close(c);
             return ads_error_set(err, ADS_ECORRUPT, "the index registry is corrupt");
         }
@@ -82,11 +125,10 @@ int ads_index__load(index_def **out, size_t *n, ads_txn *txn, uint32_t typeid, a
         }
         index_def *d = &(*out)[(*n)++];
         d->id = ads_key__get_typeid(v.mv_data);
-        d->len = k.mv_size - plen;
-        d->name = ads_arena_strndup(a, (const char *)k.mv_data + plen, d->len);
-        if (!d->name) {
+        if ((rc = ads_index__def(d, (const char *)k.mv_data + plen, k.mv_size - plen, a,
+                                 err))) {
             mdb_cursor_close(c);
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            return rc;
         }
     }
     mdb_cursor_close(c);
@@ -119,12 +161,28 @@ static void value_in(ads_buf *b, ads_msgpack_view *mv, const char *name, size_t 
     }
 }
 
+/* ix's value (each attribute's in turn; IX_OTHER alone when one has no key
+ * encoding) of the row in view mv. */
+static void tuple_in(ads_buf *b, ads_msgpack_view *mv, const index_def *ix)
+{
+    size_t start = b->len;
+    for (size_t i = 0; i < ix->nattrs; i++) {
+        size_t at = b->len;
+        value_in(b, mv, ix->attr[i], ix->alen[i]);
+        if (b->len == at + 1 && ((const unsigned char *)b->p)[at] == IX_OTHER) {
+            b->len = start;
+            ads_buf_addc(b, IX_OTHER);
+            return;
+        }
+    }
+}
+
 void ads_index__value(ads_buf *b, const ads_msgpack_names *nm, const unsigned char *data,
-                      size_t dlen, const char *name, size_t len, ads_arena *a)
+                      size_t dlen, const index_def *ix, ads_arena *a)
 {
     ads_msgpack_view mv;
     int rc = ads_msgpack__view_open(&mv, data, dlen, nm, a, NULL);
-    value_in(b, rc ? NULL : &mv, name, len);
+    tuple_in(b, rc ? NULL : &mv, ix);
 }
 
 /* The entry of index ix for the row in view mv (NULL: unreadable) of the
@@ -137,7 +195,7 @@ static void entry_key(ads_buf *b, const index_def *ix, ads_msgpack_view *mv,
     ads_index__be32(id, ix->id);
     ads_buf_clear(b);
     ads_buf_add(b, id, 4);
-    value_in(b, mv, ix->name, ix->len);
+    tuple_in(b, mv, ix);
     if (b->len + (slen - 4) > ADS_INDEX_KEY_MAX) {
         b->len = 4;
         ads_buf_addc(b, IX_OTHER);
@@ -324,6 +382,136 @@ static int declares(const ads_msgpack_names *nm, const unsigned char *data, size
     return v.u.b ? 1 : 0;
 }
 
+/* The indexes one Attribute row declares: registry names (folded
+ * attribute names, a 0 byte between each two), its own attribute's when
+ * Indexed is true and the composite (ForName, IndexWith...) when it has
+ * IndexWith. */
+typedef struct decl {
+    ads_value ft, fn; /* ForType, ForName */
+    size_t n;
+    char reg[2][ADS_INDEX_NAME_MAX + 1];
+    size_t len[2];
+} decl;
+
+/* The folded copy of an attribute name (at most ADS_MAX_NAME_LEN). */
+static void fold_name(char *out, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        out[i] = (char)((c >= 'A' && c <= 'Z') ? c | 0x20 : c);
+    }
+    out[n] = 0;
+}
+
+static bool name_ok(const ads_value *v)
+{
+    return v->type == ADS_STRING && v->u.s.len && v->u.s.len <= ADS_MAX_NAME_LEN &&
+           !memchr(v->u.s.p, 0, v->u.s.len);
+}
+
+static int timeline(const decl *d, const ads_value *name, ads_error *err)
+{
+    return ads_error_set(err, ADS_EINVAL,
+                         "type %.*s: %.*s is a timeline attribute and cannot be indexed",
+                         (int)d->ft.u.s.len, d->ft.u.s.p, (int)name->u.s.len, name->u.s.p);
+}
+
+/* d's composite from IndexWith (with): ForName then each name of the
+ * list, each once. */
+static int composite(decl *d, const ads_value *with, ads_error *err)
+{
+    const char *ty = d->ft.u.s.p;
+    int tl = (int)d->ft.u.s.len;
+    if (with->type != ADS_LIST)
+        return ads_error_set(err, ADS_EINVAL,
+                             "type %.*s: an Attribute record's IndexWith must be a list of "
+                             "attribute names, not %s",
+                             tl, ty, ads_vtype_name(with->type));
+    if (with->u.list.n < 1 || with->u.list.n > ADS_INDEX_ATTRS_MAX - 1)
+        return ads_error_set(err, ADS_EINVAL,
+                             "type %.*s: IndexWith names 1 to %d more attributes, not %zu", tl,
+                             ty, ADS_INDEX_ATTRS_MAX - 1, with->u.list.n);
+    char *r = d->reg[d->n];
+    size_t o = d->fn.u.s.len;
+    fold_name(r, d->fn.u.s.p, o);
+    for (size_t i = 0; i < with->u.list.n; i++) {
+        const ads_value *it = &with->u.list.items[i];
+        if (!name_ok(it))
+            return ads_error_set(err, ADS_EINVAL,
+                                 "type %.*s: IndexWith item %zu is not an attribute name (a "
+                                 "non-empty string of at most %d bytes)",
+                                 tl, ty, i + 1, ADS_MAX_NAME_LEN);
+        size_t n = it->u.s.len;
+        if (ads_row__timeline_attr(it->u.s.p, n))
+            return timeline(d, it, err);
+        if (o + 1 + n > ADS_INDEX_NAME_MAX)
+            return ads_error_set(err, ADS_ELIMIT,
+                                 "type %.*s: a composite index's attribute names are at most "
+                                 "%d bytes together",
+                                 tl, ty, ADS_INDEX_NAME_MAX);
+        char f[ADS_MAX_NAME_LEN + 1];
+        fold_name(f, it->u.s.p, n);
+        /* each earlier name: a 0 byte ends it */
+        for (size_t at = 0; at < o;) {
+            size_t m = strlen(r + at);
+            if (m == n && memcmp(r + at, f, n) == 0)
+                return ads_error_set(err, ADS_EINVAL,
+                                     "type %.*s: the composite index on %.*s names %.*s twice",
+                                     tl, ty, (int)d->fn.u.s.len, d->fn.u.s.p, (int)n, it->u.s.p);
+            at += m + 1;
+        }
+        r[o++] = 0;
+        memcpy(r + o, f, n);
+        o += n;
+        r[o] = 0;
+    }
+    d->len[d->n++] = o;
+    return 0;
+}
+
+/* The indexes Attribute row data declares, into d. check: the row is being
+ * stored (its declaration must be valid); else a row stored before, whose
+ * invalid parts declare nothing. */
+static int decl_of(decl *d, const ads_msgpack_names *nm, const unsigned char *data, size_t len,
+                   bool check, ads_arena *a, ads_error *err)
+{
+    d->n = 0;
+    ads_value with;
+    int is = declares(nm, data, len, check, a, err);
+    if (is < 0)
+        return is;
+    int rc = attr_of(&with, nm, data, len, "IndexWith", a, err);
+    if (rc)
+        return rc;
+    if (!is && with.type == ADS_UNDEFINED)
+        return 0;
+    if ((rc = attr_of(&d->ft, nm, data, len, "ForType", a, err)) ||
+        (rc = attr_of(&d->fn, nm, data, len, "ForName", a, err)))
+        return rc;
+    if (d->ft.type != ADS_STRING || !name_ok(&d->fn))
+        return check ? ads_error_set(err, ADS_EINVAL, "an Attribute record with %s needs ForType "
+                                                      "and ForName",
+                                     is ? "Indexed" : "IndexWith")
+                     : 0;
+    if (ads_row__timeline_attr(d->fn.u.s.p, d->fn.u.s.len))
+        return check ? timeline(d, &d->fn, err) : 0;
+    if (is) {
+        fold_name(d->reg[0], d->fn.u.s.p, d->fn.u.s.len);
+        d->len[d->n++] = d->fn.u.s.len;
+    }
+    if (with.type != ADS_UNDEFINED && (rc = composite(d, &with, err)) && check)
+        return rc;
+    return 0;
+}
+
+static bool decl_has(const decl *d, const char *reg, size_t len)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->len[i] == len && memcmp(d->reg[i], reg, len) == 0)
+            return true;
+    return false;
+}
+
 static int next_index_id(ads_txn *txn, uint32_t *out, ads_error *err)
 {
     MDB_val v;
@@ -345,51 +533,44 @@ static int next_index_id(ads_txn *txn, uint32_t *out, ads_error *err)
     return ads_db__meta_put(txn, ADS_META_INDEX_NEXT, strlen(ADS_META_INDEX_NEXT), nb, 4, err);
 }
 
-/* The folded copy of an attribute name (at most ADS_MAX_NAME_LEN). */
-static void fold_name(char *out, const char *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)p[i];
-        out[i] = (char)((c >= 'A' && c <= 'Z') ? c | 0x20 : c);
-    }
-    out[n] = 0;
-}
-
-static int create(ads_txn *txn, const ads_type *t, const char *name, size_t len, ads_error *err)
+/* Build the index of registry name reg (len bytes) on t. */
+static int create(ads_txn *txn, const ads_type *t, const char *reg, size_t len, ads_error *err)
 {
     if (t->builtin)
         return ads_error_set(err, ADS_EINVAL, "the built-in type %s cannot have indexes",
                              t->name);
-    if (ads_row__timeline_attr(name, len))
-        return ads_error_set(err, ADS_EINVAL,
-                             "type %s: %.*s is a timeline attribute and cannot be indexed",
-                             t->name, (int)len, name);
-    char folded[ADS_MAX_NAME_LEN + 1];
-    unsigned char rk[sizeof ADS_META_INDEX_PREFIX + 4 + ADS_MAX_NAME_LEN];
-    fold_name(folded, name, len);
-    size_t rlen = reg_key(rk, t->id, folded, len);
+    ads_arena *a = ads_arena_new();
+    if (!a)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    index_def ix = {0};
+    int rc = ads_index__def(&ix, reg, len, a, err);
+    unsigned char rk[sizeof ADS_META_INDEX_PREFIX + 4 + ADS_INDEX_NAME_MAX];
+    size_t rlen = reg_key(rk, t->id, reg, len);
     MDB_val v;
-    int rc = ads_db__meta_get(txn, (const char *)rk, rlen, &v, err);
-    if (rc != 0)
+    if (!rc && (rc = ads_db__meta_get(txn, (const char *)rk, rlen, &v, err)) != 0) {
+        ads_arena_free(a);
         return rc < 0 ? rc : 0; /* already there */
-    index_def ix = {0, folded, len};
+    }
     unsigned char idb[4];
-    if ((rc = next_index_id(txn, &ix.id, err)))
-        return rc;
-    ads_index__be32(idb, ix.id);
-    if ((rc = ads_db__meta_put(txn, (const char *)rk, rlen, idb, 4, err)) ||
-        (rc = ads_db__format_indexed(txn, err)) || (rc = build(txn, t, &ix, err)))
+    if (!rc && !(rc = next_index_id(txn, &ix.id, err))) {
+        ads_index__be32(idb, ix.id);
+        if (!(rc = ads_db__meta_put(txn, (const char *)rk, rlen, idb, 4, err)) &&
+            !(rc = ads_db__format_indexed(txn, err)) &&
+            !(rc = ix.nattrs > 1 ? ads_db__format_composite(txn, err) : 0))
+            rc = build(txn, t, &ix, err);
+    }
+    ads_arena_free(a);
+    if (rc)
         return rc;
     txn->indexes_changed = true;
     return ads_types__changed(txn, err);
 }
 
-static int drop(ads_txn *txn, const ads_type *t, const char *name, size_t len, ads_error *err)
+/* Drop the index of registry name reg (len bytes) on t, if there is one. */
+static int drop(ads_txn *txn, const ads_type *t, const char *reg, size_t len, ads_error *err)
 {
-    char folded[ADS_MAX_NAME_LEN + 1];
-    unsigned char rk[sizeof ADS_META_INDEX_PREFIX + 4 + ADS_MAX_NAME_LEN];
-    fold_name(folded, name, len);
-    size_t rlen = reg_key(rk, t->id, folded, len);
+    unsigned char rk[sizeof ADS_META_INDEX_PREFIX + 4 + ADS_INDEX_NAME_MAX];
+    size_t rlen = reg_key(rk, t->id, reg, len);
     MDB_val v;
     int rc = ads_db__meta_get(txn, (const char *)rk, rlen, &v, err);
     if (rc <= 0)
@@ -404,43 +585,54 @@ static int drop(ads_txn *txn, const ads_type *t, const char *name, size_t len, a
     return ads_types__changed(txn, err);
 }
 
+/* Drop what was declares and is does not (on was's type), then create
+ * what is declares and was did not (on is's type). */
+static int apply(ads_txn *txn, const decl *was, const decl *is, ads_error *err)
+{
+    const ads_type *t;
+    int rc = 0;
+    for (size_t i = 0; i < was->n && !rc; i++) {
+        if (decl_has(is, was->reg[i], was->len[i]))
+            continue;
+        rc = ads_types__by_name(&t, txn, was->ft.u.s.p, was->ft.u.s.len, err);
+        if (rc == ADS_ENOTFOUND)
+            return 0; /* the type is gone: nothing to drop */
+        if (!rc)
+            rc = drop(txn, t, was->reg[i], was->len[i], err);
+    }
+    for (size_t i = 0; i < is->n && !rc; i++) {
+        if (decl_has(was, is->reg[i], is->len[i]))
+            continue;
+        if (!(rc = ads_types__by_name(&t, txn, is->ft.u.s.p, is->ft.u.s.len, err)))
+            rc = create(txn, t, is->reg[i], is->len[i], err);
+    }
+    return rc;
+}
+
 int ads_index__declared(ads_txn *txn, const unsigned char *old, size_t olen,
                         const unsigned char *now, size_t nlen, ads_error *err)
 {
     ads_arena *a = ads_arena_new();
-    if (!a)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    int was = 0, is = 0, rc = 0;
-    if (old && (was = declares(ads_txn__names(txn), old, olen, false, a, err)) < 0)
-        rc = was;
-    if (!rc && now && (is = declares(ads_txn__names(txn), now, nlen, true, a, err)) < 0)
-        rc = is;
-    if (rc || was == is)
+    decl *d = malloc(2 * sizeof *d);
+    int rc = 0;
+    if (!a || !d) {
+        rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
+        goto out;
+    }
+    d[0].n = d[1].n = 0;
+    if ((old && (rc = decl_of(&d[0], ads_txn__names(txn), old, olen, false, a, err))) ||
+        (now && (rc = decl_of(&d[1], ads_txn__names(txn), now, nlen, true, a, err))))
+        goto out;
+    bool same = d[0].n == d[1].n;
+    for (size_t i = 0; same && i < d[0].n; i++)
+        same = decl_has(&d[1], d[0].reg[i], d[0].len[i]);
+    if (same)
         goto out;
     /* building and dropping write the index table directly */
-    if ((rc = ads_index__flush(txn, err)))
-        goto out;
-    const unsigned char *row = now ? now : old;
-    size_t rlen = now ? nlen : olen;
-    ads_value ft, fn;
-    if ((rc = attr_of(&ft, ads_txn__names(txn), row, rlen, "ForType", a, err)) ||
-        (rc = attr_of(&fn, ads_txn__names(txn), row, rlen, "ForName", a, err)))
-        goto out;
-    if (ft.type != ADS_STRING || fn.type != ADS_STRING || !fn.u.s.len ||
-        fn.u.s.len > ADS_MAX_NAME_LEN) {
-        rc = is ? ads_error_set(err, ADS_EINVAL,
-                                "an Attribute record with Indexed needs ForType and ForName")
-                : 0;
-        goto out;
-    }
-    const ads_type *t;
-    if ((rc = ads_types__by_name(&t, txn, ft.u.s.p, ft.u.s.len, err))) {
-        if (!is && rc == ADS_ENOTFOUND)
-            rc = 0; /* the type is gone: nothing to drop */
-        goto out;
-    }
-    rc = is ? create(txn, t, fn.u.s.p, fn.u.s.len, err) : drop(txn, t, fn.u.s.p, fn.u.s.len, err);
+    if (!(rc = ads_index__flush(txn, err)))
+        rc = apply(txn, &d[0], &d[1], err);
 out:
+    free(d);
     ads_arena_free(a);
     return rc;
 }

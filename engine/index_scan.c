@@ -31,11 +31,19 @@
 typedef struct ix_range {
     unsigned char *lo, *hi;
     size_t lo_len, hi_len;
+    /* lo == hi is the whole value of an entry (every attribute of the
+     * index; a number with its residual): the range's entries are that
+     * value followed by record keys, in record key order */
+    bool exact;
 } ix_range;
 
 struct ads_index_span {
     const ads_type *type;
     const index_def *ix;
+    /* a part: the values of one attribute of a composite index, to be
+     * combined by ads_index_span_compose (its exact ranges are one value of
+     * that attribute) */
+    bool part;
     ads_arena *a;
     ix_range *r; /* r[0] is always the IX_OTHER entries */
     size_t n, cap;
@@ -113,7 +121,7 @@ static bool in_span(const ads_index_span *s, size_t upto, const unsigned char *k
 }
 
 static int push(ads_index_span *s, const unsigned char *lo, size_t lol, const unsigned char *hi,
-                size_t hil, ads_error *err)
+                size_t hil, bool exact, ads_error *err)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 4;
@@ -134,8 +142,28 @@ static int push(ads_index_span *s, const unsigned char *lo, size_t lol, const un
     memcpy(r->hi, hi, hil);
     r->lo_len = lol;
     r->hi_len = hil;
+    r->exact = exact;
     s->n++;
     return 0;
+}
+
+/* An empty span of index ix of t: 1 with *out. */
+static int span_of(ads_index_span **out, const ads_type *t, const index_def *ix, ads_arena *a,
+                   ads_error *err)
+{
+    ads_index_span *s = ads_arena_alloc(a, sizeof *s);
+    if (!s)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    memset(s, 0, sizeof *s);
+    s->type = t;
+    s->ix = ix;
+    s->a = a;
+    unsigned char other = IX_OTHER;
+    int rc = push(s, &other, 1, &other, 1, false, err);
+    if (rc)
+        return rc;
+    *out = s;
+    return 1;
 }
 
 int ads_index_span_new(ads_index_span **out, ads_txn *txn, const ads_type *t, const char *name,
@@ -146,25 +174,32 @@ int ads_index_span_new(ads_index_span **out, ads_txn *txn, const ads_type *t, co
     *out = NULL;
     const index_def *ix = NULL;
     for (size_t i = 0; i < t->nindexes && !ix; i++)
-        if (t->indexes[i].len == len && ads_row__name_cmp((const unsigned char *)name, len,
-                                                          (const unsigned char *)t->indexes[i].name,
-                                                          len) == 0)
+        if (t->indexes[i].nattrs == 1 && t->indexes[i].len == len &&
+            ads_row__name_cmp((const unsigned char *)name, len,
+                              (const unsigned char *)t->indexes[i].name, len) == 0)
             ix = &t->indexes[i];
     if (!ix)
         return 0;
-    ads_index_span *s = ads_arena_alloc(a, sizeof *s);
-    if (!s)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    memset(s, 0, sizeof *s);
-    s->type = t;
-    s->ix = ix;
-    s->a = a;
-    unsigned char other = IX_OTHER;
-    int rc = push(s, &other, 1, &other, 1, err);
-    if (rc)
-        return rc;
-    *out = s;
-    return 1;
+    return span_of(out, t, ix, a, err);
+}
+
+int ads_index_span_new_at(ads_index_span **out, ads_txn *txn, const ads_type *t, size_t i,
+                          ads_arena *a, ads_error *err)
+{
+    if (!out || !txn || !t || !a)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    *out = NULL;
+    return i < t->nindexes ? span_of(out, t, &t->indexes[i], a, err) : 0;
+}
+
+static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
+
+/* May a range of one value of s be exact: a single index's, or a part's
+ * (a composite index's range is exact only when every attribute is one
+ * value: ads_index_span_compose)? */
+static bool exact_ok(const ads_index_span *s)
+{
+    return s->ix->nattrs == 1 || s->part;
 }
 
 /* The tag of a value's key encoding and, for values ordered by a double,
@@ -205,23 +240,31 @@ int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, a
     double d;
     if (ordered(v, &tag, &d)) {
         /* bounded by the double: 123 and 123.0 alike, every residual in */
+        unsigned char b17[17];
         b[0] = tag;
         ads_key__sortable_double(b + 1, d);
         switch (op) {
         case ADS_IX_EQ:
-            return push(s, b, 9, b, 9, err);
+            /* below 2^53 no integer has a residual: the value is exact;
+             * beyond, every residual is in (a prefix) */
+            if (tag == KEY_NUMBER && d > -9007199254740992.0 && d < 9007199254740992.0) {
+                memcpy(b17, b, 9);
+                memcpy(b17 + 9, zero_residual, 8);
+                return push(s, b17, 17, b17, 17, exact_ok(s), err);
+            }
+            return push(s, b, 9, b, 9, tag != KEY_NUMBER && exact_ok(s), err);
         case ADS_IX_LT:
         case ADS_IX_LE:
-            return push(s, b, 1, b, 9, err);
+            return push(s, b, 1, b, 9, false, err);
         case ADS_IX_GT:
         case ADS_IX_GE:
-            return push(s, b, 9, b, 1, err);
+            return push(s, b, 9, b, 1, false, err);
         }
         return 1;
     }
     if (v->type == ADS_UNDEFINED) {
         unsigned char u = IX_UNDEFINED;
-        return op == ADS_IX_EQ ? push(s, &u, 1, &u, 1, err) : 1;
+        return op == ADS_IX_EQ ? push(s, &u, 1, &u, 1, exact_ok(s), err) : 1;
     }
     if (v->type == ADS_ERROR || (v->type == ADS_REAL && isnan(v->u.r)))
         return op == ADS_IX_EQ ? 0 : 1; /* such values are IX_OTHER entries, always read */
@@ -238,19 +281,27 @@ int ads_index_span_add(ads_index_span *s, ads_index_op op, const ads_value *v, a
     const unsigned char *p = (const unsigned char *)e.p;
     switch (op) {
     case ADS_IX_EQ:
-        rc = push(s, p, e.len, p, e.len, err);
+        rc = push(s, p, e.len, p, e.len, exact_ok(s), err);
         break;
     case ADS_IX_LT:
     case ADS_IX_LE:
-        rc = push(s, p, 1, p, e.len, err);
+        rc = push(s, p, 1, p, e.len, false, err);
         break;
     case ADS_IX_GT:
     case ADS_IX_GE:
-        rc = push(s, p, e.len, p, 1, err);
+        rc = push(s, p, e.len, p, 1, false, err);
         break;
     }
     ads_buf_free(&e);
     return rc;
+}
+
+/* Is r the range [lo, hi]? */
+static bool is_range(const ix_range *r, const unsigned char *lo, size_t lol,
+                     const unsigned char *hi, size_t hil)
+{
+    return r->lo_len == lol && r->hi_len == hil && memcmp(r->lo, lo, lol) == 0 &&
+           memcmp(r->hi, hi, hil) == 0;
 }
 
 int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *err)
@@ -261,7 +312,7 @@ int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *er
     size_t n = s->n;
     s->r = NULL;
     s->n = s->cap = 0;
-    int rc = push(s, old[0].lo, old[0].lo_len, old[0].hi, old[0].hi_len, err);
+    int rc = push(s, old[0].lo, old[0].lo_len, old[0].hi, old[0].hi_len, false, err);
     for (size_t i = 1; i < n && !rc; i++)
         for (size_t j = 1; j < o->n && !rc; j++) {
             const ix_range *x = &old[i], *y = &o->r[j];
@@ -273,8 +324,107 @@ int ads_index_span_and(ads_index_span *s, const ads_index_span *o, ads_error *er
             const ix_range *hi = c < 0 ? x : c > 0 ? y : x->hi_len >= y->hi_len ? x : y;
             if (prefixcmp(lo->lo, lo->lo_len, hi->hi, hi->hi_len) > 0)
                 continue; /* empty */
-            rc = push(s, lo->lo, lo->lo_len, hi->hi, hi->hi_len, err);
+            /* one exact value when it is an exact range's */
+            bool ex = (x->exact && is_range(x, lo->lo, lo->lo_len, hi->hi, hi->hi_len)) ||
+                      (y->exact && is_range(y, lo->lo, lo->lo_len, hi->hi, hi->hi_len));
+            rc = push(s, lo->lo, lo->lo_len, hi->hi, hi->hi_len, ex, err);
         }
+    return rc;
+}
+
+
+int ads_index_span_part(ads_index_span **out, const ads_index_span *s, ads_error *err)
+{
+    if (!out || !s)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    int rc = span_of(out, s->type, s->ix, s->a, err);
+    if (rc == 1)
+        (*out)->part = true;
+    return rc < 0 ? rc : 0;
+}
+
+size_t ads_index_span_nattrs(const ads_index_span *s)
+{
+    return s ? s->ix->nattrs : 0;
+}
+
+const char *ads_index_span_attr_at(const ads_index_span *s, size_t i, size_t *len)
+{
+    if (!s || i >= s->ix->nattrs)
+        return NULL;
+    *len = s->ix->alen[i];
+    return s->ix->attr[i];
+}
+
+/* Is every range of part p (past the IX_OTHER one) one value? */
+static bool all_exact(const ads_index_span *p)
+{
+    for (size_t i = 1; i < p->n; i++)
+        if (!p->r[i].exact)
+            return false;
+    return true;
+}
+
+/* Push to s every range of parts[j..n) after prefix pre (plen bytes). */
+static int product(ads_index_span *s, ads_index_span *const *parts, size_t j, size_t n,
+                   unsigned char *pre, size_t plen, bool exact, ads_error *err)
+{
+    const ads_index_span *p = parts[j];
+    for (size_t i = 1; i < p->n; i++) {
+        const ix_range *r = &p->r[i];
+        if (plen + r->lo_len + 1 > ADS_INDEX_KEY_MAX - 4 ||
+            plen + r->hi_len + 1 > ADS_INDEX_KEY_MAX - 4)
+            continue; /* no entry is that long: such values are IX_OTHER entries */
+        if (j + 1 < n) {
+            memcpy(pre + plen, r->lo, r->lo_len);
+            int rc = product(s, parts, j + 1, n, pre, plen + r->lo_len, exact, err);
+            if (rc)
+                return rc;
+            continue;
+        }
+        unsigned char *lo = ads_arena_alloc(s->a, plen + r->lo_len + plen + r->hi_len);
+        if (!lo)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        unsigned char *hi = lo + plen + r->lo_len;
+        memcpy(lo, pre, plen);
+        memcpy(lo + plen, r->lo, r->lo_len);
+        memcpy(hi, pre, plen);
+        memcpy(hi + plen, r->hi, r->hi_len);
+        int rc = push(s, lo, plen + r->lo_len, hi, plen + r->hi_len, exact && r->exact, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int ads_index_span_compose(size_t *used, ads_index_span *s, ads_index_span *const *parts,
+                           size_t n, ads_error *err)
+{
+    if (!used || !s || (n && !parts))
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    *used = 0;
+    if (s->n != 1 || s->part)
+        return ads_error_set(err, ADS_EINVAL, "a composite span is composed once, of parts");
+    /* every part but the last one value per range; a product at most
+     * ADS_INDEX_PRODUCT_MAX ranges */
+    size_t m = 0, ranges = 1;
+    while (m < n && m < s->ix->nattrs && parts[m]) {
+        if (parts[m]->ix != s->ix || !parts[m]->part)
+            return ads_error_set(err, ADS_EINVAL, "a part of another index");
+        size_t k = parts[m]->n - 1;
+        if (ranges * (k ? k : 1) > ADS_INDEX_PRODUCT_MAX)
+            break;
+        ranges *= k ? k : 1;
+        if (!all_exact(parts[m++]))
+            break;
+    }
+    if (!m)
+        return 0;
+    unsigned char pre[ADS_INDEX_KEY_MAX];
+    bool exact = m == s->ix->nattrs;
+    int rc = product(s, parts, 0, m, pre, 0, exact, err);
+    if (!rc)
+        *used = m;
     return rc;
 }
 
@@ -543,21 +693,15 @@ void ads_index__walk_close(ads_index_walk *iw)
     free(iw);
 }
 
-/* Can span s be probed: every range one exact value (not a prefix: a
- * number's bound is its double, exact only below 2^53, where no integer
- * has a residual)? */
+/* Can span s be probed or merged: every range one exact value of the
+ * index (not a prefix: a number's bound is its double, exact only below
+ * 2^53, where no integer has a residual; and a composite index's every
+ * attribute)? */
 static bool probeable(const ads_index_span *s)
 {
-    for (size_t i = 1; i < s->n; i++) {
-        const ix_range *r = &s->r[i];
-        if (r->lo_len != r->hi_len || memcmp(r->lo, r->hi, r->lo_len) != 0)
+    for (size_t i = 1; i < s->n; i++)
+        if (!s->r[i].exact)
             return false;
-        if (r->lo[0] == KEY_NUMBER) {
-            double d = r->lo_len == 9 ? ads_key__double_of_sortable(r->lo + 1) : 1e300;
-            if (!(d > -9007199254740992.0 && d < 9007199254740992.0))
-                return false;
-        }
-    }
     return true;
 }
 
@@ -615,22 +759,16 @@ static int open_probes(ads_index_walk *iw, ads_error *err)
 static int probe(ads_index_walk *iw, size_t f, const unsigned char *rest, size_t rlen)
 {
     const ads_index_span *s = iw->filters[f];
-    unsigned char k[4 + ADS_INDEX_KEY_MAX + 8];
-    static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
+    unsigned char k[4 + ADS_INDEX_KEY_MAX];
     ads_index__be32(k, s->ix->id);
     for (size_t i = 0; i < s->n; i++) {
         const ix_range *r = &s->r[i];
         size_t n = 4 + r->lo_len;
-        bool number = r->lo[0] == KEY_NUMBER;
         if (!iw->pc[f][i])
             continue; /* the range holds no entry */
-        if (n + (number ? 8 : 0) + rlen > sizeof k)
+        if (n + rlen > sizeof k)
             continue; /* longer than any entry: no entry holds it */
         memcpy(k + 4, r->lo, r->lo_len);
-        if (number) {
-            memcpy(k + n, zero_residual, 8);
-            n += 8;
-        }
         memcpy(k + n, rest, rlen);
         MDB_val mk = {n + rlen, k}, mv;
         int rc = mdb_cursor_get(iw->pc[f][i], &mk, &mv, MDB_SET_RANGE);
@@ -655,7 +793,7 @@ static bool seen_before(ads_index_walk *iw, const unsigned char *data, size_t le
     for (size_t j = 0; j < iw->at; j++) {
         const ads_index_span *s = iw->spans[j];
         ads_buf_clear(&iw->val);
-        ads_index__value(&iw->val, ads_txn__names(iw->txn), data, len, s->ix->name, s->ix->len, iw->arena);
+        ads_index__value(&iw->val, ads_txn__names(iw->txn), data, len, s->ix, iw->arena);
         if (in_span(s, s->n, (const unsigned char *)iw->val.p, iw->val.len))
             return true;
     }
@@ -864,7 +1002,6 @@ static int stream_step(ads_index_walk *iw, ix_stream *st, ads_error *err)
  * entry; ranges with none are left out. */
 static int open_streams(ads_index_walk *iw, ads_error *err)
 {
-    static const unsigned char zero_residual[8] = {0x80, 0, 0, 0, 0, 0, 0, 0};
     iw->nstreams = 1 + iw->nfilters;
     if (!(iw->streams = calloc(iw->nstreams, sizeof *iw->streams)))
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -877,14 +1014,11 @@ static int open_streams(ads_index_walk *iw, ads_error *err)
         for (size_t j = 0; j < s->n; j++) {
             const ix_range *g = &s->r[j];
             ix_cur *r = &st->cur[st->n];
-            bool number = g->lo[0] == KEY_NUMBER;
-            r->plen = 4 + g->lo_len + (number ? 8 : 0);
+            r->plen = 4 + g->lo_len;
             if (r->plen + 1 > ADS_INDEX_KEY_MAX)
                 continue; /* too long for an entry (ads_index_span_add refuses it) */
             ads_index__be32(r->key, s->ix->id);
             memcpy(r->key + 4, g->lo, g->lo_len);
-            if (number)
-                memcpy(r->key + 4 + g->lo_len, zero_residual, 8);
             int rc = mdb_cursor_open(iw->txn->txn, iw->txn->db->index, &r->c);
             if (rc) {
                 r->c = NULL;

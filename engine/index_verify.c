@@ -102,7 +102,7 @@ static void want_entry(ads_buf *b, ads_txn *txn, const ix_ref *r, const row_env 
                            (unsigned char)(r->ix->id >> 8), (unsigned char)r->ix->id};
     ads_buf_clear(b);
     ads_buf_add(b, id, 4);
-    ads_index__value(b, ads_txn__names(txn), env->data, env->len, r->ix->name, r->ix->len, a);
+    ads_index__value(b, ads_txn__names(txn), env->data, env->len, r->ix, a);
     if (b->len + k->mv_size - 4 > ADS_INDEX_KEY_MAX) {
         b->len = 4;
         ads_buf_addc(b, 0x02);

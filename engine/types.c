@@ -486,9 +486,9 @@ static ads_type *make_type(type_gen *g, uint32_t id, const type_decl *d, ads_db 
         if (!t->indexes)
             return NULL;
         for (size_t i = 0; i < d->nindexes; i++) {
-            t->indexes[i] = d->indexes[i];
-            if (!(t->indexes[i].name = ads_arena_strndup(a, d->indexes[i].name,
-                                                          d->indexes[i].len)))
+            t->indexes[i].id = d->indexes[i].id;
+            if (ads_index__def(&t->indexes[i], d->indexes[i].reg, d->indexes[i].reglen, a,
+                               NULL))
                 return NULL;
         }
         t->nindexes = d->nindexes;

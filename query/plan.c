@@ -39,6 +39,10 @@ typedef struct cand {
     ads_buf text;
     uint64_t count;
     bool done; /* counted in full */
+    /* a composite index's: the attributes its terms cover (the other
+     * indexes' terms on them are not worth merging with it) */
+    size_t ncover;
+    const ads_index_span *comp;
 } cand;
 
 typedef struct planner {
@@ -47,6 +51,10 @@ typedef struct planner {
     ads_str alias;
     ads_arena *a;
     ads_error *err;
+    /* making a part of composite span comp: terms on its attribute number
+     * attr only */
+    const ads_index_span *comp;
+    size_t attr;
 } planner;
 
 static bool same_name(ads_str a, const char *p, size_t len)
@@ -113,7 +121,21 @@ static int span_for(planner *p, ads_index_span ***spans, size_t *n, ads_str name
                     ads_index_span **out)
 {
     ads_index_span *s;
-    int rc = ads_index_span_new(&s, p->txn, p->t, name.p, name.len, p->a, p->err);
+    int rc;
+    if (p->comp) {
+        size_t len;
+        const char *at = ads_index_span_attr_at(p->comp, p->attr, &len);
+        if (!same_name(name, at, len))
+            return 0;
+        if (*n) {
+            *out = (*spans)[0];
+            return 1;
+        }
+        rc = ads_index_span_part(&s, p->comp, p->err);
+        rc = rc ? rc : 1;
+    } else {
+        rc = ads_index_span_new(&s, p->txn, p->t, name.p, name.len, p->a, p->err);
+    }
     if (rc <= 0)
         return rc;
     for (size_t i = 0; i < *n; i++)
@@ -233,7 +255,8 @@ static int choose(planner *p, cand *c, size_t n, uint64_t limit, cand **best)
             /* a merge of exact terms follows the one with fewest entries
              * by itself: once one is counted in full, the others need no
              * count */
-            if (*best && nexact > 1 && exact(*best) && exact(&c[i]))
+            if (*best && nexact > 1 && exact(*best) && exact(&c[i]) && !(*best)->comp &&
+                !c[i].comp)
                 continue;
             /* once one is counted in full, the rest need not go past it */
             int rc = count(p, &c[i], *best && (*best)->count < cut ? (*best)->count : cut);
@@ -259,7 +282,8 @@ static int add_cand(planner *p, cand **c, size_t *n, ads_index_span **spans, siz
     memset(x, 0, sizeof *x);
     x->spans = spans;
     x->n = ns;
-    ads_expr_unparse(&x->text, e);
+    if (e)
+        ads_expr_unparse(&x->text, e);
     *c = m;
     return 0;
 }
@@ -288,6 +312,22 @@ static int merge_same(planner *p, cand *c, size_t *n)
     return 0;
 }
 
+/* Does composite candidate best cover the single index of candidate c (an
+ * attribute its terms pin)? */
+static bool covered(const cand *best, const cand *c)
+{
+    if (!best->comp || ads_index_span_nattrs(c->spans[0]) != 1)
+        return false;
+    const char *name = ads_index_span_attr(c->spans[0]);
+    for (size_t j = 0; j < best->ncover; j++) {
+        size_t len;
+        const char *at = ads_index_span_attr_at(best->comp, j, &len);
+        if (strlen(name) == len && !memcmp(name, at, len))
+            return true;
+    }
+    return false;
+}
+
 /* The other single-span candidates of the AND, as filters for best. */
 static int add_filters(planner *p, ads_q__iplan *out, const cand *best, const cand *c, size_t n)
 {
@@ -296,9 +336,85 @@ static int add_filters(planner *p, ads_q__iplan *out, const cand *best, const ca
         return ads_error_set(p->err, ADS_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         if (&c[i] != best && c[i].n == 1 && ads_index_span_exact(c[i].spans[0]) &&
-            out->nfilters < ADS_INDEX_FILTERS_MAX)
+            !covered(best, &c[i]) && out->nfilters < ADS_INDEX_FILTERS_MAX)
             out->filters[out->nfilters++] = c[i].spans[0];
     return 0;
+}
+
+/* The part of composite span comp for its attribute j: the AND of the
+ * conjuncts on it (*part NULL: none), their text appended to text. */
+static int part_of(planner *p, ads_index_span **part, const ads_expr *const *conj, size_t nconj,
+                   ads_buf *text)
+{
+    *part = NULL;
+    for (size_t i = 0; i < nconj; i++) {
+        ads_index_span **spans = NULL;
+        size_t ns = 0;
+        int rc = term(p, conj[i], &spans, &ns, 0);
+        if (rc < 0)
+            return rc;
+        if (rc != 1 || ns != 1)
+            continue;
+        if (*part && (rc = ads_index_span_and(*part, spans[0], p->err)))
+            return rc;
+        if (!*part)
+            *part = spans[0];
+        if (text->len)
+            ads_buf_adds(text, " && ");
+        ads_expr_unparse(text, conj[i]);
+    }
+    return 0;
+}
+
+/* A candidate per composite index of the type whose first attribute the
+ * conjuncts pin: its span the product of their values (ads_index_span_compose). */
+static int composites(planner *p, cand **c, size_t *n, const ads_expr *const *conj,
+                      size_t nconj)
+{
+    ads_index_span *s;
+    int rc;
+    for (size_t i = 0; (rc = ads_index_span_new_at(&s, p->txn, p->t, i, p->a, p->err)) == 1;
+         i++) {
+        size_t na = ads_index_span_nattrs(s), used = 0, m = 0;
+        if (na < 2)
+            continue;
+        ads_index_span *parts[ADS_INDEX_ATTRS_MAX];
+        ads_buf text[ADS_INDEX_ATTRS_MAX];
+        memset(text, 0, sizeof text);
+        p->comp = s;
+        for (m = 0, rc = 0; m < na && !rc; m++) {
+            p->attr = m;
+            if ((rc = part_of(p, &parts[m], conj, nconj, &text[m])) || !parts[m])
+                break;
+        }
+        p->comp = NULL;
+        if (!rc && m && parts[0])
+            rc = ads_index_span_compose(&used, s, parts, m, p->err);
+        if (!rc && used) {
+            ads_index_span **sp = ads_arena_alloc(p->a, sizeof *sp);
+            if (!sp)
+                rc = ads_error_set(p->err, ADS_ENOMEM, "out of memory");
+            else
+                sp[0] = s;
+            cand *x = NULL;
+            if (!rc && !(rc = add_cand(p, c, n, sp, 1, NULL)))
+                x = &(*c)[*n - 1];
+            for (size_t j = 0; x && j < used; j++) {
+                if (j)
+                    ads_buf_adds(&x->text, " && ");
+                ads_buf_add(&x->text, text[j].p, text[j].len);
+            }
+            if (x) {
+                x->comp = s;
+                x->ncover = used;
+            }
+        }
+        for (size_t j = 0; j < ADS_INDEX_ATTRS_MAX; j++)
+            ads_buf_free(&text[j]);
+        if (rc)
+            return rc;
+    }
+    return rc < 0 ? rc : 0;
 }
 
 int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_type *t,
@@ -310,10 +426,12 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
      * ... COMMIT) the index scan finds every record before the first write */
     if (q->index_policy == ADS_INDEXES_OFF || !t || !nconj)
         return 0;
-    planner p = {txn, t, alias, a, err};
+    planner p = {txn, t, alias, a, err, NULL, 0};
     cand *c = NULL;
     size_t n = 0;
-    int rc = 0;
+    /* composite indexes first: on a tie (a composite index reads no more
+     * than one on its first attribute) the first counted wins */
+    int rc = composites(&p, &c, &n, conj, nconj);
     for (size_t i = 0; i < nconj && !rc; i++) {
         ads_index_span **spans = NULL;
         size_t ns = 0;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <cmocka.h>
 #include <lmdb.h>
@@ -57,6 +58,17 @@ static void index_on(const char *attr, const char *on)
     snprintf(text, sizeof text,
              "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"%s\"; Indexed = %s ]", attr,
              on);
+    store_ok(text);
+}
+
+/* attr's Attribute record with Indexed = on and IndexWith = { with }. */
+static void index_with(const char *attr, const char *on, const char *with)
+{
+    char text[300];
+    snprintf(text, sizeof text,
+             "[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"%s\"; Indexed = %s; "
+             "IndexWith = { %s } ]",
+             attr, on, with);
     store_ok(text);
 }
 
@@ -104,6 +116,73 @@ static char *lookup(const term *terms, size_t n, bool and)
     ads_row *r;
     ads_buf b = ADS_BUF_INIT;
     assert_int_equal(ads_index_scan_open(&sc, txn, t, spans, ns, NULL, 0, &err), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
+        ads_value v;
+        ads_view view = ads_row_view(r, NULL);
+        const ads_expr *e;
+        assert_int_equal(ads_expr_parse(&e, a, "Id", 2, &err), 0);
+        ads_expr_eval(&v, e, &view, a);
+        if (b.len)
+            ads_buf_addc(&b, ' ');
+        ads_value_unparse(&b, &v);
+    }
+    if (rc < 0)
+        fail_msg("index scan: %s", err.message);
+    ads_scan_close(sc);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
+/* The Ids a lookup through t's composite index (its first) yields, in
+ * order: terms[i] is on the index's attribute at[i] (ascending; terms on
+ * one attribute are intersected). "-" when the type has no composite
+ * index; used: how many attributes the lookup covers. */
+static char *lookup_composite(const term *terms, const size_t *at, size_t n, size_t *used)
+{
+    ads_arena *a = ads_arena_new();
+    ads_txn *txn;
+    const ads_type *t;
+    ads_error err;
+    ads_index_span *s = NULL, *parts[4] = {NULL, NULL, NULL, NULL};
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Job", 3, NULL), 0);
+    for (size_t i = 0; ads_index_span_new_at(&s, txn, t, i, a, &err) == 1; i++)
+        if (ads_index_span_nattrs(s) > 1)
+            break;
+    if (!s || ads_index_span_nattrs(s) < 2) {
+        ads_txn_abort(txn);
+        ads_arena_free(a);
+        return strdup("-");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        const char *name = ads_index_span_attr_at(s, at[i], &len);
+        assert_non_null(name);
+        assert_int_equal(strncasecmp(name, terms[i].attr, len), 0);
+        ads_index_span *p;
+        assert_int_equal(ads_index_span_part(&p, s, &err), 0);
+        const ads_expr *e;
+        const ads_value *v;
+        assert_int_equal(ads_expr_parse(&e, a, terms[i].value, strlen(terms[i].value), &err), 0);
+        assert_int_equal(ads_expr_prepare(&e, a, e, &err), 0);
+        assert_non_null(v = ads_expr_literal_value(e));
+        assert_int_equal(ads_index_span_add(p, terms[i].op, v, &err), 0);
+        if (parts[at[i]])
+            assert_int_equal(ads_index_span_and(parts[at[i]], p, &err), 0);
+        else
+            parts[at[i]] = p;
+        m = at[i] + 1;
+    }
+    assert_int_equal(ads_index_span_compose(used, s, parts, m, &err), 0);
+    ads_scan *sc;
+    ads_row *r;
+    ads_buf b = ADS_BUF_INIT;
+    assert_int_equal(ads_index_scan_open(&sc, txn, t, &s, 1, NULL, 0, &err), 0);
     int rc;
     while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
         ads_value v;
@@ -280,6 +359,103 @@ static void index__dropped_with_declaration(void **state)
                         "type Job: _Timestamp is a timeline attribute and cannot be indexed");
 }
 
+static int count_stats(void *ctx, const ads_index_stats *s);
+
+static void declare_fails(const char *text, int code, const char *message)
+{
+    ads_error err;
+    char full[400];
+    snprintf(full, sizeof full, "[ AdType = \"Attribute\"; ForType = \"Job\"; %s ]", text);
+    assert_int_equal(ts_store(db, &err, full), code);
+    assert_string_equal(err.message, message);
+}
+
+/* A composite index (IndexWith on the Attribute record of its first
+ * attribute): built over the records there, its entries the tuple of
+ * values (=== normalised, undefined included, a value with no key
+ * encoding sending the record to the entries every lookup reads), read by
+ * a prefix of exact values with a range on the next attribute, changed and
+ * dropped with its declaration; declarations that cannot be are refused
+ * with what is wrong, and change nothing. */
+static void index__composite(void **state)
+{
+    (void)state;
+    load_jobs();
+    store_ok("[ AdType = \"Job\"; Id = 6; Owner = \"Bob\"; Status = 3; QDate = 300 ]");
+    index_with("Owner", "false", "\"Status\"");
+    size_t used;
+    const size_t a0[] = {0}, a01[] = {0, 1}, a011[] = {0, 1, 1};
+    term bob = {"Owner", ADS_IX_EQ, "\"bob\""};
+    eq_free(lookup_composite(&bob, a0, 1, &used), "5 3 6"); /* 5: Status is an expression */
+    assert_int_equal(used, 1);
+    term t2[] = {{"Owner", ADS_IX_EQ, "\"ALICE\""}, {"Status", ADS_IX_EQ, "2"}};
+    eq_free(lookup_composite(t2, a01, 2, &used), "5 1 2");
+    assert_int_equal(used, 2);
+    term t3[] = {{"Owner", ADS_IX_EQ, "\"bob\""}, {"Status", ADS_IX_GT, "1"},
+                 {"Status", ADS_IX_LE, "3"}};
+    /* bounds are inclusive (the WHERE drops Status 1) */
+    eq_free(lookup_composite(t3, a011, 3, &used), "5 3 6");
+    term t4[] = {{"Owner", ADS_IX_EQ, "undefined"}, {"Status", ADS_IX_EQ, "1"}};
+    eq_free(lookup_composite(t4, a01, 2, &used), "5 4"); /* true is 1 */
+    term t5[] = {{"Owner", ADS_IX_LT, "\"b\""}, {"Status", ADS_IX_EQ, "2"}};
+    eq_free(lookup_composite(t5, a01, 2, &used), "5 1 2"); /* a range ends the prefix */
+    assert_int_equal(used, 1);
+    /* no single index on Owner: the composite is not one */
+    eq_free(lookup(&bob, 1, false), "-");
+    /* the store's format marks the composite index */
+    unsigned f;
+    ads_error err;
+    assert_int_equal(ads_db_format(&f, db, &err), 0);
+    assert_int_equal(f, ADS_DB_FORMAT_COMPOSITE);
+    char got[200] = "";
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.(owner, status)=6 ");
+    /* writes move the tuple */
+    store_ok("[ AdType = \"Job\"; Id = 3; Owner = \"bob\"; Status = 0 ]");
+    eq_free(lookup_composite(t3, a011, 3, &used), "5 6");
+    /* the errors */
+    declare_fails("ForName = \"Owner\"; IndexWith = { \"Status\", \"owner\" }", ADS_EINVAL,
+                  "type Job: the composite index on Owner names owner twice");
+    declare_fails("ForName = \"Owner\"; IndexWith = { \"Status\", \"STATUS\" }", ADS_EINVAL,
+                  "type Job: the composite index on Owner names STATUS twice");
+    declare_fails("ForName = \"Owner\"; IndexWith = { \"_Timestamp\" }", ADS_EINVAL,
+                  "type Job: _Timestamp is a timeline attribute and cannot be indexed");
+    declare_fails("ForName = \"__Latest\"; IndexWith = { \"Owner\" }", ADS_EINVAL,
+                  "type Job: __Latest is a timeline attribute and cannot be indexed");
+    declare_fails("ForName = \"Owner\"; IndexWith = { Status }", ADS_EINVAL,
+                  "type Job: IndexWith item 1 is not an attribute name (a non-empty string of at "
+                  "most 200 bytes)");
+    declare_fails("ForName = \"Owner\"; IndexWith = { \"a\", \"\" }", ADS_EINVAL,
+                  "type Job: IndexWith item 2 is not an attribute name (a non-empty string of at "
+                  "most 200 bytes)");
+    declare_fails("ForName = \"Owner\"; IndexWith = \"Status\"", ADS_EINVAL,
+                  "type Job: an Attribute record's IndexWith must be a list of attribute names, "
+                  "not string");
+    declare_fails("ForName = \"Owner\"; IndexWith = { \"a\", \"b\", \"c\", \"d\" }", ADS_EINVAL,
+                  "type Job: IndexWith names 1 to 3 more attributes, not 4");
+    declare_fails("ForName = \"\"; IndexWith = { \"a\" }", ADS_EINVAL,
+                  "an Attribute record with IndexWith needs ForType and ForName");
+    got[0] = 0;
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.(owner, status)=6 ");
+    /* changed: (owner, qdate) replaces (owner, status); Indexed adds the
+     * single index */
+    index_with("Owner", "true", "\"QDate\"");
+    got[0] = 0;
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=6 Job.(owner, qdate)=6 ");
+    term t6[] = {{"Owner", ADS_IX_EQ, "\"alice\""}, {"QDate", ADS_IX_GE, "120"}};
+    eq_free(lookup_composite(t6, a01, 2, &used), "2");
+    /* dropped with its declaration (a STORE merges: IndexWith is made
+     * undefined) */
+    store_ok("[ AdType = \"Attribute\"; ForType = \"Job\"; ForName = \"Owner\"; "
+             "IndexWith = undefined ]");
+    got[0] = 0;
+    assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
+    assert_string_equal(got, "Job.owner=6 ");
+    eq_free(lookup_composite(t6, a01, 2, &used), "-");
+}
+
 static int count_stats(void *ctx, const ads_index_stats *s)
 {
     char *out = ctx;
@@ -292,12 +468,12 @@ static void index__stats_and_restore(void **state)
 {
     (void)state;
     load_jobs();
-    index_on("Owner", "true");
+    index_with("Owner", "true", "\"Status\", \"QDate\"");
     char got[200] = "";
     ads_error err;
     assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
-    assert_string_equal(got, "Job.owner=5 ");
-    /* dump, restore elsewhere: the index is rebuilt */
+    assert_string_equal(got, "Job.owner=5 Job.(owner, status, qdate)=5 ");
+    /* dump, restore elsewhere: the indexes are rebuilt */
     char dump[1200], dir[1200];
     snprintf(dump, sizeof dump, "%s.dump", ts.path);
     snprintf(dir, sizeof dir, "%s.restored", ts.path);
@@ -312,8 +488,11 @@ static void index__stats_and_restore(void **state)
     assert_int_equal(ads_db_open(&r, dir, 0, &err), 0);
     got[0] = 0;
     assert_int_equal(ads_db_index_stats(r, count_stats, got, &err), 0);
-    assert_string_equal(got, "Job.owner=5 ");
+    assert_string_equal(got, "Job.owner=5 Job.(owner, status, qdate)=5 ");
     assert_int_equal(ts_verify(r), 0);
+    unsigned fmt;
+    assert_int_equal(ads_db_format(&fmt, r, &err), 0);
+    assert_int_equal(fmt, ADS_DB_FORMAT_COMPOSITE);
     ads_db_close(r);
     char cmd[2600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dump);
@@ -325,7 +504,7 @@ static void index__backup_and_compact_keep_indexes(void **state)
 {
     (void)state;
     load_jobs();
-    index_on("Owner", "true");
+    index_with("Owner", "true", "\"Status\"");
     char got[200] = "", dir[1200];
     ads_error err;
     snprintf(dir, sizeof dir, "%s.backup", ts.path);
@@ -333,7 +512,7 @@ static void index__backup_and_compact_keep_indexes(void **state)
     ads_db *b;
     assert_int_equal(ads_db_open(&b, dir, 0, &err), 0);
     assert_int_equal(ads_db_index_stats(b, count_stats, got, &err), 0);
-    assert_string_equal(got, "Job.owner=5 ");
+    assert_string_equal(got, "Job.owner=5 Job.(owner, status)=5 ");
     assert_int_equal(ts_verify(b), 0);
     ads_db_close(b);
     ts_reopen_close(&ts);
@@ -342,7 +521,7 @@ static void index__backup_and_compact_keep_indexes(void **state)
     db = ts_reopen(&ts);
     got[0] = 0;
     assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
-    assert_string_equal(got, "Job.owner=5 ");
+    assert_string_equal(got, "Job.owner=5 Job.(owner, status)=5 ");
     assert_int_equal(ts_verify(db), 0);
     char cmd[1300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -380,6 +559,31 @@ static void index__verify_catches_damaged_entry(void **state)
      * declaring does */
     index_on("Owner", "false");
     index_on("Owner", "true");
+}
+
+static void index__verify_catches_damaged_composite_entry(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"QUIRKYNAME\"; Status = \"ODDSTATUS\" ]");
+    index_with("Owner", "false", "\"Status\"");
+    ts_reopen_close(&ts);
+    char file[1200];
+    snprintf(file, sizeof file, "%s/data.mdb", ts.path);
+    /* the folded values are only in the entry; the second one damaged */
+    assert_int_equal(ts_flip_file(file, "oddstatus", 9, 2, 0x01), 1);
+    db = ts_reopen(&ts);
+    ads_verify_result res;
+    char msgs[600] = "";
+    ads_error err;
+    assert_int_equal(ads_db_verify(&res, db, report_count, msgs, &err), 0);
+    assert_int_equal(res.problems, 2);
+    assert_string_equal(msgs,
+                        "type Job: the index on (owner, status) has an entry that does not match "
+                        "its record's latest row\n"
+                        "type Job: a record has no entry in the index on (owner, status)\n");
+    /* dropping and declaring again rebuilds it */
+    index_with("Owner", "false", "\"QDate\"");
+    index_with("Owner", "false", "\"Status\"");
 }
 
 /* The store's format version as meta holds it (the store closed). */
@@ -570,7 +774,7 @@ static void index__bulk_load_leaves_the_index_of_row_by_row(void **state)
         ads_db *keep = db;
         db = dbs[d];
         ts_declare(db, "Event", "", "AutoGenerateKey = true;");
-        index_on("Owner", "true");
+        index_with("Owner", "true", "\"Status\"");
         index_on("Status", "true");
         for (int i = 0; i < 40; i += 3) {
             char text[200];
@@ -599,7 +803,8 @@ static void index__bulk_load_leaves_the_index_of_row_by_row(void **state)
                      1600 - i);
         else if (i == 150)
             snprintf(text, sizeof text, "[ AdType = \"Attribute\"; ForType = \"Job\"; "
-                                        "ForName = \"QDate\"; Indexed = true ]");
+                                        "ForName = \"QDate\"; Indexed = true; "
+                                        "IndexWith = { \"Owner\" } ]");
         else if (i == 290 || i == 325) /* a generated key: the batch is stored as it came, so
                                            Status is dropped after its rows queued entries */
             snprintf(text, sizeof text, "[ AdType = \"Event\"; What = %u ]", i);
@@ -625,7 +830,8 @@ static void index__bulk_load_leaves_the_index_of_row_by_row(void **state)
     char *want = index_dump(one.path, &n_one);
     char *got = index_dump(ts.path, &n_bulk);
     assert_int_equal(n_bulk, n_one);
-    assert_int_equal(n_one, 3 * (40 + 295)); /* Owner, Status, QDate: an entry a record */
+    /* Owner, (Owner, Status), Status, QDate, (QDate, Owner): an entry a record */
+    assert_int_equal(n_one, 5 * (40 + 295));
     assert_string_equal(got, want);
     free(want);
     free(got);
@@ -644,6 +850,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__stats_and_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(index__backup_and_compact_keep_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_entry, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__verify_catches_damaged_composite_entry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(index__composite, setup, teardown),
         cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
         cmocka_unit_test_setup_teardown(index__bulk_load_leaves_the_index_of_row_by_row, setup,
                                         teardown),
