@@ -664,6 +664,9 @@ int ads_index__rebuild_all(ads_txn *txn, ads_error *err)
         if (t->nindexes)
             r = ads_db__format_indexed(txn, err);
         for (size_t i = 0; !r && i < t->nindexes; i++)
+            if (t->indexes[i].nattrs > 1)
+                r = ads_db__format_composite(txn, err);
+        for (size_t i = 0; !r && i < t->nindexes; i++)
             if (!(r = clear(txn, t->indexes[i].id, err)))
                 r = build(txn, t, &t->indexes[i], err);
         if (r) {
