@@ -367,9 +367,11 @@ static int part_of(planner *p, ads_index_span **part, const ads_expr *const *con
 }
 
 /* A candidate per composite index of the type whose first attribute the
- * conjuncts pin: its span the product of their values (ads_index_span_compose). */
+ * conjuncts pin: its span the product of their values (ads_index_span_compose);
+ * wide: only those whose terms cover two attributes or more, else only
+ * those covering one. */
 static int composites(planner *p, cand **c, size_t *n, const ads_expr *const *conj,
-                      size_t nconj)
+                      size_t nconj, bool wide)
 {
     ads_index_span *s;
     int rc;
@@ -390,7 +392,7 @@ static int composites(planner *p, cand **c, size_t *n, const ads_expr *const *co
         p->comp = NULL;
         if (!rc && m && parts[0])
             rc = ads_index_span_compose(&used, s, parts, m, p->err);
-        if (!rc && used) {
+        if (!rc && used && (used > 1) == wide) {
             ads_index_span **sp = ads_arena_alloc(p->a, sizeof *sp);
             if (!sp)
                 rc = ads_error_set(p->err, ADS_ENOMEM, "out of memory");
@@ -429,9 +431,11 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
     planner p = {txn, t, alias, a, err, NULL, 0};
     cand *c = NULL;
     size_t n = 0;
-    /* composite indexes first: on a tie (a composite index reads no more
-     * than one on its first attribute) the first counted wins */
-    int rc = composites(&p, &c, &n, conj, nconj);
+    /* composite indexes whose terms cover two attributes or more first: on
+     * a tie (the second narrows nothing) the first counted wins; those
+     * covering one last (an index on that attribute alone reads shorter
+     * entries, in key order) */
+    int rc = composites(&p, &c, &n, conj, nconj, true);
     for (size_t i = 0; i < nconj && !rc; i++) {
         ads_index_span **spans = NULL;
         size_t ns = 0;
@@ -443,6 +447,8 @@ int ads_q__plan_index(ads_q__iplan *out, ads_query *q, ads_txn *txn, const ads_t
     }
     if (!rc && n)
         rc = merge_same(&p, c, &n);
+    if (!rc)
+        rc = composites(&p, &c, &n, conj, nconj, false);
     ads_type_counts tc;
     if (!rc && n && !(rc = ads_txn_type_counts(&tc, txn, t, err))) {
         uint64_t limit = tc.records / 4 + 1;

@@ -359,6 +359,7 @@ static const help_entry help_entries[] = {
      "  EXPLAIN ANALYZE SELECT ... (or UPDATE, DELETE, PURGE)  (runs it, writes\n"
      "         included; the plan with what each step read, kept and wrote)\n"
      "Indexes: Indexed = true on an Attribute record (ForType, ForName) keeps one;\n"
+     "IndexWith = { \"B\", ... } on it keeps a composite index (ForName, B, ...);\n"
      "docs/indexes.md.\n"
      "\n"
      "Aggregates: count(*), count, sum, avg, min, max, count_distinct, list,\n"
