@@ -79,6 +79,37 @@ typedef struct term {
     const char *value;
 } term;
 
+/* The Ids the index scan of spans yields, in order, space-separated; ends
+ * txn and frees a. */
+static char *scan_ids(ads_txn *txn, const ads_type *t, ads_index_span **spans, size_t ns,
+                      ads_arena *a)
+{
+    ads_error err;
+    ads_scan *sc;
+    ads_row *r;
+    ads_buf b = ADS_BUF_INIT;
+    const ads_expr *e;
+    assert_int_equal(ads_expr_parse(&e, a, "Id", 2, &err), 0);
+    assert_int_equal(ads_index_scan_open(&sc, txn, t, spans, ns, NULL, 0, &err), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
+        ads_value v;
+        ads_view view = ads_row_view(r, NULL);
+        ads_expr_eval(&v, e, &view, a);
+        if (b.len)
+            ads_buf_addc(&b, ' ');
+        ads_value_unparse(&b, &v);
+    }
+    if (rc < 0)
+        fail_msg("index scan: %s", err.message);
+    ads_scan_close(sc);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
 /* The Ids a lookup through the union of terms (each its own span unless
  * and is set: then all terms are intersected in one span) yields, in
  * order, space-separated; "-" when the attribute has no index. */
@@ -112,29 +143,7 @@ static char *lookup(const term *terms, size_t n, bool and)
         else
             spans[ns++] = s;
     }
-    ads_scan *sc;
-    ads_row *r;
-    ads_buf b = ADS_BUF_INIT;
-    assert_int_equal(ads_index_scan_open(&sc, txn, t, spans, ns, NULL, 0, &err), 0);
-    int rc;
-    while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
-        ads_value v;
-        ads_view view = ads_row_view(r, NULL);
-        const ads_expr *e;
-        assert_int_equal(ads_expr_parse(&e, a, "Id", 2, &err), 0);
-        ads_expr_eval(&v, e, &view, a);
-        if (b.len)
-            ads_buf_addc(&b, ' ');
-        ads_value_unparse(&b, &v);
-    }
-    if (rc < 0)
-        fail_msg("index scan: %s", err.message);
-    ads_scan_close(sc);
-    ads_txn_abort(txn);
-    ads_arena_free(a);
-    char *out = strdup(ads_buf_cstr(&b));
-    ads_buf_free(&b);
-    return out;
+    return scan_ids(txn, t, spans, ns, a);
 }
 
 /* The Ids a lookup through t's composite index (its first) yields, in
@@ -179,29 +188,7 @@ static char *lookup_composite(const term *terms, const size_t *at, size_t n, siz
         m = at[i] + 1;
     }
     assert_int_equal(ads_index_span_compose(used, s, parts, m, &err), 0);
-    ads_scan *sc;
-    ads_row *r;
-    ads_buf b = ADS_BUF_INIT;
-    assert_int_equal(ads_index_scan_open(&sc, txn, t, &s, 1, NULL, 0, &err), 0);
-    int rc;
-    while ((rc = ads_scan_next(&r, sc, &err)) == 1) {
-        ads_value v;
-        ads_view view = ads_row_view(r, NULL);
-        const ads_expr *e;
-        assert_int_equal(ads_expr_parse(&e, a, "Id", 2, &err), 0);
-        ads_expr_eval(&v, e, &view, a);
-        if (b.len)
-            ads_buf_addc(&b, ' ');
-        ads_value_unparse(&b, &v);
-    }
-    if (rc < 0)
-        fail_msg("index scan: %s", err.message);
-    ads_scan_close(sc);
-    ads_txn_abort(txn);
-    ads_arena_free(a);
-    char *out = strdup(ads_buf_cstr(&b));
-    ads_buf_free(&b);
-    return out;
+    return scan_ids(txn, t, &s, 1, a);
 }
 
 static void eq_free(char *got, const char *want)
