@@ -121,6 +121,18 @@ int ts_store(ads_db *db, ads_error *err, const char *text)
     return rc;
 }
 
+int ts_txn_store(ads_txn *txn, const char *text, ads_error *err)
+{
+    ads_arena *a = ads_arena_new();
+    const ads_record *r;
+    int rc = a ? ads_record_parse(&r, a, text, strlen(text), err)
+               : ads_error_set(err, ADS_ENOMEM, "out of memory");
+    if (!rc)
+        rc = ads_txn_store(txn, r, NULL, err);
+    ads_arena_free(a);
+    return rc;
+}
+
 void ts_declare(ads_db *db, const char *type, const char *keys, const char *extra)
 {
     char text[1024], list[512] = "";

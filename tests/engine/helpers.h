@@ -30,6 +30,8 @@ void ts_time(tstore *t, double secs);
 /* Store each of the records (ClassAd text) in one transaction. 0 or the
  * code; err gets the message. */
 int ts_store(ads_db *db, ads_error *err, const char *text);
+/* Store the one record written in text (ClassAd text) in txn. */
+int ts_txn_store(ads_txn *txn, const char *text, ads_error *err);
 /* Declare a type: ts_store of [AdType="Type"; ForType=...; KeyAttributes=...]
  * from "Name" or "A,B" ("" for keyless); extra is appended inside the record
  * (e.g. "AutoGenerateKey = true;"). Asserts success. */

@@ -81,12 +81,7 @@ static int write_one(ads_txn *txn, void *ctx, ads_error *err)
         snprintf(text, sizeof text, "[ AdType = \"Doc\"; Name = \"d%u-%u\"; W = \"%u-%u\"; P = \"%s\" ]",
                  w->t, w->i, w->t, w->i, pad);
     free(pad);
-    ads_arena *a = ads_arena_new();
-    const ads_record *r;
-    rc = ads_record_parse(&r, a, text, strlen(text), err);
-    if (!rc)
-        rc = ads_txn_store(txn, r, NULL, err);
-    ads_arena_free(a);
+    rc = ts_txn_store(txn, text, err);
     if (!rc && kind == W_FAIL_AFTER_STORE)
         rc = ads_error_set(err, ADS_EEXIST, "write %u-%u refused on purpose", w->t, w->i);
     return rc;
@@ -288,12 +283,7 @@ static int store_joiner(ads_txn *txn, void *ctx, ads_error *err)
     }
     char text[128];
     snprintf(text, sizeof text, "[ AdType = \"Doc\"; Name = \"j%u\" ]", j->t);
-    ads_arena *a = ads_arena_new();
-    const ads_record *r;
-    int rc = ads_record_parse(&r, a, text, strlen(text), err);
-    if (!rc)
-        rc = ads_txn_store(txn, r, NULL, err);
-    ads_arena_free(a);
+    int rc = ts_txn_store(txn, text, err);
     return rc;
 }
 

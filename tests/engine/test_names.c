@@ -237,12 +237,8 @@ static void names__a_second_handle_reads_names_the_first_added(void **state)
 static int store_then_fail(ads_txn *txn, void *ctx, ads_error *err)
 {
     (void)ctx;
-    const ads_record *r;
-    ads_arena *a = ads_arena_new();
-    const char *text = "[ AdType = \"Machine\"; Name = \"gone\"; Aborted = 1 ]";
-    assert_int_equal(ads_record_parse(&r, a, text, strlen(text), err), 0);
-    assert_int_equal(ads_txn_store(txn, r, NULL, err), 0);
-    ads_arena_free(a);
+    assert_int_equal(
+        ts_txn_store(txn, "[ AdType = \"Machine\"; Name = \"gone\"; Aborted = 1 ]", err), 0);
     return ads_error_set(err, ADS_EINVAL, "changed my mind");
 }
 
@@ -485,12 +481,7 @@ static int g_write(ads_txn *txn, void *ctx, ads_error *err)
     char text[160];
     snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"g%u-%u\"; A%u_%u = %u; S%u = %u ]",
              w->t, w->i, w->t, w->i, w->i, w->i % 5, w->t);
-    ads_arena *a = ads_arena_new();
-    const ads_record *r;
-    int rc = ads_record_parse(&r, a, text, strlen(text), err);
-    if (!rc)
-        rc = ads_txn_store(txn, r, NULL, err);
-    ads_arena_free(a);
+    int rc = ts_txn_store(txn, text, err);
     if (!rc && g_fails(w->t, w->i))
         rc = ads_error_set(err, ADS_EEXIST, "refused on purpose");
     return rc;
