@@ -595,8 +595,11 @@ static int apply(ads_txn *txn, const decl *was, const decl *is, ads_error *err)
         if (decl_has(is, was->reg[i], was->len[i]))
             continue;
         rc = ads_types__by_name(&t, txn, was->ft.u.s.p, was->ft.u.s.len, err);
-        if (rc == ADS_ENOTFOUND)
-            return 0; /* the type is gone: nothing to drop */
+        if (rc == ADS_ENOTFOUND) {
+            rc = 0; /* the type is gone: nothing to drop, but what is declared
+                     * now is refused below as on a fresh record */
+            break;
+        }
         if (!rc)
             rc = drop(txn, t, was->reg[i], was->len[i], err);
     }

@@ -827,6 +827,38 @@ static void index__bulk_load_leaves_the_index_of_row_by_row(void **state)
     ads_arena_free(a);
 }
 
+/* An Attribute record of a type that is gone: dropping its old index has
+ * nothing to do, and what it declares now is refused as on a fresh record. */
+static void index__declaring_on_a_type_that_is_gone_is_refused(void **state)
+{
+    (void)state;
+    ts_declare(db, "Gone", "Id", NULL);
+    store_ok("[ AdType = \"Attribute\"; ForType = \"Gone\"; ForName = \"Owner\"; Indexed = true ]");
+    ads_txn *txn;
+    const ads_type *tt;
+    ads_row row;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("Gone", 4);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&tt, txn, "Type", 4, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, tt, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_delete(txn, &row, NULL, NULL), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    ads_arena_free(a);
+    ads_error err;
+    const char *fresh = "[ AdType = \"Attribute\"; ForType = \"Gone\"; ForName = \"Cmd\"; "
+                        "Indexed = true ]";
+    assert_int_equal(ts_store(db, &err, fresh), ADS_ENOTFOUND);
+    const char *changed = "[ AdType = \"Attribute\"; ForType = \"Gone\"; ForName = \"Owner\"; "
+                          "Indexed = false; IndexWith = { \"JobStatus\" } ]";
+    assert_int_equal(ts_store(db, &err, changed), ADS_ENOTFOUND);
+    if (!strstr(err.message, "no type named"))
+        fail_msg("got: %s", err.message);
+    /* dropping alone is fine */
+    store_ok("[ AdType = \"Attribute\"; ForType = \"Gone\"; ForName = \"Owner\"; Indexed = false ]");
+    assert_int_equal(ts_verify(db), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -840,6 +872,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__verify_catches_damaged_composite_entry, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(index__composite, setup, teardown),
+        cmocka_unit_test_setup_teardown(index__declaring_on_a_type_that_is_gone_is_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
         cmocka_unit_test_setup_teardown(index__bulk_load_leaves_the_index_of_row_by_row, setup,
                                         teardown),
