@@ -370,11 +370,22 @@ static int product(ads_index_span *s, ads_index_span *const *parts, size_t j, si
                    unsigned char *pre, size_t plen, bool exact, ads_error *err)
 {
     const ads_index_span *p = parts[j];
+    /* the bytes an entry's values may take after the 4-byte index id */
+    size_t room = plen + 5 < ADS_INDEX_KEY_MAX ? ADS_INDEX_KEY_MAX - 5 - plen : 0;
     for (size_t i = 1; i < p->n; i++) {
         const ix_range *r = &p->r[i];
-        if (plen + r->lo_len + 1 > ADS_INDEX_KEY_MAX - 4 ||
-            plen + r->hi_len + 1 > ADS_INDEX_KEY_MAX - 4)
-            continue; /* no entry is that long: such values are IX_OTHER entries */
+        size_t lol = r->lo_len, hil = r->hi_len;
+        if (lol > room || hil > room) {
+            bool one = lol == hil && memcmp(r->lo, r->hi, lol) == 0;
+            if (one || j + 1 < n || !room)
+                continue; /* no entry holds that value after this prefix: such records
+                           * are IX_OTHER entries, which every lookup reads */
+            /* a range with a long bound: a prefix of the bound only widens it
+             * (the WHERE tests every row) */
+            lol = lol < room ? lol : room;
+            hil = hil < room ? hil : room;
+        }
+        bool whole = lol == r->lo_len && hil == r->hi_len;
         if (j + 1 < n) {
             memcpy(pre + plen, r->lo, r->lo_len);
             int rc = product(s, parts, j + 1, n, pre, plen + r->lo_len, exact, err);
@@ -382,15 +393,15 @@ static int product(ads_index_span *s, ads_index_span *const *parts, size_t j, si
                 return rc;
             continue;
         }
-        unsigned char *lo = ads_arena_alloc(s->a, plen + r->lo_len + plen + r->hi_len);
+        unsigned char *lo = ads_arena_alloc(s->a, plen + lol + plen + hil);
         if (!lo)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        unsigned char *hi = lo + plen + r->lo_len;
+        unsigned char *hi = lo + plen + lol;
         memcpy(lo, pre, plen);
-        memcpy(lo + plen, r->lo, r->lo_len);
+        memcpy(lo + plen, r->lo, lol);
         memcpy(hi, pre, plen);
-        memcpy(hi + plen, r->hi, r->hi_len);
-        int rc = push(s, lo, plen + r->lo_len, hi, plen + r->hi_len, exact && r->exact, err);
+        memcpy(hi + plen, r->hi, hil);
+        int rc = push(s, lo, plen + lol, hi, plen + hil, exact && r->exact && whole, err);
         if (rc)
             return rc;
     }

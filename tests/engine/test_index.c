@@ -859,6 +859,46 @@ static void index__declaring_on_a_type_that_is_gone_is_refused(void **state)
     assert_int_equal(ts_verify(db), 0);
 }
 
+/* A range on a composite index's last attribute whose bound, after a long
+ * exact prefix, is longer than an entry may be: the bound is cut to a
+ * prefix (wider), not the range dropped, so short values in it are found. */
+static void index__composite_range_with_a_long_bound_finds_short_values(void **state)
+{
+    (void)state;
+    char owner[301], text[700], lo[260], q_owner[310], q_lo[270];
+    memset(owner, 's', 300);
+    owner[300] = 0;
+    memset(lo, 'a', 250);
+    lo[250] = 0;
+    index_with("Owner", "false", "\"Status\"");
+    snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = 100; Owner = \"%s\"; Status = \"zz\" ]",
+             owner);
+    store_ok(text);
+    snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = 101; Owner = \"%s\"; Status = \"a\" ]",
+             owner);
+    store_ok(text);
+    snprintf(text, sizeof text, "[ AdType = \"Job\"; Id = 102; Owner = \"%s\"; Status = \"%sb\" ]",
+             owner, lo);
+    store_ok(text);
+    snprintf(q_owner, sizeof q_owner, "\"%s\"", owner);
+    snprintf(q_lo, sizeof q_lo, "\"%s\"", lo);
+    size_t used;
+    const size_t a01[] = {0, 1}, a011[] = {0, 1, 1};
+    term ge[] = {{"Owner", ADS_IX_EQ, q_owner}, {"Status", ADS_IX_GE, q_lo}};
+    /* 102's tuple is too long for an entry: it is in the bucket every lookup
+     * reads (first); 100 and 101 are found in the range */
+    eq_free(lookup_composite(ge, a01, 2, &used), "102 100");
+    assert_int_equal(used, 2);
+    term le[] = {{"Owner", ADS_IX_EQ, q_owner}, {"Status", ADS_IX_GT, "\"\""},
+                 {"Status", ADS_IX_LE, q_lo}};
+    eq_free(lookup_composite(le, a011, 3, &used), "102 101");
+    /* an exact long value after the prefix: no entry can hold it, only the
+     * bucket (102) is read */
+    term eq[] = {{"Owner", ADS_IX_EQ, q_owner}, {"Status", ADS_IX_EQ, q_lo}};
+    eq_free(lookup_composite(eq, a01, 2, &used), "102");
+    assert_int_equal(ts_verify(db), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -874,6 +914,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(index__composite, setup, teardown),
         cmocka_unit_test_setup_teardown(index__declaring_on_a_type_that_is_gone_is_refused, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(index__composite_range_with_a_long_bound_finds_short_values,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(index__declaring_marks_the_store_format, setup, teardown),
         cmocka_unit_test_setup_teardown(index__bulk_load_leaves_the_index_of_row_by_row, setup,
                                         teardown),
