@@ -380,11 +380,14 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     /* the attribute-name table came with format 3: as the index table, an
      * older store gets it (empty) when opened for writing */
-    rc = mdb_dbi_open(txn, "names", writable ? MDB_CREATE : 0, &db->names_dbi);
+    MDB_dbi names = 0;
+    rc = mdb_dbi_open(txn, "names", writable ? MDB_CREATE : 0, &names);
     if (rc == MDB_NOTFOUND && !writable) {
         rc = 0;
-        db->names_dbi = 0;
+        names = 0;
+        db->names_late = true;
     }
+    db->names_dbi = names;
     if (rc) {
         rc = lmdb_plain(err, rc, "opening store tables");
         goto cleanup;

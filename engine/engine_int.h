@@ -249,7 +249,9 @@ typedef struct ads_names ads_names;
 struct ads_db {
     MDB_env *env;
     MDB_dbi meta, latest, history, index;
-    MDB_dbi names_dbi;       /* the attribute-name table (0: none, a read-only old store) */
+    _Atomic MDB_dbi names_dbi; /* the attribute-name table (0: none yet, names_late) */
+    bool names_late;         /* opened read-only on a store without the table: it is read
+                              * in transactions of names.c's own (names.c, load_own) */
     ads_names *names;
     uint64_t node;
     int flags;

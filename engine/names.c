@@ -180,6 +180,36 @@ static int read_one(ads_txn *txn, MDB_dbi dbi, uint64_t id, ads_str *out, ads_er
     return 0;
 }
 
+/*
+ * A handle opened read-only on a store of format 1 or 2 found no table; a
+ * process writing the store may have made one since. LMDB lets only one
+ * transaction at a time open table handles, and a handle opened in a
+ * transaction is not seen by transactions begun before it: so the table is
+ * opened and read in a read transaction of this file's own (under the
+ * lock), which commits to keep the handle. Its snapshot is newer than the
+ * reader's, and names every id the reader's rows use the same way: an id,
+ * once committed, never changes. (No writer uses such a handle.)
+ */
+static int load_own(ads_db *db, ads_names *nm, ads_error *err)
+{
+    MDB_txn *t;
+    int rc = mdb_txn_begin(db->env, NULL, MDB_RDONLY, &t);
+    if (rc)
+        return lmdb_err(err, rc, "reading attribute names");
+    MDB_dbi dbi = db->names_dbi;
+    if (!dbi && (rc = mdb_dbi_open(t, "names", 0, &dbi))) {
+        mdb_txn_abort(t);
+        return rc == MDB_NOTFOUND ? 0 : lmdb_err(err, rc, "reading attribute names");
+    }
+    rc = load(nm, t, dbi, err);
+    int mrc = mdb_txn_commit(t);
+    if (!mrc)
+        db->names_dbi = dbi;
+    else if (!rc)
+        rc = lmdb_err(err, mrc, "reading attribute names");
+    return rc;
+}
+
 /* An id not published: a new name of the write transaction txn belongs
  * to, or one that another transaction committed since the last look at
  * the table. */
@@ -192,24 +222,21 @@ static int resolve_slow(ads_txn *txn, uint64_t id, ads_str *out, ads_error *err)
         return unknown(err, id);
     pthread_mutex_lock(&nm->lock);
     uint32_t n = atomic_load_explicit(&nm->n, memory_order_relaxed);
-    /* a handle opened read-only on a store of format 1 has no table:
-     * another process may have made one since (its handle lives as long
-     * as this transaction) */
     MDB_dbi dbi = db->names_dbi;
-    if (!dbi && txn->txn && mdb_dbi_open(txn->txn, "names", 0, &dbi))
-        dbi = 0;
     if (id < n) {
         *out = *slot(nm, (uint32_t)id); /* published since */
     } else if (nm->filled > n) {
         /* slots of a write transaction: its own names, or none of ours */
         if (txn->names_root && txn->names_root == nm->owner && id < nm->filled)
             *out = *slot(nm, (uint32_t)id);
-        else if (dbi && txn->txn)
+        else if (txn->txn && dbi && !db->names_late)
             rc = read_one(txn, dbi, id, out, err);
         else
             rc = unknown(err, id);
     } else {
-        if (dbi && txn->txn)
+        if (db->names_late)
+            rc = load_own(db, nm, err);
+        else if (txn->txn)
             rc = load(nm, txn->txn, dbi, err);
         if (!rc && id < nm->filled)
             *out = *slot(nm, (uint32_t)id);

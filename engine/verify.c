@@ -220,7 +220,9 @@ static int name_cmp(const void *x, const void *y)
 static int walk_names(vstate *vs, ads_error *err)
 {
     ads_txn *txn = vs->txn;
-    if (!txn->db->names_dbi)
+    /* a handle that found no table when it opened cannot read one made
+     * since in its own transactions (LMDB's table handles) */
+    if (txn->db->names_late || !txn->db->names_dbi)
         return 0;
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn->txn, txn->db->names_dbi, &c);

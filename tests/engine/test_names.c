@@ -342,6 +342,10 @@ static void names__a_format_1_store_reads_and_is_upgraded_by_a_write(void **stat
     /* the read-only handle, opened when the store had no name table, reads
      * the new row through the table made since */
     latest_is(ro, "{ \"m2\" }", "Disk = 9; Memory = 3");
+    /* and a name added after that, through the table's handle it kept */
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m3\"; Later = 4 ]");
+    latest_is(ro, "{ \"m3\" }", "Later = 4");
+    assert_int_equal(ts_verify(ro), 0);
     ads_db_close(ro);
     char *h = ts_history(db, "Machine", "{ \"m1\" }");
     assert_non_null(strstr(h, "Memory = 1"));
