@@ -384,7 +384,6 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     rc = mdb_dbi_open(txn, "names", writable ? MDB_CREATE : 0, &names);
     if (rc == MDB_NOTFOUND && !writable) {
         rc = 0;
-        names = 0;
         db->names_late = true;
     }
     db->names_dbi = names;
