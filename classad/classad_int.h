@@ -269,14 +269,11 @@ static inline int ads_msgpack__name_cmp(const unsigned char *a, size_t alen,
     return alen < blen ? -1 : alen > blen;
 }
 
-/* The view operations over MessagePack rows (ads_msgpack_view_get), and
- * their lookup with an index hint as for ads_record__find_hinted (only
- * stored when the name is found; hint NULL: none). */
+/* The view operations over MessagePack rows (ads_msgpack_view_get); their
+ * lookup with an index hint is ads_msgpack__lookup (msgpack_int.h). */
 struct ads_msgpack_view;
 struct ads_msgpack_names;
 extern const ads_view_ops ads_msgpack__view_ops;
-int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, struct ads_msgpack_view *mv,
-                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
 /* Its fast path: 1 with *value when attribute hint of the row is name,
  * spelled the same (a short name), holding a plain scalar not decoded yet
  * (what ads_msgpack__lookup would give then); 0: ask ads_msgpack__lookup. */

@@ -1120,9 +1120,55 @@ static bool entry_span(const ads_msgpack_view *mv, size_t i, size_t *from, size_
     return *from <= *to && *to <= mv->body_len;
 }
 
+/* Inlined everywhere: a call costs more than its fast paths (a frame
+ * spilled around the name table's call), and every lookup, name and
+ * comparison of a row goes through it. */
+static inline __attribute__((always_inline)) int key_at(const ads_msgpack_view *mv, size_t i,
+                                                        vkey *k, ads_error *err);
+
+/* Whether n bytes at p and q are the same: names and scalar values are a
+ * few bytes, for which a call to memcmp costs more than the compare. */
+static inline bool same_bytes(const unsigned char *p, const unsigned char *q, size_t n)
+{
+    if (n > 16)
+        return memcmp(p, q, n) == 0;
+    if (n >= 8) {
+        uint64_t a, b, c, d;
+        memcpy(&a, p, 8);
+        memcpy(&b, q, 8);
+        memcpy(&c, p + n - 8, 8);
+        memcpy(&d, q + n - 8, 8);
+        return ((a ^ b) | (c ^ d)) == 0;
+    }
+    if (n >= 4) {
+        uint32_t a, b, c, d;
+        memcpy(&a, p, 4);
+        memcpy(&b, q, 4);
+        memcpy(&c, p + n - 4, 4);
+        memcpy(&d, q + n - 4, 4);
+        return ((a ^ b) | (c ^ d)) == 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != q[i])
+            return false;
+    return true;
+}
+
+/* Attribute i's key and the end of its value in mv's body: false when the
+ * index does not describe the body (the caller's full path reports it). */
+static inline __attribute__((always_inline)) bool entry_at(const ads_msgpack_view *mv, size_t i,
+                                                         vkey *k, size_t *end)
+{
+    if (key_at(mv, i, k, NULL))
+        return false;
+    *end = i + 1 < mv->n ? index_off(mv, i + 1) : mv->body_len;
+    return *end > k->value && *end <= mv->body_len;
+}
+
 /* same_except for views whose keys are spelled differently (names in one,
  * attribute ids in the other): attribute by attribute, the same name's
- * bytes and the same value bytes. */
+ * bytes and the same value bytes. This is how a snapshot's record (names)
+ * is found unchanged against its stored row (ids), once per record. */
 static bool same_by_entries(const ads_msgpack_view *a, const size_t *skip, size_t nskip,
                             const ads_msgpack_view *b)
 {
@@ -1132,12 +1178,12 @@ static bool same_by_entries(const ads_msgpack_view *a, const size_t *skip, size_
             s++;
             continue;
         }
-        ads_str an, bn;
-        size_t ak, av, ae, bk, bv, be;
-        if (j >= b->n || ads_msgpack__view_entry(a, i, &an, &ak, &av, &ae, NULL) ||
-            ads_msgpack__view_entry(b, j, &bn, &bk, &bv, &be, NULL) || an.len != bn.len ||
-            memcmp(an.p, bn.p, an.len) != 0 || ae - av != be - bv ||
-            memcmp(a->body + av, b->body + bv, ae - av) != 0)
+        vkey ka, kb;
+        size_t ae, be;
+        if (j >= b->n || !entry_at(a, i, &ka, &ae) || !entry_at(b, j, &kb, &be) ||
+            ka.len != kb.len || ae - ka.value != be - kb.value ||
+            !same_bytes(ka.p, kb.p, ka.len) ||
+            !same_bytes(a->body + ka.value, b->body + kb.value, ae - ka.value))
             return false;
         j++;
     }
@@ -1175,8 +1221,6 @@ bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip,
     return bat == bend;
 }
 
-static inline int key_at(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *err);
-
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err)
 {
     if (!out || !mv || i >= mv->n)
@@ -1193,7 +1237,8 @@ int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ad
 /* The key at index i: short names (fixstr, the usual case) are read
  * inline; anything else goes through view_key, which also reports bad
  * offsets. */
-static inline int key_at(const ads_msgpack_view *mv, size_t i, vkey *k, ads_error *err)
+static inline __attribute__((always_inline)) int key_at(const ads_msgpack_view *mv, size_t i,
+                                                        vkey *k, ads_error *err)
 {
     size_t off = index_off(mv, i);
     unsigned t;
@@ -1326,6 +1371,12 @@ static inline int quick_scalar(const unsigned char *p, size_t left, ads_value *o
         if (left < 5 || be32(p + 1) < 65536)
             return 0;
         *out = ads_int(be32(p + 1));
+        return 1;
+    case 0xc7: /* ext 8: an AbsTime (every record's _Timestamp) */
+        if (left < 15 || p[1] != 12 || p[2] != ADS_MSGPACK_EXT_ABSTIME ||
+            isnan(double_of(be64(p + 3))))
+            return 0;
+        *out = ads_abstime(double_of(be64(p + 3)), s32_of(be32(p + 11)));
         return 1;
     default:
         return 0;

@@ -7,7 +7,9 @@
 #ifndef ADS_CLASSAD_MSGPACK_INT_H
 #define ADS_CLASSAD_MSGPACK_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "classad/msgpack.h"
@@ -36,6 +38,12 @@ int ads_msgpack__view_entry(const ads_msgpack_view *mv, size_t i, ads_str *name,
  * Errors: ADS_ECORRUPT. */
 int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat, size_t *vend,
                          ads_error *err);
+
+/* ads_msgpack_view_lookup with an index hint as for ads_record__find_hinted:
+ * the name is looked for at *hint first, and *hint is set to where it was
+ * found (hint NULL: none). */
+int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                        const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
 
 /* Whether row bytes (already known to be a row) carry attribute ids. */
 bool ads_msgpack__row_has_ids(const void *bytes, size_t len);

@@ -443,11 +443,11 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
 }
 
 /* The AdType of a queued row. */
-static int row_adtype(ads_str *out, ads_msgpack_view *mv, ads_error *err)
+static int row_adtype(ads_str *out, ads_msgpack_view *mv, _Atomic uint32_t *hint, ads_error *err)
 {
     ads_value v;
     const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_lookup(&v, &e, mv, "AdType", 6, err);
+    int rc = ads_msgpack__lookup(&v, &e, mv, "AdType", 6, hint, err);
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -467,18 +467,22 @@ typedef struct batch_run {
 } batch_run;
 
 /* The type a queued row names, looked up only when it differs from the
- * previous row's. */
+ * previous row's; and where the previous row held AdType and its key
+ * attributes (a load's records mostly have one shape: a lookup tries
+ * there first). */
 typedef struct type_memo {
     const ads_type *t;
     char last[256];
     size_t last_len;
+    _Atomic uint32_t adtype_hint;
+    _Atomic uint32_t key_hints[ADS_BULK_KEY_HINTS];
 } type_memo;
 
 static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpack_view *mv,
                     ads_error *err)
 {
     ads_str name = {"", 0};
-    int rc = row_adtype(&name, mv, err);
+    int rc = row_adtype(&name, mv, &m->adtype_hint, err);
     if (rc)
         return rc;
     if (!m->t || name.len != m->last_len || strncasecmp(name.p, m->last, name.len) != 0) {
@@ -494,14 +498,16 @@ static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpac
 /* The record key of a queued row of type t, appended to key: 1, or 0 when
  * the row's key is not all given as values (it would be generated, or the
  * write refuses it and says why), or ADS_ENOMEM. */
-int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err)
+int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
+                      _Atomic uint32_t *hints, ads_error *err)
 {
     int rc = 0;
     ads_key__typeid(key, t->id);
     for (size_t i = 0; i < t->nkeys && !rc; i++) {
         ads_value v;
         const ads_expr *e = NULL;
-        rc = ads_msgpack_view_lookup(&v, &e, mv, t->keys[i].p, t->keys[i].len, err);
+        rc = ads_msgpack__lookup(&v, &e, mv, t->keys[i].p, t->keys[i].len,
+                                 hints && i < ADS_BULK_KEY_HINTS ? &hints[i] : NULL, err);
         if (rc == 1 && !e)
             rc = ads_key__value(key, &v, NULL, err);
         else if (rc >= 0)
@@ -546,7 +552,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         order[i] = i;
     *sorted = false;
     *typed = *keyed = 0;
-    type_memo m = {NULL, "", 0};
+    type_memo m = {0};
     ads_buf *keys = &b->keys;
     size_t *ends = b->key_ends;
     sort_ent *ents = NULL;
@@ -568,7 +574,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         b->types[i] = t;
         *typed = i + 1;
         size_t from = keys->len;
-        if ((rc = ads_bulk__row_key(keys, t, &mv, err)) <= 0)
+        if ((rc = ads_bulk__row_key(keys, t, &mv, m.key_hints, err)) <= 0)
             goto cleanup;
         rc = 0;
         ends[i] = keys->len;
@@ -638,7 +644,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     if (!run->in_order &&
         (rc = batch_order(b->order, &run->sorted, &typed, &keyed, txn, b, a, err)))
         goto cleanup;
-    type_memo m = {NULL, "", 0};
+    type_memo m = {0};
     ads_ixq__reset(b->ixq); /* the batch may run again after the map grows */
     txn->ixq = b->ixq;
     for (size_t k = 0; k < b->n; k++) {

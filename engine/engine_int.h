@@ -688,7 +688,11 @@ int ads_row__timeline_attr(const char *name, size_t len);
 /* Bulk loads (bulk.c): the record key of a row of type t (its view mv),
  * appended to key: 1, or 0 when the row's key is not all given as values
  * (it would be generated, or the write refuses it and says why), or
- * ADS_ENOMEM. stage.c sorts by it. */
-int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv, ads_error *err);
+ * ADS_ENOMEM. stage.c sorts by it. hints: where the previous row held its
+ * first ADS_BULK_KEY_HINTS key attributes, tried first and updated (see
+ * ads_msgpack__lookup), or NULL. */
+#define ADS_BULK_KEY_HINTS 4
+int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
+                      _Atomic uint32_t *hints, ads_error *err);
 
 #endif

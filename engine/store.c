@@ -255,13 +255,17 @@ typedef struct write_req {
     size_t key_len;
 } write_req;
 
+/* Where a given row holds _Timestamp or _Deleted: at an index, or: */
+#define GIVEN_NONE ((size_t)-1) /* not given */
+#define GIVEN_MANY ((size_t)-2) /* given more than once (a lookup decides) */
+
 /* What a quick look at the given row finds. */
 typedef struct given_info {
     bool special; /* it names _Timestamp or _Deleted */
     bool nil;     /* some attribute is undefined (to be removed) */
-    uint64_t sig; /* the signature of its names (for Attribute bookkeeping) */
     size_t tl[4]; /* where its timeline attributes are, in stored order */
     size_t ntl;
+    size_t ts_at, del_at; /* _Timestamp's and _Deleted's index, or GIVEN_* */
 } given_info;
 
 static size_t index_at(const ads_msgpack_view *mv, size_t i)
@@ -279,17 +283,21 @@ static size_t index_at(const ads_msgpack_view *mv, size_t i)
 
 /* Look over the given row's names and values without decoding: refuse `__`
  * names, note timeline attributes and undefined values. */
+static void note_at(size_t *at, size_t i)
+{
+    *at = *at == GIVEN_NONE ? i : GIVEN_MANY;
+}
+
 static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
 {
     gi->special = gi->nil = false;
     gi->ntl = 0;
-    uint64_t h = ads_attrs__sig_start(mv->n);
+    gi->ts_at = gi->del_at = GIVEN_NONE;
     for (size_t i = 0; i < mv->n; i++) {
         ads_str name;
         int rc = ads_msgpack_view_name(&name, mv, i, err);
         if (rc)
             return rc;
-        h = ads_attrs__sig_add(h, name.p, name.len);
         if (name.len > ADS_MAX_NAME_LEN)
             return ads_error_set(err, ADS_ELIMIT,
                                  "type %s: attribute name %.40s... has %zu bytes, over the "
@@ -300,8 +308,13 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
                 return ads_error_set(err, ADS_EINVAL,
                                      "type %s: %.*s is maintained by the store and cannot be set",
                                      t->name, (int)(name.len > 60 ? 60 : name.len), name.p);
-            if (ads_row__timeline_attr(name.p, name.len)) {
+            int which = ads_row__timeline_attr(name.p, name.len);
+            if (which) {
                 gi->special = true;
+                if (which == 1)
+                    note_at(&gi->ts_at, i);
+                else if (which == 4)
+                    note_at(&gi->del_at, i);
                 if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
                     gi->tl[gi->ntl] = i;
                 gi->ntl++; /* more than four (a name given twice): no quick comparison */
@@ -312,8 +325,22 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
         if (end == vat + 1 && mv->body[vat] == 0xc0)
             gi->nil = true;
     }
-    gi->sig = ads_attrs__sig_end(h);
     return 0;
+}
+
+/* The signature of the given row's names (for Attribute bookkeeping), made
+ * only for a row that is stored: most of a snapshot's records are not. The
+ * names were read once already by look_over. */
+static uint64_t given_sig(const ads_msgpack_view *mv)
+{
+    uint64_t h = ads_attrs__sig_start(mv->n);
+    for (size_t i = 0; i < mv->n; i++) {
+        ads_str name;
+        if (ads_msgpack_view_name(&name, mv, i, NULL))
+            return 0; /* cannot be: look_over read it; 0 has the names read again */
+        h = ads_attrs__sig_add(h, name.p, name.len);
+    }
+    return ads_attrs__sig_end(h);
 }
 
 /* What a write that appended nothing tells its caller: the row in effect
@@ -353,13 +380,9 @@ static int quick_unchanged(ads_txn *txn, row_env *latest, const ads_msgpack_view
 
 /* An attribute of the given row as a value: 1 found, 0 absent or undefined.
  * An expression is refused (naming `what`). */
-static int given_value(ads_value *out, ads_msgpack_view *mv, const char *name, size_t len,
-                       const char *what, const ads_type *t, ads_error *err)
+static int given_literal(ads_value *out, const ads_expr *e, const char *name, size_t len,
+                         const char *what, const ads_type *t, ads_error *err)
 {
-    const ads_expr *e = NULL;
-    int rc = ads_msgpack_view_lookup(out, &e, mv, name, len, err);
-    if (rc <= 0)
-        return rc;
     if (e) {
         const ads_value *lit = ads_expr_literal_value(e);
         if (!lit)
@@ -369,6 +392,28 @@ static int given_value(ads_value *out, ads_msgpack_view *mv, const char *name, s
         *out = *lit;
     }
     return out->type == ADS_UNDEFINED ? 0 : 1;
+}
+
+static int given_value(ads_value *out, ads_msgpack_view *mv, const char *name, size_t len,
+                       const char *what, const ads_type *t, ads_error *err)
+{
+    const ads_expr *e = NULL;
+    int rc = ads_msgpack_view_lookup(out, &e, mv, name, len, err);
+    return rc <= 0 ? rc : given_literal(out, e, name, len, what, t, err);
+}
+
+/* given_value of a timeline attribute that look_over found at index at. */
+static int given_at(ads_value *out, ads_msgpack_view *mv, size_t at, const char *name, size_t len,
+                    const ads_type *t, ads_error *err)
+{
+    if (at == GIVEN_NONE)
+        return 0;
+    if (at == GIVEN_MANY)
+        return given_value(out, mv, name, len, "attribute", t, err);
+    ads_str nm;
+    const ads_expr *e = NULL;
+    int rc = ads_msgpack_view_attr(&nm, out, &e, mv, at, err);
+    return rc ? rc : given_literal(out, e, name, len, "attribute", t, err);
 }
 
 /* Is key (stored form) above every key of `latest`? Learns the last key
@@ -563,7 +608,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     size_t ng = 0, nb = 0, ne = 0;
     int rc;
     ads_msgpack_view mv;
-    given_info gi = {false, false, 0, {0}, 0};
+    given_info gi = {false, false, {0}, 0, GIVEN_NONE, GIVEN_NONE};
     if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)) ||
         (rc = look_over(&gi, &mv, t, err)))
         goto cleanup;
@@ -574,7 +619,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     bool has_ts = false, deleted = false;
     ads_value v;
     if (gi.special) {
-        if ((rc = given_value(&v, &mv, ads_attr__timestamp, 10, "attribute", t, err)) < 0)
+        if ((rc = given_at(&v, &mv, gi.ts_at, ads_attr__timestamp, 10, t, err)) < 0)
             goto cleanup;
         if (rc == 1) {
             if (ads_store__timestamp(&v, &ts, &offset)) {
@@ -593,7 +638,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             }
             has_ts = true;
         }
-        if ((rc = given_value(&v, &mv, ads_attr__deleted, 8, "attribute", t, err)) < 0)
+        if ((rc = given_at(&v, &mv, gi.del_at, ads_attr__deleted, 8, t, err)) < 0)
             goto cleanup;
         if (rc == 1) {
             if (v.type != ADS_BOOLEAN) {
@@ -714,7 +759,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         nlen = merged->len;
     }
     /* the row as the store keeps it: attribute names as ids */
-    bool as_given = ndata == r->data; /* the given names: gi.sig is theirs */
+    bool as_given = ndata == r->data; /* the given names: given_sig is theirs */
     if ((rc = to_ids(txn, ws, &ndata, &nlen, err)))
         goto cleanup;
 
@@ -830,7 +875,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
      * bounded number of each per write (docs/storage.md, "Retention") */
     if (t->retention > 0 && (rc = ads_retention__on_write(txn, t, skey, slen, err)))
         goto cleanup;
-    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? gi.sig : 0, err)))
+    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? given_sig(&mv) : 0, err)))
         goto cleanup;
     if (t->has_hooks && t->hooks.notify &&
         (rc = ads_hooks__note(txn, t, deleted ? ADS_CHANGE_DELETED : ADS_CHANGE_STORED, ndata,

@@ -667,6 +667,46 @@ static void key__stored_keys_are_checked_at_every_offset(void **state)
     }
 }
 
+/* A string key value is written (engine/key.c, escaped) eight bytes at a
+ * time where it can: for strings of every length up to 40 with an upper-case
+ * letter, a 00 byte, a high byte or the letters next to 'A'..'Z' ('@', '[',
+ * '`', '{') at every offset, the key is the tag, the string folded to lower
+ * case with 00 as 00 ff, and 00 00, byte for byte as a byte loop gives it. */
+static void key__string_values_are_folded_and_escaped_at_every_offset(void **state)
+{
+    (void)state;
+    static const unsigned char odd[] = {'A', 'Z', 'M', 0, 0xc1, 0xff, '@', '[', '`', '{', 'a', 'z'};
+    for (size_t len = 0; len <= 40; len++) {
+        for (size_t o = 0; o < sizeof odd; o++) {
+            for (size_t at = 0; at < (len ? len : 1); at++) {
+                unsigned char str[41], want[100];
+                for (size_t i = 0; i < len; i++)
+                    str[i] = (unsigned char)((i % 3 ? 'a' : 'A') + (i * 7) % 26);
+                if (len)
+                    str[at] = odd[o];
+                size_t w = 0;
+                want[w++] = 0x40; /* overwritten below with the tag */
+                for (size_t i = 0; i < len; i++) {
+                    unsigned char c = str[i] >= 'A' && str[i] <= 'Z' ? str[i] + 32 : str[i];
+                    want[w++] = c;
+                    if (c == 0)
+                        want[w++] = 0xff;
+                }
+                want[w++] = 0;
+                want[w++] = 0;
+                ads_buf b = ADS_BUF_INIT;
+                ads_value v = ads_string((const char *)str, len);
+                ads_error err;
+                assert_int_equal(ads_key__value(&b, &v, "Name", &err), 0);
+                want[0] = ((const unsigned char *)b.p)[0];
+                if (b.len != w || memcmp(b.p, want, w) != 0)
+                    fail_msg("len %zu, byte %02x at %zu: the key differs", len, odd[o], at);
+                ads_buf_free(&b);
+            }
+        }
+    }
+}
+
 static void unchanged__a_store_equal_to_the_latest_row_appends_nothing(void **state)
 {
     (void)state;
@@ -799,6 +839,52 @@ static void unchanged__a_deleted_record_stored_again_is_a_change(void **state)
     eq_free(ts_attr(db, "Machine", "{ \"d\" }", "{ M, _Deleted, _Timestamp }"),
             "{ 1, false, `2023-11-14T22:13:50Z` }");
     assert_int_equal(history_rows("Machine"), 2);
+}
+
+/* The quick comparison of a given record with the latest row (names in
+ * one, attribute ids in the other, compared a few bytes at a time) sees a
+ * change of one byte in any value or name, whatever its encoding's length:
+ * 1 byte, 4-8 and 9 bytes (reals, big integers, strings, names), over 16
+ * (a long string, a list), times. Each record is stored, stored again
+ * unchanged (no row), then with one attribute changed (a row). */
+static void unchanged__a_change_of_one_byte_anywhere_is_a_change(void **state)
+{
+    (void)state;
+    static const char *const pairs[][2] = {
+        {"I = 7", "I = 8"},
+        {"R = 2.5", "R = 3.5"},
+        {"Big = 9007199254740993", "Big = 9007199254740995"},
+        {"S4 = \"abcd\"", "S4 = \"abce\""},
+        {"S8 = \"abcdefgh\"", "S8 = \"abcdefgi\""},
+        {"S8 = \"abcdefgh\"", "S8 = \"bbcdefgh\""},
+        {"S20 = \"abcdefghijklmnopqrst\"", "S20 = \"abcdefghijklmnopqrsu\""},
+        {"B = true", "B = false"},
+        {"At = absTime(\"2020-01-02T03:04:05Z\")", "At = absTime(\"2020-01-02T03:04:06Z\")"},
+        {"L = { 1, 2, \"xyzxyzxyzxyzxyzxyz\" }", "L = { 1, 2, \"xyzxyzxyzxyzxyzxyy\" }"},
+        {"LongNameA = 1", "LongNameB = 1"},
+        {"Abcd = 1", "Abce = 1"},
+        {"Q = 1", "Z = 1"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        char name[16], a[200], b[200];
+        snprintf(name, sizeof name, "c%zu", i);
+        snprintf(a, sizeof a, "[ AdType = \"Machine\"; Name = \"%s\"; M = 1; %s; Zz = 2 ]", name,
+                 pairs[i][0]);
+        snprintf(b, sizeof b, "[ AdType = \"Machine\"; Name = \"%s\"; M = 1; %s; Zz = 2 ]", name,
+                 pairs[i][1]);
+        ads_write_info info;
+        ts_time(&ts, T0 + 100.0 * (double)i);
+        store_values(a, &info);
+        assert_true(info.changed);
+        ts_time(&ts, T0 + 100.0 * (double)i + 10);
+        store_values(a, &info);
+        if (info.changed)
+            fail_msg("%s: stored again, seen as a change", pairs[i][0]);
+        ts_time(&ts, T0 + 100.0 * (double)i + 20);
+        store_values(b, &info);
+        if (!info.changed)
+            fail_msg("%s then %s: not seen as a change", pairs[i][0], pairs[i][1]);
+    }
 }
 
 /* KeepUnchangedRows = true on the Type: every store appends ("last seen"). */
@@ -1243,9 +1329,11 @@ int main(void)
         T(clock__system_timestamp_never_goes_back),
         T(key__long_strings_fold_and_stay_apart),
         T(key__stored_keys_are_checked_at_every_offset),
+        T(key__string_values_are_folded_and_escaped_at_every_offset),
         T(unchanged__a_store_equal_to_the_latest_row_appends_nothing),
         T(unchanged__a_backfilled_row_equal_to_the_row_in_effect_appends_nothing),
         T(unchanged__a_deleted_record_stored_again_is_a_change),
+        T(unchanged__a_change_of_one_byte_anywhere_is_a_change),
         T(unchanged__keep_unchanged_rows_keeps_every_row),
         T(unchanged__a_bulk_load_counts_unchanged_records),
         T(retention__writes_remove_rows_past_the_cut),
