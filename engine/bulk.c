@@ -41,9 +41,6 @@
 
 #include "engine/engine_int.h"
 
-int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       const unsigned char *key, size_t key_len, bool merge,
-                       ads_write_info *info, ads_error *err);
 int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
@@ -645,6 +642,12 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         (rc = batch_order(b->order, &run->sorted, &typed, &keyed, txn, b, a, err)))
         goto cleanup;
     type_memo m = {0};
+    /* a sorted batch's records are looked up through one cursor (a batch
+     * with hooks is never sorted: nothing below begins or ends an LMDB
+     * transaction while it is open) */
+    MDB_cursor *cur = NULL;
+    if (run->sorted && mdb_cursor_open(txn->txn, txn->db->latest, &cur))
+        cur = NULL;
     ads_ixq__reset(b->ixq); /* the batch may run again after the map grows */
     txn->ixq = b->ixq;
     for (size_t k = 0; k < b->n; k++) {
@@ -690,7 +693,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_write_info wi;
         if (data != (const unsigned char *)b->rows.p + b->offs[i])
             key = NULL;
-        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, &wi, err);
+        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &wi, err);
         ads_buf_free(&enc);
         if (!rc && !wi.changed)
             run->unchanged++;
@@ -713,6 +716,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     if (b->opt.on_batch && (rc = b->opt.on_batch(b->opt.ctx, txn, &info, err)))
         goto cleanup;
 cleanup:
+    if (cur)
+        mdb_cursor_close(cur);
     txn->ixq = NULL;
     ads_backfill_end(txn->backfill);
     txn->backfill = NULL;

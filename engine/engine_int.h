@@ -568,6 +568,17 @@ int ads_store__latest(ads_txn *txn, const ads_row *row, unsigned char *skey, siz
                       row_env *env, ads_error *err);
 int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
                     size_t *slen, MDB_val *val, ads_error *err);
+/* The same through cur, a cursor on `latest` of txn's LMDB transaction (or
+ * NULL: a lookup of its own). LMDB searches a positioned cursor's page
+ * first, so a bulk load looking its sorted batch up through one cursor
+ * mostly reads one page instead of descending from the root. */
+int ads_store__find_at(ads_txn *txn, MDB_cursor *cur, const unsigned char *full, size_t flen,
+                       unsigned char *stored, size_t *slen, MDB_val *val, ads_error *err);
+/* Store a canonical MessagePack row of type t (store.c, see there); cur:
+ * as for ads_store__find_at. */
+int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
+                       const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
+                       ads_write_info *info, ads_error *err);
 
 /* Walks of a table (scan.c): what a walk relies on is checked as it goes,
  * each failure ADS_ECORRUPT naming type tname. ads_walk__order: key k

@@ -25,13 +25,14 @@
 
 /* ---- finding rows ---- */
 
-int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
-                    size_t *slen, MDB_val *val, ads_error *err)
+int ads_store__find_at(ads_txn *txn, MDB_cursor *cur, const unsigned char *full, size_t flen,
+                       unsigned char *stored, size_t *slen, MDB_val *val, ads_error *err)
 {
     for (unsigned c = 0; c < 256; c++) {
         *slen = ads_key__stored(stored, full, flen, c);
         MDB_val k = {*slen, stored};
-        int rc = mdb_get(txn->txn, txn->db->latest, &k, val);
+        int rc = cur ? mdb_cursor_get(cur, &k, val, MDB_SET)
+                     : mdb_get(txn->txn, txn->db->latest, &k, val);
         if (rc == MDB_NOTFOUND)
             return 0;
         if (rc)
@@ -47,6 +48,12 @@ int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsign
         /* a different key with the same prefix and hash: try the next slot */
     }
     return ads_error_set(err, ADS_ELIMIT, "too many long keys share a hash");
+}
+
+int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsigned char *stored,
+                    size_t *slen, MDB_val *val, ads_error *err)
+{
+    return ads_store__find_at(txn, NULL, full, flen, stored, slen, val, err);
 }
 
 int ads_store__latest(ads_txn *txn, const ads_row *row, unsigned char *skey, size_t *slen,
@@ -253,6 +260,7 @@ typedef struct write_req {
     size_t expect_len;
     const unsigned char *key; /* the record key, when the caller made it already */
     size_t key_len;
+    MDB_cursor *cur; /* a cursor on latest to look the record up through, or NULL */
 } write_req;
 
 /* Where a given row holds _Timestamp or _Deleted: at an index, or: */
@@ -676,8 +684,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 goto cleanup;
         }
         if (!append) {
-            found = ads_store__find(txn, (const unsigned char *)full->p, full->len, skey, &slen,
-                                    &lv, err);
+            found = ads_store__find_at(txn, r->cur, (const unsigned char *)full->p, full->len,
+                                       skey, &slen, &lv, err);
             if (found < 0) {
                 rc = found;
                 goto cleanup;
@@ -913,20 +921,16 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
     return ads_types__by_name(out, txn, v->u.s.p, v->u.s.len, err);
 }
 
-int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       const unsigned char *key, size_t key_len, bool merge,
-                       ads_write_info *info, ads_error *err);
-
 /* Store a canonical MessagePack row of type t: laid over the row in effect
  * (merge, as STORE) or replacing it (a bulk load of whole rows). key (may be
  * NULL): the record key (ads_key__value of each key attribute after the
  * type id, at most ADS_KEY_MAX_LEN bytes) that the row's key attributes
  * give, made by the caller (a bulk load sorting its batch by it). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
-                       const unsigned char *key, size_t key_len, bool merge,
+                       const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
                        ads_write_info *info, ads_error *err)
 {
-    write_req r = {t, data, len, merge, NULL, 0, key, key_len};
+    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur};
     return do_write(txn, &r, info, err);
 }
 
@@ -967,8 +971,8 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     ads_buf b = ADS_BUF_INIT;
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
-        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, info,
-                                err);
+        rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, NULL,
+                                info, err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;
