@@ -128,6 +128,11 @@ typedef struct row_env {
     size_t len;
 } row_env;
 
+/* A row's checksum of bytes p[0..len): the low 32 bits of XXH3-64 (on
+ * x86-64 with AVX2, rows over 240 bytes are hashed with AVX2: the same
+ * value). */
+uint32_t ads_row__checksum(const unsigned char *p, size_t len);
+
 /* Append a stored row: envelope then data, with its checksum. (skey is the
  * key it is stored under; the checksum does not depend on it, so a latest row
  * moves to history as it is.) */

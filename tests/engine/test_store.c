@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "base/buf.h"
 #include "engine/engine_int.h"
@@ -626,6 +627,78 @@ static void key__long_strings_fold_and_stay_apart(void **state)
  * of every length up to 40 bytes, with a 00 byte (escaped as 00 ff) or
  * without, passes; an upper-case letter at any offset, a 00 that is not
  * escaped, or a missing end fails. */
+/* The row checksum is XXH3-64's low half at every length: the short forms,
+ * the long one (AVX2 where the CPU has it) over whole and partial 64-byte
+ * stripes and 1024-byte blocks, from any alignment. */
+static void row__checksum_is_xxh3_at_every_length(void **state)
+{
+    (void)state;
+    enum { MAX = 3000 };
+    unsigned char *buf = malloc(MAX + 8);
+    assert_non_null(buf);
+    uint32_t x = 17;
+    for (size_t i = 0; i < MAX + 8; i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (unsigned char)(x >> 16);
+    }
+    for (size_t len = 0; len <= MAX; len++) {
+        for (size_t at = 0; at < 8; at += len % 7 == 0 ? 1 : 8) {
+            uint32_t want = (uint32_t)XXH3_64bits(buf + at, len);
+            if (ads_row__checksum(buf + at, len) != want)
+                fail_msg("length %zu at %zu: the checksum is not XXH3-64's", len, at);
+        }
+    }
+    free(buf);
+}
+
+/* A stored row of data_len bytes of data under the key of "name", into b. */
+static void long_row(ads_buf *b, ads_buf *key, size_t data_len)
+{
+    ads_buf_add(key, "\0\0\0\x10", 4);
+    ads_value v = ads_string("name", 4);
+    assert_int_equal(ads_key__value(key, &v, "Name", NULL), 0);
+    unsigned char *data = malloc(data_len);
+    assert_non_null(data);
+    for (size_t i = 0; i < data_len; i++)
+        data[i] = (unsigned char)(i * 31 + 7);
+    ads_row__build(b, (const unsigned char *)key->p, key->len, 0, T0, 3600, 1700000000000000,
+                   NULL, 0, data, data_len);
+    free(data);
+    assert_false(b->failed);
+}
+
+/* Every byte of a stored row is covered: flipping any bit of any byte, in
+ * rows that take each form of the checksum, fails the read. */
+static void row__a_flipped_bit_anywhere_fails_the_read(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {3, 100, 200, 300, 1000, 2100};
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        ads_buf b = ADS_BUF_INIT, key = ADS_BUF_INIT;
+        long_row(&b, &key, sizes[s]);
+        unsigned char *v = (unsigned char *)b.p;
+        const unsigned char *k = (const unsigned char *)key.p;
+        row_env env;
+        ads_error err;
+        assert_int_equal(ads_row__parse(&env, k, key.len, v, b.len, "row", &err), 0);
+        assert_int_equal(env.len, sizes[s]);
+        for (size_t at = 0; at < b.len; at++) {
+            for (int bit = 0; bit < 8; bit += at % 5 == 0 ? 1 : 3) {
+                v[at] ^= (unsigned char)(1u << bit);
+                if (ads_row__parse(&env, k, key.len, v, b.len, "row", &err) != ADS_ECORRUPT)
+                    fail_msg("row of %zu bytes: bit %d of byte %zu flipped and read", b.len, bit,
+                             at);
+                v[at] ^= (unsigned char)(1u << bit);
+            }
+        }
+        v[b.len - 1] ^= 1;
+        assert_int_equal(ads_row__parse(&env, k, key.len, v, b.len, "row", &err), ADS_ECORRUPT);
+        assert_string_equal(err.message, "row: row checksum mismatch (the row is corrupt)");
+        ads_buf_free(&b);
+        ads_buf_free(&key);
+    }
+}
+
 static void key__stored_keys_are_checked_at_every_offset(void **state)
 {
     (void)state;
@@ -1328,6 +1401,8 @@ int main(void)
         T(attributes__records_are_made_for_new_names),
         T(clock__system_timestamp_never_goes_back),
         T(key__long_strings_fold_and_stay_apart),
+        T(row__checksum_is_xxh3_at_every_length),
+        T(row__a_flipped_bit_anywhere_fails_the_read),
         T(key__stored_keys_are_checked_at_every_offset),
         T(key__string_values_are_folded_and_escaped_at_every_offset),
         T(unchanged__a_store_equal_to_the_latest_row_appends_nothing),
