@@ -464,7 +464,9 @@ static long skip_escaped(const unsigned char *p, const unsigned char *end, bool 
     const unsigned char *q = p;
     /* eight bytes at a time while none is 00 or, folded, 'A'..'Z': of the
      * bytes below 0x80 (t), t + 0x7f sets the high bit unless t is 00;
-     * t + 0x3f sets it from 'A' on, t + 0x25 from past 'Z' on */
+     * t + 0x3f sets it from 'A' on, t + 0x25 from past 'Z' on. No sum
+     * carries into the next byte, so the lowest bit set (in a little-endian
+     * load) is the first such byte, where the byte loop goes on. */
     while (end - q >= 8) {
         uint64_t x;
         memcpy(&x, q, 8);
@@ -472,8 +474,12 @@ static long skip_escaped(const unsigned char *p, const unsigned char *end, bool 
         uint64_t stop = ~(t + 0x7f * ones) & ascii;
         if (folded)
             stop |= (t + 0x3f * ones) & ~(t + 0x25 * ones) & ascii;
-        if (stop)
+        if (stop) {
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            q += __builtin_ctzll(stop) >> 3;
+#endif
             break;
+        }
         q += 8;
     }
     while (q < end) {
