@@ -74,37 +74,45 @@ double ads_key__double_of_sortable(const unsigned char in[8])
 /* Bytes with 0x00 escaped as 00 FF, ended by 00 00: order-preserving and
  * self-delimiting. Strings are folded to lower case first. Every record's
  * key goes through here, so eight bytes go at a time while none is 00 (the
- * word tests of skip_escaped below); folding sets bit 5 of the bytes in
- * 'A'..'Z', which is clear in them. */
+ * word tests of skip_escaped below), the last few too, padded; folding sets
+ * bit 5 of the bytes in 'A'..'Z', which is clear in them. */
 static void escaped(ads_buf *b, const char *p, size_t n, bool folded)
 {
     const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
     unsigned char part[256]; /* appended a part at a time, not a byte at a time */
     size_t k = 0, i = 0;
     while (i < n) {
-        if (k > sizeof part - 8) {
+        if (k > sizeof part - 16) {
             ads_buf_add(b, part, k);
             k = 0;
         }
-        if (n - i >= 8) {
-            uint64_t x;
+        /* the last few padded with 0x80, neither 00 nor a letter */
+        size_t r = n - i;
+        uint64_t x = high;
+        if (r >= 8) {
+            r = 8;
             memcpy(&x, p + i, 8);
-            uint64_t t = x & ~high, ascii = ~x & high;
-            if (!(~(t + 0x7f * ones) & ascii)) {
-                if (folded)
-                    x |= ((t + 0x3f * ones) & ~(t + 0x25 * ones) & ascii) >> 2;
-                memcpy(part + k, &x, 8);
-                k += 8;
-                i += 8;
-                continue;
+        } else {
+            memcpy(&x, p + i, r);
+        }
+        uint64_t t = x & ~high, ascii = ~x & high;
+        if (!(~(t + 0x7f * ones) & ascii)) {
+            if (folded)
+                x |= ((t + 0x3f * ones) & ~(t + 0x25 * ones) & ascii) >> 2;
+            memcpy(part + k, &x, 8); /* r of them count */
+            k += r;
+            i += r;
+            continue;
+        }
+        /* a 00 among them: byte by byte through it */
+        for (;;) {
+            unsigned char c = (unsigned char)p[i++];
+            part[k++] = folded ? fold(c) : c;
+            if (c == 0) {
+                part[k++] = 0xff;
+                break;
             }
         }
-        unsigned char c = (unsigned char)p[i++];
-        if (folded)
-            c = fold(c);
-        part[k++] = c;
-        if (c == 0)
-            part[k++] = 0xff;
     }
     if (k > sizeof part - 2) {
         ads_buf_add(b, part, k);
