@@ -144,6 +144,12 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
  * with a message naming `where` (e.g. "latest row of type Machine"). */
 int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
                    const unsigned char *v, size_t vlen, const char *where, ads_error *err);
+/* The same for a row that ads_store__find found under the stored key it
+ * made of the record key: such a key frames key values by construction, so
+ * of the key only a long one (the row's whole key against its prefix and
+ * hash) is checked. */
+int ads_row__parse_found(row_env *out, const unsigned char *skey, size_t skey_len,
+                         const unsigned char *v, size_t vlen, const char *where, ads_error *err);
 /* The same for a history row whose key begins with a latest key already
  * checked (the caller compared the first skey_len - 16 bytes with it): of
  * the key, only the dates at its end are checked (a long key, all of it). */

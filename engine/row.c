@@ -266,6 +266,19 @@ int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
     return 0;
 }
 
+int ads_row__parse_found(row_env *out, const unsigned char *skey, size_t skey_len,
+                         const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+{
+    int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
+    if (rc || !out->full_key)
+        return rc;
+    if (ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len, out->ts,
+                              out->systs))
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "%s: the key the row is stored under is corrupt", where);
+    return 0;
+}
+
 int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_len,
                            const unsigned char *v, size_t vlen, const char *where,
                            ads_error *err)

@@ -138,7 +138,7 @@ int ads_txn_get(ads_txn *txn, ads_row *row, const ads_type *t, const ads_value *
         if (!k)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         memcpy(k, skey, slen);
-        if ((rc = ads_row__parse(&env, k, slen, v.mv_data, v.mv_size, t->name, err)))
+        if ((rc = ads_row__parse_found(&env, k, slen, v.mv_data, v.mv_size, t->name, err)))
             return rc;
         ads_row__fill(row, txn, t, k, slen, &env, true, a);
         rc = 1;

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "base/buf.h"
+#include "engine/engine_int.h"
 #include "tests/engine/helpers.h"
 
 #define T0 1700000000.0
@@ -182,6 +184,58 @@ static void corrupt__a_flipped_byte_in_a_long_row_fails_reads(void **state)
     }
     ads_arena_free(a);
     free(text);
+}
+
+/* Rewrite the n-th row as a row of a long key (the whole key, 500 bytes, in
+ * the envelope) under its own short key, with a sound checksum. */
+static void claim_long_key(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    int n = *(int *)arg;
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+    row_env env;
+    assert_int_equal(ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "", NULL),
+                     0);
+    unsigned char full[500];
+    memcpy(full, k.mv_data, k.mv_size);
+    memset(full + k.mv_size, 0x61, sizeof full - k.mv_size);
+    ads_buf b = ADS_BUF_INIT;
+    ads_row__build(&b, k.mv_data, k.mv_size, env.flags, env.ts, env.offset, env.systs, full,
+                   sizeof full, env.data, env.len);
+    MDB_val kc = k, nv = {b.len, b.p};
+    mdb_cursor_close(c);
+    assert_int_equal(mdb_put(txn, dbi, &kc, &nv, 0), 0);
+    ads_buf_free(&b);
+}
+
+/* A lookup trusts the short key it made itself, not a row that says its
+ * key is another (long) one: the row's whole key is checked against the
+ * key it is stored under. */
+static void corrupt__a_row_claiming_a_long_key_under_a_short_one_fails_a_lookup(void **state)
+{
+    (void)state;
+    int n = 20; /* m16 */
+    raw("latest", claim_long_key, &n);
+    db = ts_reopen(&ts);
+    ads_txn *txn;
+    ads_row row;
+    const ads_type *t;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("m16", 3);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message, "Machine: the key the row is stored under is corrupt");
+    key = ads_string("m15", 3);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, &err), 1);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
 }
 
 static void corrupt__flipped_history_row(void **state)
@@ -351,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(corrupt__flipped_byte_is_reported_by_reads_and_verify),
         T(corrupt__a_flipped_byte_in_a_long_row_fails_reads),
+        T(corrupt__a_row_claiming_a_long_key_under_a_short_one_fails_a_lookup),
         T(corrupt__flipped_history_row),
         T(verify__history_without_latest_and_counts),
         T(verify__a_sound_store_has_no_problems),
