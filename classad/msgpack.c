@@ -991,7 +991,10 @@ int ads_msgpack_view_init(ads_msgpack_view *mv, const void *bytes, size_t len, a
 {
     if (!arena)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
-    return ads_msgpack__view_open(mv, bytes, len, NULL, arena, err);
+    int rc = ads_msgpack__view_open(mv, bytes, len, NULL, arena, err);
+    if (!rc)
+        ads__prefetch(bytes, len); /* lookups read keys and values all over it */
+    return rc;
 }
 
 int ads_msgpack__view_open(ads_msgpack_view *mv, const void *bytes, size_t len,
@@ -1016,7 +1019,6 @@ int ads_msgpack__view_open(ads_msgpack_view *mv, const void *bytes, size_t len,
     mv->arena = arena;
     mv->slots = NULL;
     mv->names = h.ix.ids ? names : NULL;
-    ads__prefetch(r.base, len); /* lookups read keys and values all over it */
     return 0;
 }
 

@@ -18,7 +18,9 @@
 
 /* The readers of ads_msgpack_view_init, ads_msgpack_decode_record and
  * ads_msgpack_check that also read rows with attribute ids, through names
- * (NULL: rows with names only, as the public functions). */
+ * (NULL: rows with names only, as the public functions). The view does not
+ * prefetch the row's cache lines as ads_msgpack_view_init does: a store's
+ * rows come here right after their checksum read every byte. */
 int ads_msgpack__view_open(ads_msgpack_view *mv, const void *bytes, size_t len,
                            const ads_msgpack_names *names, ads_arena *arena,
                            ads_error *err);
