@@ -784,11 +784,50 @@ typedef struct row_head {
     size_t n;
 } row_head;
 
+/* The usual header of a row, checked in one go: its index in an ext8
+ * (3..255 bytes of payload, 4 and 16 having fixext forms) and its map a
+ * fixmap or a map16. 1 with h and r->p as read_row_head leaves them; 0 for
+ * anything else, which read_row_head reads and, if it is wrong, names. */
+static int row_head_usual(rd *r, row_head *h)
+{
+    const unsigned char *p = r->p;
+    size_t left = (size_t)(r->end - p);
+    if (left < 7 || p[0] != 0x92 || p[1] != 0xc7 || (int8_t)p[3] != ADS_MSGPACK_EXT_ROW)
+        return 0;
+    size_t plen = p[2];
+    const unsigned char *q = p + 4, *map = q + plen;
+    unsigned width = q[1];
+    if (plen < 3 || plen == 4 || plen == 8 || plen == 16 || left - 4 <= plen ||
+        !(q[0] == ADS_MSGPACK_VERSION || (q[0] == ADS_MSGPACK_VERSION_IDS && r->names)) ||
+        !(width == 1 || width == 2 || width == 4) || (plen - 2) % width)
+        return 0;
+    size_t n, mh;
+    if ((map[0] & 0xf0) == 0x80) {
+        n = map[0] & 15;
+        mh = 1;
+    } else if (map[0] == 0xde && left - 4 - plen >= 3 && (n = be16(map + 1)) >= 16) {
+        mh = 3;
+    } else {
+        return 0;
+    }
+    if (n != (plen - 2) / width)
+        return 0;
+    h->n = n;
+    h->ix.index = q + 2;
+    h->ix.width = width;
+    h->ix.body = map;
+    h->ix.ids = q[0] == ADS_MSGPACK_VERSION_IDS;
+    r->p = map + mh;
+    return 1;
+}
+
 /* The header of a row at r->p, through the map header. */
 static int read_row_head(rd *r, row_head *h)
 {
     const unsigned char *at = r->p;
     int rc;
+    if (row_head_usual(r, h))
+        return 0;
     if ((rc = need(r, at, 1)))
         return rc;
     if (*r->p != 0x92)

@@ -974,6 +974,83 @@ static void check__refuses_bad_rows_saying_what_and_where(void **state)
     row_refused("92 d5 10 01 01 80 80", ADS_ECORRUPT, "1 bytes after the end of the row");
 }
 
+/* A row header in its usual form (the index in an ext8, a fixmap or map16)
+ * is read in one go; each way such a header can be wrong is refused as the
+ * other forms are, by the check, the decoder and the view. */
+static void head_refused(const char *hex, int code, const char *msg)
+{
+    row_refused(hex, code, msg);
+    unsigned char buf[1024];
+    size_t n = bytes_of(buf, sizeof buf, hex);
+    ads_error err;
+    ads_msgpack_view mv;
+    int rc = ads_msgpack_view_init(&mv, buf, n, arena, &err);
+    if (rc != code || !strstr(err.message, msg))
+        fail_msg("view of %s: want %d '%s', got %d '%s'", hex, code, msg, rc,
+                 rc ? err.message : "");
+}
+
+static void check__usual_row_headers_are_refused_as_the_others(void **state)
+{
+    (void)state;
+    head_refused("92 c7 03 11 01 01 01 81 a1 61 01", ADS_ECORRUPT,
+                 "extension type 17 where the row header (type 16) belongs at byte 1");
+    head_refused("92 c7 03 10 03 01 01 81 a1 61 01", ADS_EVERSION,
+                 "row format version 3 is not supported");
+    head_refused("92 c7 03 10 02 01 01 81 a1 61 01", ADS_EVERSION,
+                 "a row of format version 2 (attribute ids) is read through its store's name "
+                 "table");
+    head_refused("92 c7 05 10 01 03 00 00 01 81 a1 61 01", ADS_ECORRUPT,
+                 "index width 3 (1, 2 or 4) at byte 5");
+    head_refused("92 c7 05 10 01 02 00 01 00 81 a1 61 01", ADS_ECORRUPT,
+                 "row index of 3 bytes is not a whole number of 2-byte offsets");
+    head_refused("92 c7 03 10 01 01 01 82 a1 61 01 a1 62 02", ADS_ECORRUPT,
+                 "map of 2 attributes under an index of 1 at byte 7");
+    head_refused("92 c7 03 10 01 01 01 de 00 01 a1 61 01", ADS_ECORRUPT,
+                 "map16 of 1 entries (the fix form is canonical)");
+    head_refused("92 c7 03 10 01 01 01 de 00 10 a1 61 01", ADS_ECORRUPT,
+                 "map of 16 attributes under an index of 1 at byte 7");
+    head_refused("92 c7 03 10 01 01 01 de 00", ADS_ECORRUPT,
+                 "item needs 2 more bytes, only 1 left at byte 7");
+    head_refused("92 c7 03 10 01 01 01", ADS_ECORRUPT,
+                 "item needs 1 more bytes, only 0 left at byte 7");
+    head_refused("92 c7 09 10 01 01 01 81", ADS_ECORRUPT,
+                 "extension payload of 9 bytes runs past the end");
+    head_refused("92 c7 04 10 01 01 01 01 82 a1 61 01 a1 62 02", ADS_ECORRUPT,
+                 "ext8 with a 4-byte payload (a shorter form is canonical)");
+    head_refused("92 c7 02 10 01 01 80", ADS_ECORRUPT,
+                 "ext8 with a 2-byte payload (a shorter form is canonical)");
+    head_refused("92 c7 03 10 01 01 01 df 00 00 00 01 a1 61 01", ADS_ECORRUPT,
+                 "map32 of 1 entries");
+    /* and read: a fixmap and a map16 under an ext8 index */
+    for (int n = 3; n <= 40; n += 37) {
+        ads_buf text = ADS_BUF_INIT, b = ADS_BUF_INIT;
+        ads_buf_adds(&text, "[ ");
+        for (int i = 0; i < n; i++) {
+            char a[40];
+            snprintf(a, sizeof a, "A%02d = %d; ", i, i * 3);
+            ads_buf_adds(&text, a);
+        }
+        ads_buf_adds(&text, "]");
+        encode_record_ok(&b, parse_record(ads_buf_cstr(&text)));
+        const unsigned char *u = (const unsigned char *)b.p;
+        assert_int_equal(u[1], 0xc7);
+        assert_int_equal(u[4 + u[2]], n < 16 ? 0x80 | n : 0xde);
+        ads_msgpack_view mv;
+        ads_error err;
+        assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, &err), 0);
+        assert_int_equal(ads_msgpack_view_size(&mv), (size_t)n);
+        ads_value v;
+        const ads_expr *e;
+        assert_int_equal(ads_msgpack_view_lookup(&v, &e, &mv, "a02", 3, &err), 1);
+        assert_int_equal(v.type, ADS_INTEGER);
+        assert_int_equal(v.u.i, 6);
+        assert_int_equal(ads_msgpack_check(b.p, b.len, &err), 0);
+        ads_buf_free(&text);
+        ads_buf_free(&b);
+    }
+}
+
 static void encode__refuses_records_with_names_equal_ignoring_case(void **state)
 {
     (void)state;
@@ -2079,6 +2156,7 @@ int main(void)
         T(decode__refuses_non_canonical_forms_saying_where),
         T(decode__refuses_nesting_past_the_limit),
         T(check__refuses_bad_rows_saying_what_and_where),
+        T(check__usual_row_headers_are_refused_as_the_others),
         T(view__p3_constraint_over_a_machine_row),
         T(view__strings_point_into_the_row),
         T(view__attr_gives_each_attribute_as_a_lookup_does),
