@@ -221,6 +221,19 @@ int ads_record_builder_add_value(ads_record_builder *b, const char *name, size_t
  * builder allocated it): out of memory here only makes lookups slower. */
 const ads_record *ads_record_builder_finish(ads_record_builder *b);
 
+/*
+ * *out: r with attribute name = expr before its attributes, in arena a, as
+ * a builder given name first and then r's attributes would make it: if r
+ * has an attribute of that name (case-insensitive), its expression is the
+ * one kept, in the first place under the spelling given here. r's names
+ * and expressions are shared, not copied: *out is valid while r is. Costs
+ * no hashing of r's names (a record copied through a builder rehashes
+ * them all). Errors: ADS_ENOMEM; ADS_EINVAL for a NULL argument or an
+ * empty name.
+ */
+int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r,
+                       const char *name, size_t len, const ads_expr *expr, ads_error *err);
+
 /* An expression that is just the value v (for building records). ADS_ENOMEM. */
 int ads_expr_literal(const ads_expr **out, ads_arena *a, const ads_value *v, ads_error *err);
 

@@ -350,6 +350,60 @@ const ads_record *ads_record_builder_finish(ads_record_builder *b)
     return r;
 }
 
+int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r,
+                       const char *name, size_t len, const ads_expr *expr, ads_error *err)
+{
+    if (!out || !a || !r || !name || !expr)
+        return ads_error_set(err, ADS_EINVAL, "record: NULL argument");
+    if (len == 0)
+        return ads_error_set(err, ADS_EINVAL, "record: empty attribute name");
+    uint32_t h = ads_name_hash(name, len);
+    long k = ads_record__find(r, name, len, h); /* r's own wins, placed first */
+    size_t n = r->n + (k < 0), cap = 4, align = _Alignof(ads_expr);
+    while (cap < n * 2)
+        cap *= 2;
+    /* one allocation: slots and hashes, then the name and expression arrays */
+    size_t off = (cap + n) * sizeof(uint32_t);
+    off = (off + align - 1) / align * align;
+    ads_record *rec = ads_arena_alloc(a, sizeof *rec);
+    char *block = ads_arena_alloc(a, off + n * (sizeof(ads_str) + sizeof(ads_expr *)));
+    if (!rec || !block)
+        return ads_error_set(err, ADS_ENOMEM, "record: out of memory");
+    uint32_t *slots = (uint32_t *)block, *hs = slots + cap;
+    ads_str *nm = (ads_str *)(block + off);
+    const ads_expr **ex = (const ads_expr **)(nm + n);
+    nm[0].p = name;
+    nm[0].len = len;
+    ex[0] = k < 0 ? expr : r->exprs[k];
+    hs[0] = h;
+    size_t j = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        if ((long)i == k)
+            continue;
+        nm[j] = r->names[i];
+        ex[j] = r->exprs[i];
+        hs[j] = r->hashes[i];
+        j++;
+    }
+    memset(slots, 0, cap * sizeof *slots);
+    for (size_t i = 0; i < n; i++) {
+        size_t s = hs[i] & (cap - 1);
+        while (slots[s])
+            s = (s + 1) & (cap - 1);
+        slots[s] = (uint32_t)(i + 1);
+    }
+    rec->n = n;
+    rec->names = nm;
+    rec->exprs = ex;
+    rec->hashes = hs;
+    rec->slots = slots;
+    rec->cap = cap;
+    rec->block = NULL; /* the cells stay where r has them */
+    rec->block_len = 0;
+    *out = rec;
+    return 0;
+}
+
 int ads_expr_literal(const ads_expr **out, ads_arena *a, const ads_value *v, ads_error *err)
 {
     ads_expr *e = ads_arena_alloc(a, sizeof *e);

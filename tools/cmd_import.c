@@ -572,6 +572,12 @@ static int with_attrs(const ads_record **out, const ads_record *rec, const ads_s
                       const ads_value *ts, ads_arena *a, ads_error *err)
 {
     ads_record_builder *b;
+    if (type && !ts) { /* the common case: the record's cells kept, not copied */
+        ads_value v = ads_string(type->p, type->len);
+        const ads_expr *x;
+        int rc = ads_expr_literal(&x, a, &v, err);
+        return rc ? rc : ads_record_prepend(out, a, rec, "AdType", 6, x, err);
+    }
     int rc = ads_record_builder_new(&b, a, err);
     if (!rc && type) {
         ads_value v = ads_string(type->p, type->len);

@@ -2,7 +2,8 @@
  * tests/classad/test_record.c: classad/record.c, in-memory records: the
  * case-folded name hash and comparison, the builder (order kept, a repeated
  * name replaced in place, empty names refused), the open-addressing index
- * (collisions and wrap-around included), literal expressions, and the view
+ * (collisions and wrap-around included), a record with an attribute put
+ * first (ads_record_prepend), literal expressions, and the view
  * that evaluation reads records through.
  */
 #include <setjmp.h>
@@ -406,6 +407,69 @@ static void record__enclosing_views_are_searched_outward(void **state)
     assert_int_equal(out.type, ADS_UNDEFINED);
 }
 
+static const ads_record *prepended(const ads_record *r, const char *name, const char *expr)
+{
+    const ads_record *out;
+    ads_error err;
+    if (ads_record_prepend(&out, arena, r, name, strlen(name), parse(expr), &err))
+        fail_msg("prepend %s: %s", name, err.message);
+    return out;
+}
+
+static void record__prepend_puts_the_attribute_first_and_keeps_the_rest(void **state)
+{
+    (void)state;
+    ads_record_builder *b = builder();
+    char name[16];
+    for (int i = 0; i < 40; i++) { /* past the first index sizes */
+        snprintf(name, sizeof name, "A%d", i); /* the builder keeps the pointer */
+        add(b, ads_arena_strndup(arena, name, strlen(name)), i % 2 ? "1" : "\"x\"");
+    }
+    const ads_record *r = ads_record_builder_finish(b);
+    const ads_record *p = prepended(r, "AdType", "\"Machine\"");
+    assert_int_equal(ads_record_size(p), 41);
+    assert_string_equal(attr_text(p, 0), "AdType = \"Machine\"");
+    assert_string_equal(attr_text(p, 1), "A0 = \"x\"");
+    assert_string_equal(attr_text(p, 40), "A39 = 1");
+    /* every name is found through the new index, case-blind */
+    assert_non_null(ads_record_lookup(p, "adtype", 6));
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        assert_ptr_equal(ads_record_lookup(p, name, strlen(name)),
+                         ads_record_lookup(r, name, strlen(name)));
+    }
+    assert_null(ads_record_lookup(p, "Missing", 7));
+    assert_int_equal(ads_record_size(r), 40); /* r itself unchanged */
+    assert_null(ads_record_lookup(r, "AdType", 6));
+}
+
+static void record__prepend_of_a_name_the_record_has_keeps_its_expression_first(void **state)
+{
+    (void)state;
+    ads_record_builder *b = builder();
+    add(b, "Cpus", "2");
+    add(b, "ADTYPE", "\"Job\"");
+    add(b, "Memory", "Cpus * 1024");
+    const ads_record *p = prepended(ads_record_builder_finish(b), "AdType", "\"Machine\"");
+    /* as a builder given AdType first, then the record, would make it */
+    assert_string_equal(record_text(p), "[ AdType = \"Job\"; Cpus = 2; Memory = Cpus * 1024 ]");
+    ads_value v;
+    assert_int_equal(ads_record_eval_attr(&v, p, "Memory", 6, arena), 0);
+    assert_int_equal(v.u.i, 2048);
+    const ads_record *e = prepended(ads_record_builder_finish(builder()), "X", "1");
+    assert_string_equal(record_text(e), "[ X = 1 ]");
+}
+
+static void record__prepend_refuses_an_empty_name(void **state)
+{
+    (void)state;
+    const ads_record *r = ads_record_builder_finish(builder()), *out = NULL;
+    ads_error err;
+    assert_int_equal(ads_record_prepend(&out, arena, r, "", 0, parse("1"), &err), ADS_EINVAL);
+    assert_string_equal(err.message, "record: empty attribute name");
+    assert_null(out);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -425,6 +489,9 @@ int main(void)
         T(record__add_value_stores_a_literal_of_the_value),
         T(record__view_gives_values_directly_and_expressions_to_evaluate),
         T(record__enclosing_views_are_searched_outward),
+        T(record__prepend_puts_the_attribute_first_and_keeps_the_rest),
+        T(record__prepend_of_a_name_the_record_has_keeps_its_expression_first),
+        T(record__prepend_refuses_an_empty_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
