@@ -228,6 +228,21 @@ static int hex4(ads_json_reader *r, uint32_t *out)
     return 0;
 }
 
+/* Whether one of the 8 bytes at p ends a plain run of a string: '"', '\\',
+ * a control character or a byte of 0x80 and up. Each test flags the high
+ * bit of a byte that matches; a borrow can only flag bytes after a true
+ * match, so the answer (not which byte) is exact in either byte order. */
+static inline bool special8(const char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+    uint64_t x, q, b;
+    memcpy(&x, p, 8);
+    q = x ^ (ones * '"');
+    b = x ^ (ones * '\\');
+    uint64_t t = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x;
+    return (t & high) != 0;
+}
+
 /*
  * A string, '"' current, decoded into r->s. *slash: it began with the
  * escape \/ (how HTCondor marks "\/Expr(...)\/").
@@ -243,6 +258,8 @@ static int parse_string(ads_json_reader *r, bool *slash)
     for (;;) {
         /* the plain run within this chunk, in one copy */
         const char *run = r->in.p;
+        while (r->in.end - r->in.p >= 8 && !special8(r->in.p))
+            r->in.p += 8;
         while (r->in.p < r->in.end) {
             unsigned char c = (unsigned char)*r->in.p;
             if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')

@@ -1136,6 +1136,36 @@ static void json__strings_decode_escapes_and_expressions(void **state)
     want_string(r, "s2", "\xff");
 }
 
+/* The reader passes over plain string bytes eight at a time: a quote, a
+ * backslash, a control character or a UTF-8 byte at any place of the
+ * first, second or third group of eight, and at the end, is still seen. */
+static void json__special_string_bytes_are_found_at_every_position(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *decoded;
+    } special[] = {{"\\\"", "\""}, {"\\\\", "\\"}, {"\\n", "\n"}, {"\xc3\xa9", "\xc3\xa9"},
+                   {"\\u00e9", "\xc3\xa9"}, {"\\/", "/"}};
+    char text[128], want[64], bad[64];
+    for (size_t len = 0; len <= 24; len++) {
+        for (size_t at = 0; at <= len; at++) {
+            for (size_t k = 0; k < sizeof special / sizeof special[0]; k++) {
+                snprintf(text, sizeof text, "{\"S\":\"%.*s%s%.*s\"}", (int)at,
+                         "abcdefghijklmnopqrstuvwxyz", special[k].json, (int)(len - at),
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+                snprintf(want, sizeof want, "%.*s%s%.*s", (int)at, "abcdefghijklmnopqrstuvwxyz",
+                         special[k].decoded, (int)(len - at), "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+                want_string(read_one(1, text), "S", want);
+            }
+            /* a raw control character: refused where it is */
+            snprintf(text, sizeof text, "{\"S\":\"%.*s\x01%.*s\"}", (int)at,
+                     "abcdefghijklmnopqrstuvwxyz", (int)(len - at), "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+            snprintf(bad, sizeof bad, "control character 0x01 in a string (it must be escaped)");
+            check_error(1, text, strlen(text), ADS_ESYNTAX, 1, (int)(7 + at), bad);
+        }
+    }
+}
+
 static void json__repeated_member_keeps_last_value_at_first_position(void **state)
 {
     (void)state;
@@ -2153,6 +2183,7 @@ int main(void)
         cmocka_unit_test(json__numbers_keep_integer_and_real_apart),
         cmocka_unit_test(json__strings_decode_escapes_and_expressions),
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
+        cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__strings_that_are_not_utf8_travel_as_expressions),
         cmocka_unit_test(json__file_reader_reads_what_the_buffer_reader_reads),
         cmocka_unit_test(xml__escapes_any_bytes),
