@@ -20,6 +20,11 @@
 #define ADS_MAX_DEPTH 400
 /* The largest text parsed at once. */
 #define ADS_MAX_TEXT ((size_t)1 << 30)
+/* The JSON reader remembers the member names of the last record (and their
+ * hashes) up to this many names and bytes of names; past them, names are
+ * hashed as they come. */
+#define ADS_JSON_NAME_MEMO_MAX 1024
+#define ADS_JSON_NAME_MEMO_BYTES ((size_t)64 << 10)
 /* Attribute expressions one evaluation may evaluate (each reference counts
  * once per time it is followed): attributes that refer to each other in
  * layers (a0 = a1 + a1; a1 = a2 + a2; ...) would otherwise take time

@@ -223,6 +223,11 @@ struct ads_record {
     size_t block_len;
 };
 
+/* ads_record_builder_add with h, the ads_name_hash of name, known (a
+ * reader that remembers the names of the record before). */
+int ads_record__builder_add_hashed(ads_record_builder *b, const char *name, size_t len,
+                                   uint32_t h, const ads_expr *expr, ads_error *err);
+
 /* Index r, a record of the n attributes names/exprs/hashes (which must
  * outlive it), laying it out in one block of arena a (literal nodes, names
  * and string literals copied into it). Never fails: without memory, r is

@@ -181,9 +181,14 @@ static int grow(ads_record_builder *b)
 int ads_record_builder_add(ads_record_builder *b, const char *name, size_t len,
                            const ads_expr *expr, ads_error *err)
 {
+    return ads_record__builder_add_hashed(b, name, len, ads_name_hash(name, len), expr, err);
+}
+
+int ads_record__builder_add_hashed(ads_record_builder *b, const char *name, size_t len,
+                                   uint32_t h, const ads_expr *expr, ads_error *err)
+{
     if (len == 0)
         return ads_error_set(err, ADS_EINVAL, "record: empty attribute name");
-    uint32_t h = ads_name_hash(name, len);
     /* a repeated name replaces the expression in place */
     if (b->cap) {
         size_t mask = 2 * b->cap - 1;

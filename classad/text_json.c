@@ -108,6 +108,14 @@ struct ads_json_reader {
     ads_error final_err;
     ads_buf s;   /* a decoded string */
     ads_buf num; /* a number's text */
+    /* the member names of the last top-level record, in order, with their
+     * hashes: records of one shape hash none of their names again */
+    struct name_memo {
+        size_t at, len;
+        uint32_t hash;
+    } *memo;
+    size_t nmemo, capmemo;
+    ads_buf memo_text;
     /* per call */
     ads_arena *arena;
     ads_error *err;
@@ -618,6 +626,45 @@ static int parse_array(ads_json_reader *r, const ads_expr **out, int depth)
     return make_list(r, out, items, n, all);
 }
 
+/* The hash of member name i (r->s) of a top-level record: the one the
+ * last record's name i had if the bytes are the same; else computed, and
+ * remembered in place of the last record's names from i on. */
+static uint32_t member_hash(ads_json_reader *r, size_t i)
+{
+    const char *name = r->s.p;
+    size_t len = r->s.len;
+    if (i < r->nmemo) {
+        const struct name_memo *m = &r->memo[i];
+        if (m->len == len && memcmp(r->memo_text.p + m->at, name, len) == 0)
+            return m->hash;
+        r->nmemo = i;
+        r->memo_text.len = m->at;
+        r->memo_text.p[m->at] = '\0';
+    }
+    uint32_t h = ads_name_hash(name, len);
+    if (i == r->nmemo && i < ADS_JSON_NAME_MEMO_MAX &&
+        r->memo_text.len + len <= ADS_JSON_NAME_MEMO_BYTES) {
+        if (i == r->capmemo) {
+            size_t cap = r->capmemo ? 2 * r->capmemo : 64;
+            struct name_memo *more = realloc(r->memo, cap * sizeof *more);
+            if (!more)
+                return h; /* only a memo */
+            r->memo = more;
+            r->capmemo = cap;
+        }
+        size_t at = r->memo_text.len;
+        ads_buf_add(&r->memo_text, name, len);
+        if (r->memo_text.failed) {
+            ads_buf_clear(&r->memo_text);
+            r->nmemo = 0;
+            return h;
+        }
+        r->memo[i] = (struct name_memo){at, len, h};
+        r->nmemo = i + 1;
+    }
+    return h;
+}
+
 /* An object, '{' current: its record, and whether every member is a value. */
 static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_literal,
                         int depth)
@@ -635,7 +682,7 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
     if (peek(r) == '}') {
         take(r);
     } else {
-        for (;;) {
+        for (size_t i = 0;; i++) {
             if (peek(r) != '"')
                 return fail(r, "expected a member name (a string), found %s",
                             found(r, what, sizeof what));
@@ -645,8 +692,9 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                 return rc;
             if (r->s.len == 0)
                 return fail_at(r, at, "empty member name (a record attribute needs a name)");
-            char *name = ads_arena_strndup(r->arena, r->s.p, r->s.len);
             size_t len = r->s.len;
+            uint32_t h = depth == 1 ? member_hash(r, i) : ads_name_hash(r->s.p, len);
+            char *name = ads_arena_strndup(r->arena, r->s.p, len);
             if (!name)
                 return oom(r);
             skip_ws(r);
@@ -660,7 +708,7 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                 return rc;
             if (value->kind != N_LITERAL)
                 all = false;
-            if (ads_record_builder_add(b, name, len, value, NULL))
+            if (ads_record__builder_add_hashed(b, name, len, h, value, NULL))
                 return oom(r);
             skip_ws(r);
             int c = peek(r);
@@ -737,6 +785,7 @@ static int new_reader(ads_json_reader **out, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     ads_buf_init(&r->s);
     ads_buf_init(&r->num);
+    ads_buf_init(&r->memo_text);
     r->state = TOP_START;
     *out = r;
     return 0;
@@ -776,6 +825,8 @@ void ads_json_reader_free(ads_json_reader *r)
         return;
     ads_buf_free(&r->s);
     ads_buf_free(&r->num);
+    ads_buf_free(&r->memo_text);
+    free(r->memo);
     ads_text_in_free(&r->in);
     free(r);
 }

@@ -1166,6 +1166,42 @@ static void json__special_string_bytes_are_found_at_every_position(void **state)
     }
 }
 
+/* The reader reuses the hashes of the last record's member names where the
+ * names are the same bytes at the same place: records whose names change
+ * place, length, case or number from one to the next are all found. */
+static void json__records_of_changing_shape_find_every_member(void **state)
+{
+    (void)state;
+    const char *text = "{\"A\":1,\"B\":2,\"Cc\":3}\n"
+                       "{\"A\":4,\"B\":5,\"Cc\":6}\n"
+                       "{\"B\":7,\"A\":8}\n"
+                       "{\"B\":9,\"Ab\":10,\"Cc\":11,\"D\":12}\n"
+                       "{\"b\":13,\"AB\":14,\"CC\":15,\"D\":16}\n"
+                       "{\"b\":17,\"B\":18,\"D\":{\"b\":19,\"Ab\":20}}\n"
+                       "{\"b\":21,\"AB\":22,\"CC\":23,\"D\":24}\n";
+    const ads_record *rec[8];
+    assert_int_equal(read_all(1, text, rec, NULL, 8), 7);
+    want_int(rec[0], "cc", 3);
+    want_int(rec[1], "A", 4);
+    want_int(rec[1], "cC", 6);
+    want_int(rec[2], "a", 8);
+    want_int(rec[2], "B", 7);
+    assert_null(ads_record_lookup(rec[2], "Cc", 2));
+    want_int(rec[3], "ab", 10);
+    want_int(rec[3], "D", 12);
+    want_int(rec[4], "Ab", 14);
+    want_int(rec[4], "cc", 15);
+    /* a name given twice: the last value, at the first place */
+    assert_int_equal(ads_record_size(rec[5]), 2);
+    want_int(rec[5], "B", 18);
+    const ads_value *d = value_of(rec[5], "d");
+    assert_int_equal(d->type, ADS_RECORD);
+    want_int(d->u.rec, "AB", 20);
+    want_int(rec[6], "ab", 22);
+    want_int(rec[6], "Cc", 23);
+    want_int(rec[6], "d", 24);
+}
+
 static void json__repeated_member_keeps_last_value_at_first_position(void **state)
 {
     (void)state;
@@ -2184,6 +2220,7 @@ int main(void)
         cmocka_unit_test(json__strings_decode_escapes_and_expressions),
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
+        cmocka_unit_test(json__records_of_changing_shape_find_every_member),
         cmocka_unit_test(json__strings_that_are_not_utf8_travel_as_expressions),
         cmocka_unit_test(json__file_reader_reads_what_the_buffer_reader_reads),
         cmocka_unit_test(xml__escapes_any_bytes),
