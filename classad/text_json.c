@@ -236,19 +236,34 @@ static int hex4(ads_json_reader *r, uint32_t *out)
     return 0;
 }
 
-/* Whether one of the 8 bytes at p ends a plain run of a string: '"', '\\',
- * a control character or a byte of 0x80 and up. Each test flags the high
- * bit of a byte that matches; a borrow can only flag bytes after a true
- * match, so the answer (not which byte) is exact in either byte order. */
-static inline bool special8(const char *p)
+/* The bytes of the 8 at p that may end a plain run of a string ('"', '\\',
+ * a control character or a byte of 0x80 and up), as their high bits. Each
+ * test flags a byte that matches; a borrow can only flag bytes after a true
+ * match, so the first byte flagged is the first that matches. */
+static inline uint64_t special8(const char *p)
 {
     const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
     uint64_t x, q, b;
     memcpy(&x, p, 8);
     q = x ^ (ones * '"');
     b = x ^ (ones * '\\');
-    uint64_t t = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x;
-    return (t & high) != 0;
+    return (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) & high;
+}
+
+/* Move p over the plain bytes of a string before end, eight at a time: to
+ * the first byte that is not plain, or to fewer than eight before end. */
+static inline const char *skip_plain(const char *p, const char *end)
+{
+    for (; end - p >= 8; p += 8) {
+        uint64_t t = special8(p);
+        if (t) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            p += __builtin_ctzll(t) / 8; /* the first byte in memory is the lowest */
+#endif
+            break;
+        }
+    }
+    return p;
 }
 
 /*
@@ -266,8 +281,7 @@ static int parse_string(ads_json_reader *r, bool *slash)
     for (;;) {
         /* the plain run within this chunk, in one copy */
         const char *run = r->in.p;
-        while (r->in.end - r->in.p >= 8 && !special8(r->in.p))
-            r->in.p += 8;
+        r->in.p = skip_plain(r->in.p, r->in.end);
         while (r->in.p < r->in.end) {
             unsigned char c = (unsigned char)*r->in.p;
             if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
