@@ -66,6 +66,16 @@ void ads_buf__add_slow(ads_buf *b, const void *p, size_t n)
     b->p[b->len] = '\0';
 }
 
+char *ads_buf_extend(ads_buf *b, size_t n)
+{
+    if (!reserve(b, n))
+        return NULL;
+    char *at = b->p + b->len;
+    b->len += n;
+    b->p[b->len] = '\0';
+    return at;
+}
+
 void ads_buf__addc_slow(ads_buf *b, char c)
 {
     ads_buf__add_slow(b, &c, 1);

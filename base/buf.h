@@ -53,6 +53,10 @@ static inline void ads_buf_addc(ads_buf *b, char c)
     }
     ads_buf__addc_slow(b, c);
 }
+/* Room for n more bytes, to be written by the caller: a pointer to them
+ * (len grown by n, NUL after them), or NULL when the buffer has failed or
+ * fails now. */
+char *ads_buf_extend(ads_buf *b, size_t n);
 void ads_buf_adds(ads_buf *b, const char *s);
 void ads_buf_printf(ads_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The contents as a NUL-terminated string ("" for an empty or failed buffer). */

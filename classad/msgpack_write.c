@@ -643,6 +643,19 @@ static inline size_t id_size(uint64_t id)
     return id <= 0x7f ? 1 : id <= 0xff ? 2 : id <= 0xffff ? 3 : 5;
 }
 
+/* Write id's canonical form at p (id_size(id) bytes); its length. */
+static inline size_t put_id(unsigned char *p, uint64_t id)
+{
+    if (id <= 0x7f) {
+        p[0] = (unsigned char)id;
+        return 1;
+    }
+    unsigned width = id <= 0xff ? 1 : id <= 0xffff ? 2 : 4;
+    p[0] = width == 1 ? 0xcc : width == 2 ? 0xcd : 0xce;
+    put_be(p + 1, id, width);
+    return 1 + width;
+}
+
 /* The bytes of attribute i's key: its id, or its name with its header. */
 static inline size_t entry_size(const uint64_t *ids, const ads_str *keys, size_t i)
 {
@@ -678,20 +691,30 @@ static int w_rekeyed(wr *w, const ads_msgpack_view *mv, const uint64_t *ids, con
     (void)put_ext_head(w, 2 + n * width, ADS_MSGPACK_EXT_ROW);
     put_byte(w, keys ? ADS_MSGPACK_VERSION : ADS_MSGPACK_VERSION_IDS);
     put_byte(w, (unsigned char)width);
+    /* the offsets and the body, written in place: their size is known */
+    unsigned char *o = (unsigned char *)ads_buf_extend(w->out, n * width);
+    if (!o)
+        return 0; /* w_finish reports it */
     uint64_t off = mh;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char o[4];
+    for (size_t i = 0; i < n; i++, o += width) {
         put_be(o, off, width);
-        ads_buf_add(w->out, o, width);
         off += entry_size(ids, keys, i) + (vend[i] - vat[i]);
     }
     put_count(w, n, 0x80, 0xde);
-    for (size_t i = 0; i < n; i++) {
-        if (keys)
+    if (keys) {
+        for (size_t i = 0; i < n; i++) {
             put_str(w, keys[i].p, keys[i].len);
-        else
-            put_int(w, (int64_t)ids[i]);
-        ads_buf_add(w->out, mv->body + vat[i], vend[i] - vat[i]);
+            ads_buf_add(w->out, mv->body + vat[i], vend[i] - vat[i]);
+        }
+        return 0;
+    }
+    unsigned char *at = (unsigned char *)ads_buf_extend(w->out, total - mh);
+    if (!at)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        at += put_id(at, ids[i]);
+        memcpy(at, mv->body + vat[i], vend[i] - vat[i]);
+        at += vend[i] - vat[i];
     }
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * tests/base/test_buf.c: the growable buffer: appends of every kind, growth
  * past many doublings, printf past its small fast path, clear, and the
- * failed state on an impossible append.
+ * failed state on an impossible append, and room written in place
+ * (ads_buf_extend).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,12 +67,38 @@ static void buf__impossible_append_marks_failed(void **state)
     ads_buf_free(&b);
 }
 
+static void buf__extend_gives_room_to_write_in_place(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "ab");
+    char *at = ads_buf_extend(&b, 3);
+    assert_non_null(at);
+    assert_ptr_equal(at, b.p + 2);
+    memcpy(at, "cde", 3);
+    assert_int_equal(b.len, 5);
+    assert_string_equal(ads_buf_cstr(&b), "abcde");
+    at = ads_buf_extend(&b, 1000); /* past the capacity: grown */
+    assert_non_null(at);
+    memset(at, 'z', 1000);
+    assert_int_equal(b.len, 1005);
+    assert_int_equal(b.p[1005], '\0');
+    assert_non_null(ads_buf_extend(&b, 0));
+    assert_int_equal(b.len, 1005);
+    volatile size_t huge = SIZE_MAX / 2;
+    assert_null(ads_buf_extend(&b, huge));
+    assert_true(b.failed);
+    assert_null(ads_buf_extend(&b, 1)); /* a failed buffer stays failed */
+    ads_buf_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(buf__appends_and_terminates),
         cmocka_unit_test(buf__grows_through_many_doublings),
         cmocka_unit_test(buf__impossible_append_marks_failed),
+        cmocka_unit_test(buf__extend_gives_room_to_write_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2028,6 +2028,36 @@ static void ids__wide_ids_nested_records_and_the_empty_row(void **state)
     ads_buf_free(&ids);
 }
 
+/* ids[i] for the row's i-th name, whatever it is */
+static int fixed_id(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                    ads_error *err)
+{
+    (void)name;
+    (void)len;
+    (void)err;
+    *id = ((const uint64_t *)ctx)[i];
+    return 0;
+}
+
+static void ids__every_width_of_id_is_written_in_its_canonical_form(void **state)
+{
+    (void)state;
+    const ads_record *r;
+    ads_error err;
+    const char *text = "[ a = 1; b = 2; c = 3; d = 4 ]";
+    assert_int_equal(ads_record_parse(&r, arena, text, strlen(text), &err), 0);
+    ads_buf row = ADS_BUF_INIT, ids = ADS_BUF_INIT;
+    assert_int_equal(ads_msgpack_encode_record(&row, r, &err), 0);
+    /* a positive fixint, uint8, uint16 and uint32 id */
+    uint64_t four[] = {5, 200, 40000, 70000};
+    assert_int_equal(ads_msgpack__to_ids(&ids, row.p, row.len, fixed_id, four, &err), 0);
+    assert_bytes(&ids, "92 c7 06 10 02 01 01 03 06 0a 84 05 01 cc c8 02 cd 9c 40 03 "
+                       "ce 00 01 11 70 04");
+    assert_int_equal(ids.p[ids.len], '\0');
+    ads_buf_free(&row);
+    ads_buf_free(&ids);
+}
+
 static void ids_refused(const char *hex, int code, const char *msg)
 {
     tnames t = {{tn_name}, doc_names, 3, 0};
@@ -2167,6 +2197,7 @@ int main(void)
         T(corrupt__every_truncation_and_byte_flip_is_safe),
         T(ids__rows_name_attributes_by_ids_in_name_order),
         T(ids__wide_ids_nested_records_and_the_empty_row),
+        T(ids__every_width_of_id_is_written_in_its_canonical_form),
         T(ids__bad_rows_are_refused_saying_what),
         T(ids__random_rows_round_trip),
 #undef T
