@@ -158,6 +158,8 @@
 #define ADS_STAGE_MERGE_WAYS 64u
 #define ADS_STAGE_READ_BUFFER ((size_t)64 << 10)
 #define ADS_IMPORT_SORT_MIN_BYTES ((uint64_t)16 << 20)
+/* The buffer `adstore import` reads its input files through. */
+#define ADS_IMPORT_READ_BUFFER ((size_t)1 << 20)
 
 /* The Python module (python/adstore): rows a Cursor takes at once (a
  * streaming SELECT's ads_stmt_fetch without the GIL), or that the worker

@@ -130,6 +130,7 @@ typedef struct input {
     ads_dump_reader *d;
     int dump_item;
     peeked *pk; /* the layer the reader reads through (freed with f) */
+    char *fbuf; /* f's buffer (freed after it) */
 } input;
 
 static void input_close(input *in)
@@ -143,6 +144,7 @@ static void input_close(input *in)
         fclose(in->f);
     if (in->own)
         fclose(in->own);
+    free(in->fbuf);
     memset(in, 0, sizeof *in);
 }
 
@@ -190,6 +192,15 @@ static int input_open(input *in, const char *path, fmt forced, ads_error *err)
         free(p);
         input_close(in);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    /* the reader's chunks come out of a large buffer, filled by one read(2)
+     * each (stdio's default is a system call per 8 KiB: 100,000 for a file
+     * of 800 MB; glibc takes no size without the buffer). Without the
+     * memory, the default serves. */
+    if ((in->fbuf = malloc(ADS_IMPORT_READ_BUFFER)) &&
+        setvbuf(pf, in->fbuf, _IOFBF, ADS_IMPORT_READ_BUFFER) != 0) {
+        free(in->fbuf);
+        in->fbuf = NULL;
     }
     in->f = pf;
     in->pk = p;
