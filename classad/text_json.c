@@ -11,6 +11,7 @@
  * as absolute offsets so that they survive chunk boundaries.
  */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -403,6 +404,36 @@ static int parse_string(ads_json_reader *r, bool *slash)
     return 0;
 }
 
+/* A number of at most 15 digits and no exponent ("-123.45"), as strtod
+ * reads it, into *out: true; else false. Its digits as an integer and ten
+ * to the power of its fraction digits are both exact doubles, and one
+ * division of exact doubles is rounded correctly, as strtod rounds. */
+static bool short_decimal(const char *s, double *out)
+{
+    static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+#if FLT_EVAL_METHOD != 0
+    return false; /* wider intermediates would round twice */
+#endif
+    bool neg = *s == '-';
+    uint64_t m = 0;
+    int digits = 0, frac = -1;
+    for (const char *p = s + neg; *p; p++) {
+        if (*p == '.' && frac < 0) {
+            frac = 0;
+            continue;
+        }
+        if (*p < '0' || *p > '9' || ++digits > 15)
+            return false;
+        m = m * 10 + (uint64_t)(*p - '0');
+        if (frac >= 0)
+            frac++;
+    }
+    double d = (double)m / pow10[frac < 0 ? 0 : frac];
+    *out = neg ? -d : d;
+    return true;
+}
+
 /* A number, its first byte current (a digit or '-'). */
 static int parse_number(ads_json_reader *r, ads_value *out)
 {
@@ -480,7 +511,9 @@ static int parse_number(ads_json_reader *r, ads_value *out)
             return 0;
         }
     }
-    double d = ads_strtod_c(s, NULL);
+    double d;
+    if (!short_decimal(s, &d))
+        d = ads_strtod_c(s, NULL);
     if (isinf(d))
         return fail_at(r, start, "number out of range for a real");
     *out = ads_real(d);

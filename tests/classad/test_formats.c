@@ -1202,6 +1202,44 @@ static void json__records_of_changing_shape_find_every_member(void **state)
     want_int(rec[6], "d", 24);
 }
 
+/* Reals of up to 15 digits are read by a division of their digits by a
+ * power of ten: the same double strtod gives, for 20,000 of them with
+ * every number of fraction digits, both signs, and longer ones beside. */
+static void json__short_reals_read_as_strtod_reads_them(void **state)
+{
+    (void)state;
+    uint64_t seed = 17;
+    char text[96], num[64];
+    for (int i = 0; i < 20000; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        int digits = 1 + (int)((seed >> 33) % 18); /* 16 to 18: strtod's */
+        int frac = 1 + (int)((seed >> 40) % (unsigned)digits);
+        if (frac == digits)
+            frac--;
+        uint64_t m = seed >> 3;
+        char d[24];
+        for (int k = 0; k < digits; k++, m /= 10)
+            d[k] = (char)('0' + m % 10);
+        if (digits - frac > 1 && d[0] == '0')
+            d[0] = '1'; /* no leading zero */
+        int n = snprintf(num, sizeof num, "%s%.*s.%.*s", (seed >> 2) & 1 ? "-" : "",
+                         digits - frac, d, frac, d + digits - frac);
+        assert_true(n > 0);
+        if (frac == 0)
+            num[n - 1] = '\0'; /* "12.": no fraction, an integer */
+        snprintf(text, sizeof text, "{\"x\":%s}", num);
+        if (frac == 0)
+            continue;
+        const ads_value *v = value_of(read_one(1, text), "x");
+        assert_int_equal(v->type, ADS_REAL);
+        double want = strtod(num, NULL);
+        if (memcmp(&v->u.r, &want, sizeof want) != 0)
+            fail_msg("%s: read %.17g, strtod %.17g", num, v->u.r, want);
+    }
+    const ads_value *z = value_of(read_one(1, "{\"x\":-0.0}"), "x");
+    assert_true(z->u.r == 0 && signbit(z->u.r));
+}
+
 static void json__repeated_member_keeps_last_value_at_first_position(void **state)
 {
     (void)state;
@@ -2221,6 +2259,7 @@ int main(void)
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
+        cmocka_unit_test(json__short_reals_read_as_strtod_reads_them),
         cmocka_unit_test(json__strings_that_are_not_utf8_travel_as_expressions),
         cmocka_unit_test(json__file_reader_reads_what_the_buffer_reader_reads),
         cmocka_unit_test(xml__escapes_any_bytes),
