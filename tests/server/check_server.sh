@@ -151,7 +151,7 @@ for i in range(8):
     s.sendall(b"[" * (size - 1))
     held.append(s)
 full = "no 503"
-for i in range(80): # until the server has read them all
+for i in range(240): # until the server has read them all (a minute on a busy machine)
     st = post(b"SELECT * FROM T LIMIT 1")
     if st == "503":
         full = st
@@ -160,7 +160,7 @@ for i in range(80): # until the server has read them all
 for s in held:
     s.close()
 again = "no 200"
-for i in range(80):
+for i in range(240):
     st = post(b"SELECT * FROM T LIMIT 1")
     if st == "200":
         again = st
