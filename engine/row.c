@@ -249,21 +249,25 @@ static int parse_envelope(row_env *out, const unsigned char *skey, size_t skey_l
     return 0;
 }
 
-int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
-                   const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+/* The checksum covers the value, not the key it is stored under: a flipped
+ * byte there would read as another record, or end a scan early. So the key
+ * must frame key values and, in history, end in this row's own dates
+ * (checked on every read, as the checksum is). */
+static int check_key(const row_env *out, const unsigned char *skey, size_t skey_len,
+                     const char *where, ads_error *err)
 {
-    int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
-    if (rc)
-        return rc;
-    /* The checksum covers the value, not the key it is stored under: a
-     * flipped byte there would read as another record, or end a scan early.
-     * So the key must frame key values and, in history, end in this row's
-     * own dates (checked on every read, as the checksum is). */
     if (ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len, out->ts,
                               out->systs))
         return ads_error_set(err, ADS_ECORRUPT,
                              "%s: the key the row is stored under is corrupt", where);
     return 0;
+}
+
+int ads_row__parse(row_env *out, const unsigned char *skey, size_t skey_len,
+                   const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+{
+    int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
+    return rc ? rc : check_key(out, skey, skey_len, where, err);
 }
 
 int ads_row__parse_found(row_env *out, const unsigned char *skey, size_t skey_len,
@@ -272,11 +276,7 @@ int ads_row__parse_found(row_env *out, const unsigned char *skey, size_t skey_le
     int rc = parse_envelope(out, skey, skey_len, v, vlen, where, err);
     if (rc || !out->full_key)
         return rc;
-    if (ads_key__check_stored(skey, skey_len, out->full_key, out->full_key_len, out->ts,
-                              out->systs))
-        return ads_error_set(err, ADS_ECORRUPT,
-                             "%s: the key the row is stored under is corrupt", where);
-    return 0;
+    return check_key(out, skey, skey_len, where, err);
 }
 
 int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_len,

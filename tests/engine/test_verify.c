@@ -67,17 +67,23 @@ static void raw(const char *table, void (*fn)(MDB_txn *, MDB_dbi, void *), void 
     mdb_env_close(env);
 }
 
+/* A cursor on the n-th entry of dbi (k, v), to close after use. */
+static void nth_entry(MDB_txn *txn, MDB_dbi dbi, int n, MDB_cursor **c, MDB_val *k, MDB_val *v)
+{
+    assert_int_equal(mdb_cursor_open(txn, dbi, c), 0);
+    int rc = mdb_cursor_get(*c, k, v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(*c, k, v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+}
+
 /* Flip one bit near the end of the value of the n-th key. */
 static void flip(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     int n = *(int *)arg;
     MDB_cursor *c;
     MDB_val k, v;
-    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
-    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-    assert_int_equal(rc, 0);
+    nth_entry(txn, dbi, n, &c, &k, &v);
     unsigned char *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
     copy[v.mv_size - 2] ^= 0x10;
@@ -193,11 +199,7 @@ static void claim_long_key(MDB_txn *txn, MDB_dbi dbi, void *arg)
     int n = *(int *)arg;
     MDB_cursor *c;
     MDB_val k, v;
-    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
-    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-    assert_int_equal(rc, 0);
+    nth_entry(txn, dbi, n, &c, &k, &v);
     row_env env;
     assert_int_equal(ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "", NULL),
                      0);
@@ -262,11 +264,7 @@ static void del_nth(MDB_txn *txn, MDB_dbi dbi, void *arg)
     int n = *(int *)arg;
     MDB_cursor *c;
     MDB_val k, v;
-    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
-    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
-    for (int i = 0; i < n && rc == 0; i++)
-        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-    assert_int_equal(rc, 0);
+    nth_entry(txn, dbi, n, &c, &k, &v);
     assert_int_equal(mdb_cursor_del(c, 0), 0);
     mdb_cursor_close(c);
 }
