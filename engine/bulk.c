@@ -610,6 +610,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     ads_bulk *b = run->b;
     ads_arena *a = ads_arena_new();
     int rc = 0;
+    MDB_cursor *cur = NULL; /* set before any goto cleanup, which closes it */
     run->failed_at = SIZE_MAX;
     run->unchanged = 0; /* the batch may run again after the map grows */
     if (!a)
@@ -645,7 +646,6 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     /* a sorted batch's records are looked up through one cursor (a batch
      * with hooks is never sorted: nothing below begins or ends an LMDB
      * transaction while it is open) */
-    MDB_cursor *cur = NULL;
     if (run->sorted && mdb_cursor_open(txn->txn, txn->db->latest, &cur))
         cur = NULL;
     ads_ixq__reset(b->ixq); /* the batch may run again after the map grows */

@@ -1029,6 +1029,44 @@ static void bulk__snapshot_syncs_under_a_retention_through_the_batch_cursor(void
     ads_arena_free(a);
 }
 
+/* A backfilled batch whose dates cannot date an identifier fails before it
+ * stores anything (the batch's early error path, which once closed a
+ * cursor it had not opened), and the store takes the next load. */
+static void backfill__a_date_before_1970_fails_the_batch_and_stores_nothing(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    static const char *const dates[] = {"-1", "1e12"};
+    for (size_t k = 0; k < 2; k++) {
+        ads_bulk_options opt = {.batch = 10, .backfill = true};
+        ads_bulk *b;
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"b%d\"; "
+                                                    "_Timestamp = %s ]",
+                                                 i, i == 1 ? dates[k] : "1700000000"),
+                                          &err),
+                             0);
+            ads_arena_reset(a);
+        }
+        int rc = ads_bulk_end(b, &err);
+        assert_int_equal(rc, ADS_ERANGE);
+        assert_non_null(strstr(err.message, "backfill"));
+        assert_int_equal(ts_count(db, "Machine", true), 0);
+    }
+    ads_bulk_options opt = {.batch = 10, .backfill = true};
+    ads_bulk *b;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    assert_int_equal(
+        ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"ok\"; _Timestamp = 1700000000 ]"),
+                     &err),
+        0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 1);
+    ads_arena_free(a);
+}
+
 static void bulk__records_with_one_key_keep_their_order_in_a_batch(void **state)
 {
     (void)state;
@@ -1114,6 +1152,7 @@ int main(void)
         T(bulk__a_load_out_of_key_order_stores_the_rows_of_an_ordered_one),
         T(bulk__sorted_batches_of_updates_store_what_single_stores_do),
         T(bulk__snapshot_syncs_under_a_retention_through_the_batch_cursor),
+        T(backfill__a_date_before_1970_fails_the_batch_and_stores_nothing),
         T(bulk__records_with_one_key_keep_their_order_in_a_batch),
         T(bulk__a_failing_batch_reports_its_first_bad_record_in_input_order),
     };
