@@ -582,7 +582,8 @@ int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsign
 /* The same through cur, a cursor on `latest` of txn's LMDB transaction (or
  * NULL: a lookup of its own). LMDB searches a positioned cursor's page
  * first, so a bulk load looking its sorted batch up through one cursor
- * mostly reads one page instead of descending from the root. */
+ * mostly reads one page instead of descending from the root. A key not
+ * found through the cursor is looked up again from the root. */
 int ads_store__find_at(ads_txn *txn, MDB_cursor *cur, const unsigned char *full, size_t flen,
                        unsigned char *stored, size_t *slen, MDB_val *val, ads_error *err);
 /* Store a canonical MessagePack row of type t (store.c, see there); cur:

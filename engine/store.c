@@ -33,6 +33,17 @@ int ads_store__find_at(ads_txn *txn, MDB_cursor *cur, const unsigned char *full,
         MDB_val k = {*slen, stored};
         int rc = cur ? mdb_cursor_get(cur, &k, val, MDB_SET)
                      : mdb_get(txn->txn, txn->db->latest, &k, val);
+        /* A positioned cursor answers from its own page when the key falls
+         * within it, trusting LMDB to have kept the cursor right through
+         * the transaction's puts and deletes (fixes to that bookkeeping
+         * came after 0.9.24). A record taken for new would lose its row
+         * from history, so "not found" through the cursor is asked again
+         * from the root: only new records pay for it. */
+        if (rc == MDB_NOTFOUND && cur) {
+            k.mv_size = *slen;
+            k.mv_data = stored;
+            rc = mdb_get(txn->txn, txn->db->latest, &k, val);
+        }
         if (rc == MDB_NOTFOUND)
             return 0;
         if (rc)
