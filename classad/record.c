@@ -145,12 +145,19 @@ int ads_record_builder_new(ads_record_builder **out, ads_arena *a, ads_error *er
 }
 
 /* Put attribute i into the builder's hash slots. */
+/* Attribute i (its name's hash h) into an open-addressed index of cap
+ * slots (a power of two; 0 marks an empty slot, i + 1 attribute i). */
+static void index_put(uint32_t *slots, size_t cap, uint32_t h, size_t i)
+{
+    size_t j = h & (cap - 1);
+    while (slots[j])
+        j = (j + 1) & (cap - 1);
+    slots[j] = (uint32_t)(i + 1);
+}
+
 static void slot_put(ads_record_builder *b, size_t i)
 {
-    size_t mask = 2 * b->cap - 1, j = b->hashes[i] & mask;
-    while (b->slots[j])
-        j = (j + 1) & mask;
-    b->slots[j] = (uint32_t)(i + 1);
+    index_put(b->slots, 2 * b->cap, b->hashes[i], i);
 }
 
 static int grow(ads_record_builder *b)
@@ -291,10 +298,7 @@ static int pack(ads_arena *a, ads_record *r, size_t n, const ads_str *names,
         nm[i].p = put_text(&at, names[i].p, names[i].len);
         nm[i].len = names[i].len;
         at = cell + ((size_t)(at - cell) + align - 1) / align * align;
-        size_t j = hashes[i] & (cap - 1);
-        while (slots[j])
-            j = (j + 1) & (cap - 1);
-        slots[j] = (uint32_t)(i + 1);
+        index_put(slots, cap, hashes[i], i);
     }
     r->names = nm;
     r->exprs = ex;
@@ -391,12 +395,8 @@ int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r
         j++;
     }
     memset(slots, 0, cap * sizeof *slots);
-    for (size_t i = 0; i < n; i++) {
-        size_t s = hs[i] & (cap - 1);
-        while (slots[s])
-            s = (s + 1) & (cap - 1);
-        slots[s] = (uint32_t)(i + 1);
-    }
+    for (size_t i = 0; i < n; i++)
+        index_put(slots, cap, hs[i], i);
     rec->n = n;
     rec->names = nm;
     rec->exprs = ex;
