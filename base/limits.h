@@ -25,6 +25,14 @@
  * hashed as they come. */
 #define ADS_JSON_NAME_MEMO_MAX 1024
 #define ADS_JSON_NAME_MEMO_BYTES ((size_t)64 << 10)
+/* The memos of recurring expressions (classad/expr_memo.c), which readers
+ * and the MessagePack writer keep while loading: entries each memo holds (a
+ * power of two), the largest tree (nodes) and text (bytes) remembered, and
+ * the bytes a memo may hold before it forgets everything and starts again. */
+#define ADS_EXPR_MEMO_SLOTS 64
+#define ADS_EXPR_MEMO_NODES 256
+#define ADS_EXPR_MEMO_TEXT_MAX 4096
+#define ADS_EXPR_MEMO_BYTES ((size_t)256 << 10)
 /* Attribute expressions one evaluation may evaluate (each reference counts
  * once per time it is followed): attributes that refer to each other in
  * layers (a0 = a1 + a1; a1 = a2 + a2; ...) would otherwise take time

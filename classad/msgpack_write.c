@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "classad/classad_int.h"
+#include "classad/expr_memo.h"
 #include "classad/msgpack.h"
 
 #define CANONICAL_NAN 0x7ff8000000000000ull
@@ -31,6 +32,7 @@
 typedef struct wr {
     ads_buf *out;
     ads_error *err;
+    ads_expr_memo *exprs; /* expression texts written before, or NULL */
 } wr;
 
 /* ---- items ---- */
@@ -233,6 +235,8 @@ struct ads_msgpack_order {
     uint32_t *sorted; /* sorted[k]: the record index of the k-th name in row order */
     uint64_t *offsets; /* scratch for the row index */
     size_t cap;
+    ads_expr_memo *exprs; /* expressions and their text, for rows that repeat them */
+    bool exprs_failed;    /* no memory for that memo: unparse every time */
 };
 
 int ads_msgpack_order_new(ads_msgpack_order **out, ads_error *err)
@@ -252,6 +256,7 @@ void ads_msgpack_order_free(ads_msgpack_order *o)
     free(o->ends);
     free(o->sorted);
     free(o->offsets);
+    ads_expr_memo_free(o->exprs);
     free(o);
 }
 
@@ -374,7 +379,7 @@ cleanup:
 static int w_text_expr(wr *w, const ads_expr *x)
 {
     ads_buf text = ADS_BUF_INIT;
-    ads_expr_unparse(&text, x);
+    ads_expr__unparse_memo(w->exprs, &text, x);
     int rc = 0;
     if (text.failed)
         rc = ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
@@ -433,7 +438,7 @@ static int w_blob(wr *w, const ads_blob *b, int depth)
     ads_buf meta = ADS_BUF_INIT;
     int rc = 0;
     if (b->meta) {
-        wr sub = {&meta, w->err};
+        wr sub = {&meta, w->err, w->exprs};
         rc = w_map(&sub, b->meta, depth, NULL, 0, NULL);
         if (!rc && meta.failed)
             rc = ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
@@ -523,6 +528,7 @@ static int w_start(wr *w, ads_buf *out, const void *arg, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "msgpack: the output buffer has failed");
     w->out = out;
     w->err = err;
+    w->exprs = NULL;
     return 0;
 }
 
@@ -614,6 +620,9 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
     int rc = w_start(&w, out, r, err);
     if (rc)
         return rc;
+    if (memo && !memo->exprs && !memo->exprs_failed)
+        memo->exprs_failed = ads_expr_memo_new(&memo->exprs) != 0;
+    w.exprs = memo ? memo->exprs : NULL;
     size_t start = out->len, n = r->n;
     uint64_t small[32];
     uint64_t *offsets = small;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "classad/classad_int.h"
+#include "classad/expr_memo.h"
 #include "classad/formats.h"
 #include "classad/text_in.h"
 #include "base/num.h"
@@ -117,6 +118,8 @@ struct ads_json_reader {
     } *memo;
     size_t nmemo, capmemo;
     ads_buf memo_text;
+    ads_expr_memo *exprs; /* the "\/Expr(...)\/" texts seen last, parsed */
+    bool exprs_failed;    /* no memory for that memo: parse every time */
     /* per call */
     ads_arena *arena;
     ads_error *err;
@@ -567,12 +570,12 @@ static int string_value(ads_json_reader *r, const ads_expr **out)
     size_t n = r->s.len;
     if (slash && n >= 8 && ads_name__eq(s, 6, "/Expr(", 6) && s[n - 2] == ')' &&
         s[n - 1] == '/') {
-        char *text = ads_arena_strndup(r->arena, s + 6, n - 8);
-        if (!text)
-            return oom(r);
-        const ads_expr *e;
+        /* every job of a submission has the same Requirements: remember
+         * them (a memo that cannot be made only costs speed) */
+        if (!r->exprs && !r->exprs_failed)
+            r->exprs_failed = ads_expr_memo_new(&r->exprs) != 0;
         ads_error perr;
-        if ((rc = ads_expr_parse(&e, r->arena, text, n - 8, &perr))) {
+        if ((rc = ads_expr__parse_memo(r->exprs, out, r->arena, s + 6, n - 8, &perr))) {
             if (rc == ADS_ENOMEM)
                 return oom(r);
             ads_error_set_at(r->err, rc, line, column(r, open),
@@ -581,8 +584,6 @@ static int string_value(ads_json_reader *r, const ads_expr **out)
                              perr.message, perr.line, perr.column);
             return rc;
         }
-        if (ads_expr_fold(out, r->arena, e, NULL))
-            return oom(r);
         return 0;
     }
     ads_value v;
@@ -874,6 +875,7 @@ void ads_json_reader_free(ads_json_reader *r)
     ads_buf_free(&r->num);
     ads_buf_free(&r->memo_text);
     free(r->memo);
+    ads_expr_memo_free(r->exprs);
     ads_text_in_free(&r->in);
     free(r);
 }
