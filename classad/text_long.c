@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "classad/classad_int.h"
+#include "classad/expr_memo.h"
 #include "classad/formats.h"
 
 /* ------------------------------------------------------------------------ */
@@ -450,6 +451,8 @@ struct ads_long_reader {
     group top;
     part parts[ADS_MAX_DEPTH];
     ads_buf conv; /* a value rewritten into ClassAd syntax */
+    ads_expr_memo *exprs; /* the value texts seen last that are expressions, parsed */
+    bool exprs_failed;    /* no memory for that memo: parse every time */
 };
 
 static int new_reader(ads_long_reader **out, ads_error *err)
@@ -506,6 +509,7 @@ void ads_long_reader_free(ads_long_reader *r)
     ads_buf_free(&r->conv);
     free(r->top.items);
     free(r->chunk);
+    ads_expr_memo_free(r->exprs);
     free(r);
 }
 
@@ -720,12 +724,18 @@ static int parse_line(ads_long_reader *r, const char *line, const char *p, const
         text = r->conv.p;
         len = r->conv.len;
     }
-    char *copy = ads_arena_strndup(a, text, len);
-    if (!copy)
-        return fail(r, err, ADS_ENOMEM, line, p, "out of memory");
     ads_error perr;
     const ads_expr *e;
-    if ((rc = ads_expr_parse(&e, a, copy, len, &perr))) {
+    /* a pool's slots share their Start, Requirements, Rank...: the memo
+     * parses each such text once (folded values only; a memo that cannot
+     * be made only costs speed) */
+    if (!keep && !r->exprs && !r->exprs_failed)
+        r->exprs_failed = ads_expr_memo_new(&r->exprs) != 0;
+    if (!keep)
+        rc = ads_expr__parse_memo(r->exprs, &e, a, text, len, &perr);
+    else
+        rc = ads_expr_parse(&e, a, text, len, &perr);
+    if (rc) {
         size_t at = perr.column > 0 ? (size_t)perr.column - 1 : 0;
         if (condor)
             condor_to_classad(NULL, p, (size_t)(end - p), at, &at);
@@ -733,8 +743,6 @@ static int parse_line(ads_long_reader *r, const char *line, const char *p, const
             at = (size_t)(end - p);
         return fail(r, err, rc, line, p + at, "%s", perr.message);
     }
-    if (!keep && (rc = ads_expr_fold(&e, a, e, err)))
-        return fail(r, err, rc, line, p, "out of memory");
     *nparts = n;
     *out = e;
     return 0;

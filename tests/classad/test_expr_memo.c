@@ -335,6 +335,90 @@ static void json_rows__with_memos_are_the_rows_without(void **state)
     ads_buf_free(&in);
 }
 
+/* The records of one reader over many records (its memo warm) are those of
+ * a reader over each record alone (its memo cold: a plain parse). */
+static const char *const values[] = {
+    "(TARGET.Memory >= RequestMemory) && (TARGET.Arch == \"X86_64\")",
+    "(TARGET.Memory >= RequestMemory) && (TARGET.Arch == \"x86_64\")",
+    "(TARGET.Memory >= RequestMemory) && (TARGET.Arch == \"X86_64\")",
+    "(TARGET.Memory > RequestMemory) && (TARGET.Arch == \"X86_64\")",
+    "(TARGET.memory >= RequestMemory) && (TARGET.Arch == \"X86_64\")",
+    "TARGET.Memory >= RequestMemory && TARGET.Arch == \"X86_64\"",
+    "(TARGET.Memory >= 1024) && (TARGET.Arch == \"X86_64\")",
+    "(TARGET.Memory >= 1024.0) && (TARGET.Arch == \"X86_64\")",
+    "(TARGET.Memory >= RequestMemory) && (TARGET.Arch == \"X86_64\")",
+    "START && IsValidCheckpointPlatform",
+    "START && IsValidCheckpointPlatform",
+    "1024",
+    "\"a string\"",
+    "{ 1, 2 }",
+};
+
+typedef int (*next_fn)(const char *text, size_t len, size_t skip, const ads_record **out);
+
+static int long_nth(const char *text, size_t len, size_t skip, const ads_record **out)
+{
+    ads_long_reader *r;
+    ads_error err;
+    assert_int_equal(ads_long_reader_new(&r, text, len, &err), 0);
+    int rc = 1;
+    for (size_t i = 0; i <= skip && rc == 1; i++)
+        rc = ads_long_reader_next(out, NULL, r, arena, &err);
+    ads_long_reader_free(r);
+    return rc;
+}
+
+static int json_nth(const char *text, size_t len, size_t skip, const ads_record **out)
+{
+    ads_json_reader *r;
+    ads_error err;
+    assert_int_equal(ads_json_reader_new(&r, text, len, &err), 0);
+    int rc = 1;
+    for (size_t i = 0; i <= skip && rc == 1; i++)
+        rc = ads_json_reader_next(out, NULL, r, arena, &err);
+    ads_json_reader_free(r);
+    return rc;
+}
+
+static void warm_is_cold(const ads_buf *text, const size_t *starts, next_fn nth, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const ads_record *warm, *cold;
+        assert_int_equal(nth(text->p, text->len, i, &warm), 1);
+        assert_int_equal(nth(text->p + starts[i], text->len - starts[i], 0, &cold), 1);
+        ads_buf a = ADS_BUF_INIT, b = ADS_BUF_INIT;
+        ads_record_unparse(&a, warm);
+        ads_record_unparse(&b, cold);
+        assert_string_equal(ads_buf_cstr(&a), ads_buf_cstr(&b));
+        char id[32];
+        snprintf(id, sizeof id, "Id = %zu;", i);
+        assert_non_null(strstr(ads_buf_cstr(&a), id));
+        ads_buf_free(&a);
+        ads_buf_free(&b);
+    }
+}
+
+static void readers__a_warm_memo_reads_what_a_cold_one_does(void **state)
+{
+    (void)state;
+    size_t n = sizeof values / sizeof values[0];
+    ads_buf lng = ADS_BUF_INIT, json = ADS_BUF_INIT;
+    size_t at_long[sizeof values / sizeof values[0]], at_json[sizeof values / sizeof values[0]];
+    for (size_t i = 0; i < n; i++) {
+        at_long[i] = lng.len;
+        ads_buf_printf(&lng, "Id = %zu\nRequirements = %s\n\n", i, values[i]);
+        at_json[i] = json.len;
+        ads_buf_printf(&json, "{\"Id\":%zu,\"Requirements\":\"\\/Expr(", i);
+        for (const char *p = values[i]; *p; p++)
+            ads_buf_printf(&json, *p == '"' ? "\\\"" : "%c", *p);
+        ads_buf_adds(&json, ")\\/\"}\n");
+    }
+    warm_is_cold(&lng, at_long, long_nth, n);
+    warm_is_cold(&json, at_json, json_nth, n);
+    ads_buf_free(&lng);
+    ads_buf_free(&json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +433,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(unparse_memo__every_tree_writes_its_own_text, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(json_rows__with_memos_are_the_rows_without, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(readers__a_warm_memo_reads_what_a_cold_one_does, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
