@@ -162,7 +162,7 @@
  * ADS_STAGE_MERGE_WAYS runs are merged at once (more are first merged into
  * one, a pass over their bytes). An import sorts a file of at least
  * ADS_IMPORT_SORT_MIN_BYTES unless told not to. */
-#define ADS_STAGE_RUN_BYTES ((size_t)32 << 20)
+#define ADS_STAGE_RUN_BYTES ((size_t)16 << 20)
 #define ADS_STAGE_MERGE_WAYS 64u
 #define ADS_STAGE_READ_BUFFER ((size_t)64 << 10)
 #define ADS_IMPORT_SORT_MIN_BYTES ((uint64_t)16 << 20)

@@ -432,7 +432,7 @@ static const help_entry help_entries[] = {
      "                     deleted, dated now or (--backfill) at its latest\n"
      "                     _Timestamp; reads every file from its start\n"
      "  --sort             store each file's records in key order, whatever order\n"
-     "                     they come in: they are read, sorted in runs of 32 MiB\n"
+     "                     they come in: they are read, sorted in runs of 16 MiB\n"
      "                     spilled to temporary files in the store's directory\n"
      "                     (about the size of the rows; removed however the\n"
      "                     import ends), then merged into the store front to back\n"
