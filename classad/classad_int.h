@@ -21,7 +21,8 @@ typedef enum tok_kind {
     T_COMMA, T_SEMI, T_DOT, T_QUESTION, T_COLON, T_ELVIS, T_ASSIGN, T_COLONASSIGN,
     T_PLUS, T_MINUS, T_STAR, T_SLASH, T_PERCENT, T_SHL, T_SHR, T_USHR,
     T_LT, T_LE, T_GT, T_GE, T_EQ, T_NE, T_META_EQ, T_META_NE, T_EQUIV,
-    T_AMP, T_CARET, T_PIPE, T_ANDAND, T_OROR, T_BANG, T_TILDE
+    T_AMP, T_CARET, T_PIPE, T_ANDAND, T_OROR, T_BANG, T_TILDE,
+    T_KINDS /* not a token: the number of kinds, for tables indexed by kind */
 } tok_kind;
 
 typedef struct token {

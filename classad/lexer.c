@@ -33,71 +33,123 @@ static int fail_at(lexer *lx, const char *p, int code, const char *fmt, ...)
     return code;
 }
 
-static bool is_name_start(unsigned char c)
+/* Character classes, one table look-up per byte (the lexer's inner loops
+ * run once per character of the text). Bytes from 0x80 are in no class. */
+enum { C_ALPHA = 1, C_DIGIT = 2, C_SPACE = 4, C_HEX = 8, C_NAME = C_ALPHA | C_DIGIT };
+
+#define S_ C_SPACE
+#define D_ (C_DIGIT | C_HEX)
+#define A_ C_ALPHA
+#define H_ (C_ALPHA | C_HEX)
+static const unsigned char cclass[256] = {
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  S_, S_, S_, S_, S_, 0,  0,  /* \0..\x0f */
+    0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* \x10..\x1f */
+    S_, 0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  0,  /* ' '..'/' */
+    D_, D_, D_, D_, D_, D_, D_, D_, D_, D_, 0,  0,  0,  0,  0,  0,  /* '0'..'?' */
+    0,  H_, H_, H_, H_, H_, H_, A_, A_, A_, A_, A_, A_, A_, A_, A_, /* '@'..'O' */
+    A_, A_, A_, A_, A_, A_, A_, A_, A_, A_, A_, 0,  0,  0,  0,  A_, /* 'P'..'_' */
+    0,  H_, H_, H_, H_, H_, H_, A_, A_, A_, A_, A_, A_, A_, A_, A_, /* '`'..'o' */
+    A_, A_, A_, A_, A_, A_, A_, A_, A_, A_, A_, 0,  0,  0,  0,  0,  /* 'p'..DEL */
+};
+#undef S_
+#undef D_
+#undef A_
+#undef H_
+
+static inline bool is_class(char c, unsigned cls)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return (cclass[(unsigned char)c] & cls) != 0;
 }
 
-static bool is_name_char(unsigned char c)
+static inline bool is_name_start(unsigned char c)
 {
-    return is_name_start(c) || (c >= '0' && c <= '9');
+    return (cclass[c] & C_ALPHA) != 0;
 }
 
-static bool is_digit(unsigned char c)
+static inline bool is_name_char(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return (cclass[c] & C_NAME) != 0;
+}
+
+static inline bool is_digit(unsigned char c)
+{
+    return (cclass[c] & C_DIGIT) != 0;
 }
 
 /* Skip white space and comments. Fails only on an unterminated comment. */
 static int skip_space(lexer *lx)
 {
+    const char *p = lx->p, *end = lx->end;
     for (;;) {
-        while (lx->p < lx->end) {
-            char c = *lx->p;
-            if (c == '\n') {
+        while (p < end && is_class(*p, C_SPACE)) {
+            if (*p == '\n') {
                 lx->line++;
-                lx->line_start = ++lx->p;
-            } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
-                lx->p++;
-            } else {
+                lx->line_start = p + 1;
+            }
+            p++;
+        }
+        if (p >= end || *p != '/' || end - p < 2 || (p[1] != '/' && p[1] != '*')) {
+            lx->p = p;
+            return 0;
+        }
+        if (p[1] == '/') {
+            while (p < end && *p != '\n')
+                p++;
+            continue;
+        }
+        const char *start = p;
+        int line = lx->line;
+        const char *ls = lx->line_start;
+        for (p += 2;; p++) {
+            if (p >= end) {
+                lx->p = p;
+                lx->line = line;
+                lx->line_start = ls;
+                return fail_at(lx, start, ADS_ESYNTAX, "unterminated comment");
+            }
+            if (end - p >= 2 && p[0] == '*' && p[1] == '/') {
+                p += 2;
                 break;
             }
-        }
-        if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '/') {
-            while (lx->p < lx->end && *lx->p != '\n')
-                lx->p++;
-            continue;
-        }
-        if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '*') {
-            const char *start = lx->p;
-            int line = lx->line;
-            const char *ls = lx->line_start;
-            lx->p += 2;
-            for (;;) {
-                if (lx->p >= lx->end) {
-                    lx->line = line;
-                    lx->line_start = ls;
-                    return fail_at(lx, start, ADS_ESYNTAX, "unterminated comment");
-                }
-                if (lx->end - lx->p >= 2 && lx->p[0] == '*' && lx->p[1] == '/') {
-                    lx->p += 2;
-                    break;
-                }
-                if (*lx->p == '\n') {
-                    lx->line++;
-                    lx->line_start = lx->p + 1;
-                }
-                lx->p++;
+            if (*p == '\n') {
+                lx->line++;
+                lx->line_start = p + 1;
             }
-            continue;
         }
-        return 0;
     }
 }
 
+/* The lexer's rarer paths stay out of line, so that ads_lex__next, run
+ * once per token, saves and restores only the registers its usual tokens
+ * need. */
+#define COLD __attribute__((noinline))
+
 /* ---- numbers ---- */
 
-static int lex_number(lexer *lx, token *t, const char *start, bool negative)
+/* The usual number: up to 18 decimal digits without a leading zero, not
+ * followed by '.' or a name character, so exact in an int64 and no error.
+ * Lexes it and returns true, or false for lex_number to read. */
+static bool lex_plain_int(lexer *lx, token *t)
+{
+    const char *s = lx->p, *q = s, *end = lx->end;
+    uint64_t v = 0;
+    while (q < end && is_digit((unsigned char)*q)) {
+        v = v * 10 + (uint64_t)(*q - '0');
+        q++;
+    }
+    size_t n = (size_t)(q - s);
+    if (n > 18 || (s[0] == '0' && n > 1) ||
+        (q < end && (*q == '.' || is_name_char((unsigned char)*q))))
+        return false;
+    t->kind = T_INT;
+    t->v.i = (int64_t)v;
+    lx->p = q;
+    return true;
+}
+
+/* Any number (after an optional '-' that makes it negative), with the
+ * errors of a malformed one. */
+COLD static int lex_number(lexer *lx, token *t, const char *start, bool negative)
 {
     const char *p = start;
     const char *end = lx->end;
@@ -106,9 +158,9 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
     if (p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
         uint64_t v = 0;
         const char *q = p + 2;
-        if (q >= end || !strchr("0123456789abcdefABCDEF", *q) || *q == '\0')
+        if (q >= end || !is_class(*q, C_HEX))
             return fail_at(lx, q, ADS_ESYNTAX, "expected hex digits after '0x'");
-        for (; q < end && *q && strchr("0123456789abcdefABCDEF", *q); q++) {
+        for (; q < end && is_class(*q, C_HEX); q++) {
             unsigned d = is_digit((unsigned char)*q) ? (unsigned)(*q - '0')
                                                      : (unsigned)((*q | 0x20) - 'a' + 10);
             if (v > (UINT64_MAX >> 4))
@@ -125,9 +177,14 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
         return 0;
     }
 
+    /* the integer part's value on the way (wrapping past 19 digits; used
+     * only when it cannot have) */
+    uint64_t v = 0;
     const char *q = p;
-    while (q < end && is_digit((unsigned char)*q))
+    while (q < end && is_digit((unsigned char)*q)) {
+        v = v * 10 + (uint64_t)(*q - '0');
         q++;
+    }
     if (q < end && *q == '.') {
         is_real = true;
         q++;
@@ -155,8 +212,17 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
     if (q < end && (is_name_char((unsigned char)*q) || (*q == '.' && !select)))
         return fail_at(lx, q, ADS_ESYNTAX, "unexpected '%c' in a number", *q);
 
-    /* copy (with the sign) to parse with the C library, which needs a NUL */
     size_t n = (size_t)(q - start);
+    /* the usual integer: decimal, at most 18 digits, so below 10^18 and
+     * exact; longer ones go to strtoll for its range check */
+    if (!is_real && n <= 18 && (start[0] != '0' || n == 1)) {
+        t->kind = T_INT;
+        t->v.i = negative ? -(int64_t)v : (int64_t)v;
+        lx->p = q;
+        return 0;
+    }
+
+    /* copy (with the sign) to parse with the C library, which needs a NUL */
     char small[64];
     char *text = n + 2 <= sizeof small ? small : ads_arena_alloc(lx->arena, n + 2);
     if (!text)
@@ -172,7 +238,7 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
         t->kind = T_REAL;
         t->v.r = r;
     } else if (start[0] == '0' && n > 1) {
-        uint64_t v = 0;
+        v = 0;
         for (const char *d = start + 1; d < q; d++) {
             if (*d > '7')
                 return fail_at(lx, d, ADS_ESYNTAX, "'%c' is not an octal digit", *d);
@@ -186,12 +252,12 @@ static int lex_number(lexer *lx, token *t, const char *start, bool negative)
         t->v.i = negative ? (int64_t)(0 - v) : (int64_t)v;
     } else {
         errno = 0;
-        long long v = strtoll(num, NULL, 10);
+        long long ll = strtoll(num, NULL, 10);
         if (errno == ERANGE)
             return fail_at(lx, negative ? start - 1 : start, ADS_ESYNTAX,
                            "integer literal does not fit 64 bits");
         t->kind = T_INT;
-        t->v.i = v;
+        t->v.i = ll;
     }
     lx->p = q;
     return 0;
@@ -281,7 +347,34 @@ static int lex_quoted(lexer *lx, ads_buf *b, char quote)
     }
 }
 
-static int lex_string(lexer *lx, token *t)
+/* The usual string: no escape, no line break, no NUL and no literal joined
+ * after it, so its value is its text. 0 or an ADS_E* code; 1 if the
+ * general path must decode it. */
+static int lex_plain_string(lexer *lx, token *t)
+{
+    const char *s = lx->p + 1, *q = s, *end = lx->end;
+    while (q < end && *q != '"' && *q != '\\' && *q != '\n' && *q != '\0')
+        q++;
+    if (q >= end || *q != '"')
+        return 1;
+    const char *next = q + 1;
+    while (next < end && is_class(*next, C_SPACE))
+        next++;
+    if (next < end && *next == '"')
+        return 1;
+    size_t n = (size_t)(q - s);
+    char *copy = ads_arena_strndup(lx->arena, s, n);
+    if (!copy)
+        return fail_at(lx, t->start, ADS_ENOMEM, "out of memory");
+    t->kind = T_STRING;
+    t->v.s.p = copy;
+    t->v.s.len = n;
+    lx->p = q + 1;
+    return 0;
+}
+
+/* Any string: escapes, line breaks, joined literals, and the errors. */
+static int lex_escaped_string(lexer *lx, token *t)
 {
     ads_buf b = ADS_BUF_INIT;
     int rc;
@@ -326,7 +419,13 @@ done:
     return rc;
 }
 
-static int lex_quoted_name(lexer *lx, token *t)
+COLD static int lex_string(lexer *lx, token *t)
+{
+    int rc = lex_plain_string(lx, t);
+    return rc > 0 ? lex_escaped_string(lx, t) : rc;
+}
+
+COLD static int lex_quoted_name(lexer *lx, token *t)
 {
     ads_buf b = ADS_BUF_INIT;
     int rc = lex_quoted(lx, &b, '\'');
@@ -347,7 +446,7 @@ static int lex_quoted_name(lexer *lx, token *t)
 
 /* ---- times, identifiers, names ---- */
 
-static int lex_time(lexer *lx, token *t)
+COLD static int lex_time(lexer *lx, token *t)
 {
     const char *open = lx->p;
     const char *p = open + 1;
@@ -372,7 +471,7 @@ static int lex_time(lexer *lx, token *t)
                    (int)(n > 40 ? 40 : n), text);
 }
 
-static int lex_ident(lexer *lx, token *t)
+COLD static int lex_ident(lexer *lx, token *t)
 {
     const char *p = lx->p + 1;
     while (p < lx->end && *p && strchr("0123456789abcdefABCDEF.-", *p))
@@ -388,38 +487,49 @@ static int lex_ident(lexer *lx, token *t)
     return 0;
 }
 
-typedef struct keyword {
-    const char *word;
-    tok_kind kind;
-} keyword;
+/* s, n bytes of name characters, spells the lower-case word w in any case.
+ * Setting bit 0x20 makes a capital small and leaves every byte that could
+ * equal a small letter (digits, '_', '@') unequal to one. */
+static inline bool word_is(const char *s, const char *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((s[i] | 0x20) != w[i])
+            return false;
+    return true;
+}
 
-static const keyword keywords[] = {
-    {"true", T_TRUE}, {"false", T_FALSE}, {"undefined", T_UNDEFINED}, {"error", T_ERRORKW},
-    {"is", T_IS},     {"isnt", T_ISNT},   {"in", T_IN},
-};
+/* The keyword a name spells (true false undefined error is isnt in, any
+ * case), or T_NAME. */
+static tok_kind keyword_kind(const char *s, size_t n)
+{
+    switch (n) {
+    case 2:
+        return word_is(s, "is", 2) ? T_IS : word_is(s, "in", 2) ? T_IN : T_NAME;
+    case 4:
+        return word_is(s, "true", 4) ? T_TRUE : word_is(s, "isnt", 4) ? T_ISNT : T_NAME;
+    case 5:
+        return word_is(s, "false", 5) ? T_FALSE : word_is(s, "error", 5) ? T_ERRORKW : T_NAME;
+    case 9:
+        return word_is(s, "undefined", 9) ? T_UNDEFINED : T_NAME;
+    default:
+        return T_NAME;
+    }
+}
 
 static void lex_name(lexer *lx, token *t)
 {
-    const char *p = lx->p;
+    const char *s = lx->p, *p = s, *end = lx->end;
     if (lx->query && *p == '@') /* @timerange, @intervals, ... */
         p++;
-    while (p < lx->end && is_name_char((unsigned char)*p))
+    while (p < end && is_name_char((unsigned char)*p))
         p++;
     /* avg@(, sum@(, ...: the '@' belongs to the name when a call follows */
-    if (lx->query && *lx->p != '@' && p + 1 < lx->end && p[0] == '@' && p[1] == '(')
+    if (lx->query && *s != '@' && p + 1 < end && p[0] == '@' && p[1] == '(')
         p++;
-    size_t n = (size_t)(p - lx->p);
-    t->kind = T_NAME;
-    t->v.s.p = lx->p;
+    size_t n = (size_t)(p - s);
+    t->kind = keyword_kind(s, n);
+    t->v.s.p = s;
     t->v.s.len = n;
-    /* keywords are 2..9 letters starting with t f u e i */
-    char c0 = (char)(*lx->p | 0x20);
-    if (n >= 2 && n <= 9 && (c0 == 't' || c0 == 'f' || c0 == 'u' || c0 == 'e' || c0 == 'i'))
-        for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
-            if (ads_name__eq(lx->p, n, keywords[i].word, strlen(keywords[i].word))) {
-                t->kind = keywords[i].kind;
-                break;
-            }
     /* `in`, `is` and `isnt` are operators only where one can stand, right
      * after an operand; anywhere else they are names, so HTCondor's ads
      * (`In = "/dev/null"`, `In == "/dev/null"`, HTCondor has no `in`) read */
@@ -430,38 +540,117 @@ static void lex_name(lexer *lx, token *t)
 
 /* ---- operators ---- */
 
-typedef struct punct {
-    const char *text;
-    tok_kind kind;
-    size_t len;
-} punct;
-
-#define P(text, kind) {text, kind, sizeof text - 1}
-
-/* Longest first within each leading character. */
-static const punct puncts[] = {
-    P(">>>", T_USHR), P("===", T_EQUIV), P("=?=", T_META_EQ), P("=!=", T_META_NE),
-    P("<<", T_SHL),   P(">>", T_SHR),    P("<=", T_LE),       P(">=", T_GE),
-    P("==", T_EQ),    P("!=", T_NE),     P("&&", T_ANDAND),   P("||", T_OROR),
-    P("?:", T_ELVIS), P(":=", T_COLONASSIGN),
-    P("(", T_LPAREN), P(")", T_RPAREN),  P("[", T_LBRACKET),  P("]", T_RBRACKET),
-    P("{", T_LBRACE), P("}", T_RBRACE),  P(",", T_COMMA),     P(";", T_SEMI),
-    P(".", T_DOT),    P("?", T_QUESTION), P(":", T_COLON),    P("=", T_ASSIGN),
-    P("+", T_PLUS),   P("-", T_MINUS),   P("*", T_STAR),      P("/", T_SLASH),
-    P("%", T_PERCENT), P("<", T_LT),     P(">", T_GT),        P("&", T_AMP),
-    P("^", T_CARET),  P("|", T_PIPE),    P("!", T_BANG),      P("~", T_TILDE),
-};
-
-static bool ends_value(tok_kind k)
+/* p[i] if it is before end, else NUL, which continues no operator. */
+static inline char byte_at(const char *p, const char *end, size_t i)
 {
-    switch (k) {
-    case T_INT: case T_REAL: case T_STRING: case T_NAME: case T_ID: case T_ABSTIME:
-    case T_RELTIME: case T_TRUE: case T_FALSE: case T_UNDEFINED: case T_ERRORKW:
-    case T_RPAREN: case T_RBRACKET: case T_RBRACE:
-        return true;
+    return (size_t)(end - p) > i ? p[i] : '\0';
+}
+
+/* k, an operator of n bytes. */
+static inline tok_kind take(size_t *len, size_t n, tok_kind k)
+{
+    *len = n;
+    return k;
+}
+
+/* The operator at p (before end), longest first; its length in *len.
+ * T_ERROR_TOKEN if no operator starts with p's byte. */
+static tok_kind lex_operator(const char *p, const char *end, size_t *len)
+{
+    *len = 1;
+    switch (*p) {
+    case '(': return T_LPAREN;
+    case ')': return T_RPAREN;
+    case '[': return T_LBRACKET;
+    case ']': return T_RBRACKET;
+    case '{': return T_LBRACE;
+    case '}': return T_RBRACE;
+    case ',': return T_COMMA;
+    case ';': return T_SEMI;
+    case '.': return T_DOT;
+    case '+': return T_PLUS;
+    case '-': return T_MINUS;
+    case '*': return T_STAR;
+    case '/': return T_SLASH;
+    case '%': return T_PERCENT;
+    case '^': return T_CARET;
+    case '~': return T_TILDE;
+    case '>':
+        if (byte_at(p, end, 1) == '>')
+            return byte_at(p, end, 2) == '>' ? take(len, 3, T_USHR) : take(len, 2, T_SHR);
+        return byte_at(p, end, 1) == '=' ? take(len, 2, T_GE) : T_GT;
+    case '<':
+        if (byte_at(p, end, 1) == '<')
+            return take(len, 2, T_SHL);
+        return byte_at(p, end, 1) == '=' ? take(len, 2, T_LE) : T_LT;
+    case '=':
+        if (byte_at(p, end, 2) == '=') {
+            switch (p[1]) {
+            case '=': return take(len, 3, T_EQUIV);
+            case '?': return take(len, 3, T_META_EQ);
+            case '!': return take(len, 3, T_META_NE);
+            }
+        }
+        return byte_at(p, end, 1) == '=' ? take(len, 2, T_EQ) : T_ASSIGN;
+    case '!':
+        return byte_at(p, end, 1) == '=' ? take(len, 2, T_NE) : T_BANG;
+    case '&':
+        return byte_at(p, end, 1) == '&' ? take(len, 2, T_ANDAND) : T_AMP;
+    case '|':
+        return byte_at(p, end, 1) == '|' ? take(len, 2, T_OROR) : T_PIPE;
+    case '?':
+        return byte_at(p, end, 1) == ':' ? take(len, 2, T_ELVIS) : T_QUESTION;
+    case ':':
+        return byte_at(p, end, 1) == '=' ? take(len, 2, T_COLONASSIGN) : T_COLON;
     default:
-        return false;
+        return T_ERROR_TOKEN;
     }
+}
+
+/* The operator at lx->p, or the error of a byte that starts no token. */
+static int lex_punct(lexer *lx, token *t)
+{
+    const char *p = lx->p;
+    unsigned char c = (unsigned char)*p;
+    size_t n;
+    t->kind = lex_operator(p, lx->end, &n);
+    if (t->kind != T_ERROR_TOKEN) {
+        lx->p = p + n;
+        return 0;
+    }
+    if (c >= 0x20 && c < 0x7f)
+        return fail_at(lx, p, ADS_ESYNTAX, "unexpected character '%c'", c);
+    return fail_at(lx, p, ADS_ESYNTAX, "unexpected byte 0x%02x", c);
+}
+
+/* The tokens that end a value, as a set of bits (tok_kind has fewer than
+ * 64 members). */
+#define BIT(k) ((uint64_t)1 << (k))
+static const uint64_t value_enders =
+    BIT(T_INT) | BIT(T_REAL) | BIT(T_STRING) | BIT(T_NAME) | BIT(T_ID) | BIT(T_ABSTIME) |
+    BIT(T_RELTIME) | BIT(T_TRUE) | BIT(T_FALSE) | BIT(T_UNDEFINED) | BIT(T_ERRORKW) |
+    BIT(T_RPAREN) | BIT(T_RBRACKET) | BIT(T_RBRACE);
+#undef BIT
+_Static_assert(T_KINDS <= 64, "tok_kind no longer fits the bits of value_enders");
+
+static inline bool ends_value(tok_kind k)
+{
+    return (value_enders >> k) & 1;
+}
+
+/* A number starts at p, which holds '.' or '-': '.' and a digit, or where
+ * no value precedes, '-' and a digit or '.' and a digit. */
+static bool starts_number(const lexer *lx, const char *p)
+{
+    const char *end = lx->end;
+    if (*p == '-') {
+        if (lx->value_before)
+            return false;
+        p++;
+        if (p < end && is_digit((unsigned char)*p))
+            return true;
+    }
+    return end - p >= 2 && p[0] == '.' && is_digit((unsigned char)p[1]);
 }
 
 int ads_lex__next(lexer *lx)
@@ -472,53 +661,41 @@ int ads_lex__next(lexer *lx)
         t->kind = T_ERROR_TOKEN;
         return rc;
     }
-    t->start = lx->p;
+    const char *p = lx->p;
+    t->start = p;
     t->line = lx->line;
-    t->column = column_at(lx, lx->p);
+    t->column = column_at(lx, p);
     t->quoted = false;
-    if (lx->p >= lx->end) {
+    if (p >= lx->end) {
         t->kind = T_EOF;
         t->len = 0;
         return 0;
     }
-    unsigned char c = (unsigned char)*lx->p;
-    if (is_digit(c) || (c == '.' && lx->p + 1 < lx->end && is_digit((unsigned char)lx->p[1])))
-        rc = lex_number(lx, t, lx->p, false);
-    else if (c == '-' && !lx->value_before && lx->p + 1 < lx->end &&
-             (is_digit((unsigned char)lx->p[1]) ||
-              (lx->p[1] == '.' && lx->p + 2 < lx->end && is_digit((unsigned char)lx->p[2]))))
-        rc = lex_number(lx, t, lx->p + 1, true);
-    else if (c == '"')
-        rc = lex_string(lx, t);
-    else if (c == '\'')
-        rc = lex_quoted_name(lx, t);
-    else if (c == '`')
-        rc = lex_time(lx, t);
-    else if (c == '#')
-        rc = lex_ident(lx, t);
-    else if (is_name_start(c) ||
-             (lx->query && c == '@' && lx->p + 1 < lx->end &&
-              is_name_start((unsigned char)lx->p[1]))) {
+    /* names first, the most frequent tokens; each lex_* has one caller */
+    unsigned char c = (unsigned char)*p;
+    if (is_name_start(c) ||
+        (c == '@' && lx->query && p + 1 < lx->end && is_name_start((unsigned char)p[1]))) {
         lex_name(lx, t);
+    } else if (is_digit(c) && lex_plain_int(lx, t)) {
         rc = 0;
+    } else if (is_digit(c) || ((c == '.' || c == '-') && starts_number(lx, p))) {
+        rc = lex_number(lx, t, c == '-' ? p + 1 : p, c == '-');
     } else {
-        rc = -1;
-        for (size_t i = 0; i < sizeof puncts / sizeof puncts[0]; i++) {
-            if (puncts[i].text[0] != (char)c)
-                continue;
-            size_t n = puncts[i].len;
-            if ((size_t)(lx->end - lx->p) >= n && memcmp(lx->p, puncts[i].text, n) == 0) {
-                t->kind = puncts[i].kind;
-                lx->p += n;
-                rc = 0;
-                break;
-            }
-        }
-        if (rc) {
-            if (c >= 0x20 && c < 0x7f)
-                rc = fail_at(lx, lx->p, ADS_ESYNTAX, "unexpected character '%c'", c);
-            else
-                rc = fail_at(lx, lx->p, ADS_ESYNTAX, "unexpected byte 0x%02x", c);
+        switch (c) {
+        case '"':
+            rc = lex_string(lx, t);
+            break;
+        case '\'':
+            rc = lex_quoted_name(lx, t);
+            break;
+        case '`':
+            rc = lex_time(lx, t);
+            break;
+        case '#':
+            rc = lex_ident(lx, t);
+            break;
+        default:
+            rc = lex_punct(lx, t);
         }
     }
     if (rc) {

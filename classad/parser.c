@@ -396,36 +396,28 @@ static int parse_unary(parser *ps, const ads_expr **out)
 
 /* ---- binary operators: precedence climbing ---- */
 
-/* The binary operator a token starts, and its level (1 = ||, loosest, to
- * 10 = multiplicative); 0 if the token is not a binary operator. */
+/* The binary operator each token starts, and its level (1 = ||, loosest,
+ * to 10 = multiplicative); level 0 for a token that is no binary operator. */
+typedef struct binop {
+    uint8_t level, op;
+} binop;
+
+static const binop binops[T_KINDS] = {
+    [T_OROR] = {1, OP_OR},       [T_ANDAND] = {2, OP_AND},     [T_PIPE] = {3, OP_BITOR},
+    [T_CARET] = {4, OP_BITXOR},  [T_AMP] = {5, OP_BITAND},     [T_EQ] = {6, OP_EQ},
+    [T_NE] = {6, OP_NE},         [T_META_EQ] = {6, OP_IS},     [T_IS] = {6, OP_IS},
+    [T_META_NE] = {6, OP_ISNT},  [T_ISNT] = {6, OP_ISNT},      [T_EQUIV] = {6, OP_EQUIV},
+    [T_IN] = {6, OP_IN},         [T_LT] = {7, OP_LT},          [T_LE] = {7, OP_LE},
+    [T_GT] = {7, OP_GT},         [T_GE] = {7, OP_GE},          [T_SHL] = {8, OP_SHL},
+    [T_SHR] = {8, OP_SHR},       [T_USHR] = {8, OP_USHR},      [T_PLUS] = {9, OP_ADD},
+    [T_MINUS] = {9, OP_SUB},     [T_STAR] = {10, OP_MUL},      [T_SLASH] = {10, OP_DIV},
+    [T_PERCENT] = {10, OP_MOD},
+};
+
 static int binary_op(tok_kind k, op_kind *op)
 {
-    switch (k) {
-    case T_OROR: *op = OP_OR; return 1;
-    case T_ANDAND: *op = OP_AND; return 2;
-    case T_PIPE: *op = OP_BITOR; return 3;
-    case T_CARET: *op = OP_BITXOR; return 4;
-    case T_AMP: *op = OP_BITAND; return 5;
-    case T_EQ: *op = OP_EQ; return 6;
-    case T_NE: *op = OP_NE; return 6;
-    case T_META_EQ: case T_IS: *op = OP_IS; return 6;
-    case T_META_NE: case T_ISNT: *op = OP_ISNT; return 6;
-    case T_EQUIV: *op = OP_EQUIV; return 6;
-    case T_IN: *op = OP_IN; return 6;
-    case T_LT: *op = OP_LT; return 7;
-    case T_LE: *op = OP_LE; return 7;
-    case T_GT: *op = OP_GT; return 7;
-    case T_GE: *op = OP_GE; return 7;
-    case T_SHL: *op = OP_SHL; return 8;
-    case T_SHR: *op = OP_SHR; return 8;
-    case T_USHR: *op = OP_USHR; return 8;
-    case T_PLUS: *op = OP_ADD; return 9;
-    case T_MINUS: *op = OP_SUB; return 9;
-    case T_STAR: *op = OP_MUL; return 10;
-    case T_SLASH: *op = OP_DIV; return 10;
-    case T_PERCENT: *op = OP_MOD; return 10;
-    default: return 0;
-    }
+    *op = (op_kind)binops[k].op;
+    return binops[k].level;
 }
 
 /* Operators of level min_level or tighter, left-associative. */
