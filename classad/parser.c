@@ -8,6 +8,7 @@
  * and relTime("...") of a string literal, which the language defines as
  * literals.
  */
+#include <assert.h>
 #include <string.h>
 
 #include "classad/classad_int.h"
@@ -396,8 +397,11 @@ static int parse_unary(parser *ps, const ads_expr **out)
 
 /* ---- binary operators: precedence climbing ---- */
 
+#define BINARY_LEVELS 10
+
 /* The binary operator each token starts, and its level (1 = ||, loosest,
- * to 10 = multiplicative); level 0 for a token that is no binary operator. */
+ * to BINARY_LEVELS = multiplicative); level 0 for a token that is no
+ * binary operator. */
 typedef struct binop {
     uint8_t level, op;
 } binop;
@@ -414,34 +418,48 @@ static const binop binops[T_KINDS] = {
     [T_PERCENT] = {10, OP_MOD},
 };
 
-static int binary_op(tok_kind k, op_kind *op)
+/* Binary operators, left-associative, by precedence: operands are read
+ * in a loop, and each operator waits for its right operand on a stack
+ * until an operator that binds no tighter (or the end of the chain) comes
+ * and completes it. The waiting operators' levels rise strictly up the
+ * stack, so at most BINARY_LEVELS wait. Each waiting operator counts a
+ * level of depth, as when each right operand was parsed by a recursive
+ * call; the tree and the errors are the same, without a call per
+ * operator. */
+static int parse_binary(parser *ps, const ads_expr **out)
 {
-    *op = (op_kind)binops[k].op;
-    return binops[k].level;
-}
-
-/* Operators of level min_level or tighter, left-associative. */
-static int parse_binary(parser *ps, int min_level, const ads_expr **out)
-{
-    int rc;
-    if ((rc = parse_unary(ps, out)))
+    struct {
+        const ads_expr *left;
+        binop op;
+    } wait[BINARY_LEVELS];
+    int n = 0, rc;
+    const ads_expr *right;
+    if ((rc = parse_unary(ps, &right)))
         return rc;
     for (;;) {
-        op_kind op;
-        int level = binary_op(ps->lx.tok.kind, &op);
-        if (level == 0 || level < min_level)
+        binop next_op = binops[ps->lx.tok.kind]; /* level 0: the chain ends */
+        while (n > 0 && wait[n - 1].op.level >= next_op.level) {
+            n--;
+            ps->depth--;
+            op_kind op = (op_kind)wait[n].op.op;
+            ads_expr *e = node(ps, op == OP_AND ? N_AND : op == OP_OR ? N_OR : N_BINARY);
+            if (!e)
+                return oom(ps);
+            e->op = (uint8_t)op;
+            e->u.ops.a = wait[n].left;
+            e->u.ops.b = right;
+            right = e;
+        }
+        if (next_op.level == 0) {
+            *out = right;
             return 0;
-        const ads_expr *b;
-        if ((rc = next(ps)) || (rc = enter(ps)) || (rc = parse_binary(ps, level + 1, &b)))
+        }
+        assert(n < BINARY_LEVELS);
+        wait[n].left = right;
+        wait[n].op = next_op;
+        n++;
+        if ((rc = next(ps)) || (rc = enter(ps)) || (rc = parse_unary(ps, &right)))
             return rc;
-        ps->depth--;
-        ads_expr *e = node(ps, op == OP_AND ? N_AND : op == OP_OR ? N_OR : N_BINARY);
-        if (!e)
-            return oom(ps);
-        e->op = (uint8_t)op;
-        e->u.ops.a = *out;
-        e->u.ops.b = b;
-        *out = e;
     }
 }
 
@@ -449,7 +467,7 @@ static int parse_binary(parser *ps, int min_level, const ads_expr **out)
 static int parse_expr(parser *ps, const ads_expr **out)
 {
     int rc;
-    if ((rc = enter(ps)) || (rc = parse_binary(ps, 1, out)))
+    if ((rc = enter(ps)) || (rc = parse_binary(ps, out)))
         return rc;
     if (ps->lx.tok.kind == T_QUESTION) {
         const ads_expr *a, *b;

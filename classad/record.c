@@ -42,8 +42,19 @@ uint32_t ads_name_hash(const char *name, size_t len)
         h = mix(h, fold8(x));
     }
     if (i < len) {
+        /* the same bytes as memcpy(&x, name + i, len - i), each size a
+         * constant so that the copy is a few loads, not a library call
+         * (most names are shorter than 8 bytes: this is the whole hash) */
         x = 0;
-        memcpy(&x, name + i, len - i);
+        switch (len - i) {
+        case 1: memcpy(&x, name + i, 1); break;
+        case 2: memcpy(&x, name + i, 2); break;
+        case 3: memcpy(&x, name + i, 3); break;
+        case 4: memcpy(&x, name + i, 4); break;
+        case 5: memcpy(&x, name + i, 5); break;
+        case 6: memcpy(&x, name + i, 6); break;
+        default: memcpy(&x, name + i, 7); break;
+        }
         h = mix(h, fold8(x));
     }
     h *= 0xff51afd7ed558ccdu;
