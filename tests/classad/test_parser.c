@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,6 +327,121 @@ static void parser__real_nesting_past_the_limit_names_line_and_column(void **sta
     free(subscripts);
 }
 
+/* e's operator and operands, down the right (right) or the left side:
+ * "||(a, &&(b, ...))" written as the operators met and the last operand. */
+static void walk(const ads_expr *e, bool right, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    while (ads_expr_kind_of(e) == ADS_X_BINARY || ads_expr_kind_of(e) == ADS_X_AND ||
+           ads_expr_kind_of(e) == ADS_X_OR) {
+        ads_str leaf = ads_expr_name(ads_expr_arg(e, right ? 0 : 1));
+        n += (size_t)snprintf(out + n, cap - n, "%.*s%s ", (int)leaf.len, leaf.p,
+                              ads_expr_op(e));
+        e = ads_expr_arg(e, right ? 1 : 0);
+    }
+    ads_str last = ads_expr_name(e);
+    snprintf(out + n, cap - n, "%.*s", (int)last.len, last.p);
+}
+
+/* The tree of a chain of operators: tighter ones group first, and equal
+ * ones from the left. */
+static void parser__binary_operators_group_by_level_then_from_the_left(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool right; /* walk down the right operands (each operator tighter than the last) */
+        const char *walk;
+    } cases[] = {
+        {"a || b && c | d ^ e & f == g < h << i + j * k", true,
+         "a|| b&& c| d^ e& f== g< h<< i+ j* k"},
+        {"k * j + i << h < g == f & e ^ d | c && b || a", false,
+         "a|| b&& c| d^ e& f== g< h<< i+ j* k"},
+        {"a - b - c - d", false, "d- c- b- a"},
+        {"a || b || c", false, "c|| b|| a"},
+        {"a == b != c =?= d", false, "dis c!= b== a"},
+        {"a < b > c <= d >= e", false, "e>= d<= c> b< a"},
+        {"a + b * c", true, "a+ b* c"},
+        {"a * b + c", false, "c+ b* a"},
+    };
+    char got[256];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const ads_expr *e;
+        assert_int_equal(ads_expr_parse(&e, arena, cases[k].text, strlen(cases[k].text), NULL),
+                         0);
+        walk(e, cases[k].right, got, sizeof got);
+        if (strcmp(got, cases[k].walk) != 0)
+            fail_msg("'%s' walks as '%s', expected '%s'", cases[k].text, got, cases[k].walk);
+    }
+    /* a + b * c - d: the - takes (a + b * c) */
+    const ads_expr *e;
+    assert_int_equal(ads_expr_parse(&e, arena, "a + b * c - d", 13, NULL), 0);
+    assert_string_equal(ads_expr_op(e), "-");
+    assert_string_equal(ads_expr_op(ads_expr_arg(e, 0)), "+");
+    assert_string_equal(ads_expr_op(ads_expr_arg(ads_expr_arg(e, 0), 1)), "*");
+}
+
+/* For every pair of binary operators x, y: a x b y c groups as (a x b) y c
+ * when x binds at least as tightly as y, else as a x (b y c). */
+static void parser__every_pair_of_binary_operators_groups_by_level(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *op; /* as written, as ads_expr_op spells it */
+        int level;             /* shared/spec/classad.md: 1 = loosest */
+    } ops[] = {
+        {"||", "||", 1},   {"&&", "&&", 2},     {"|", "|", 3},       {"^", "^", 4},
+        {"&", "&", 5},     {"==", "==", 6},     {"!=", "!=", 6},     {"=?=", "is", 6},
+        {"=!=", "isnt", 6}, {"is", "is", 6},    {"isnt", "isnt", 6}, {"===", "===", 6},
+        {"in", "in", 6},   {"<", "<", 7},       {"<=", "<=", 7},     {">", ">", 7},
+        {">=", ">=", 7},   {"<<", "<<", 8},     {">>", ">>", 8},     {">>>", ">>>", 8},
+        {"+", "+", 9},     {"-", "-", 9},       {"*", "*", 10},      {"/", "/", 10},
+        {"%", "%", 10},
+    };
+    const size_t n = sizeof ops / sizeof ops[0];
+    char text[64];
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < n; j++) {
+            const ads_expr *e;
+            snprintf(text, sizeof text, "a %s b %s c", ops[i].text, ops[j].text);
+            if (ads_expr_parse(&e, arena, text, strlen(text), NULL))
+                fail_msg("'%s' does not parse", text);
+            bool left = ops[i].level >= ops[j].level;
+            const char *root = left ? ops[j].op : ops[i].op;
+            const ads_expr *inner = ads_expr_arg(e, left ? 0 : 1);
+            const char *below = left ? ops[i].op : ops[j].op;
+            if (strcmp(ads_expr_op(e), root) != 0 || strcmp(ads_expr_op(inner), below) != 0)
+                fail_msg("'%s' groups as '%s' over '%s'", text, ads_expr_op(e),
+                         ads_expr_op(inner));
+        }
+    }
+}
+
+/* An operator waiting for its right operand (one of each level, ten at
+ * most) is a level of nesting, counted when the operand starts. */
+static void parser__operators_waiting_for_an_operand_count_as_levels(void **state)
+{
+    (void)state;
+    const char *rising = "a || b && c | d ^ e & f == g < h << i + j * k";
+    char *ok = nest("", "(", 389, rising, ")");
+    const ads_expr *e;
+    assert_int_equal(ads_expr_parse(&e, arena, ok, strlen(ok), NULL), 0);
+    free(ok);
+    /* 390 parentheses + the chain + 10 waiting: over at `k` */
+    char *deep = nest("", "(", 390, rising, ")");
+    refused(deep, ADS_ELIMIT, 1, 435, "expression nested deeper than 400 levels");
+    free(deep);
+    /* falling levels complete each operator before the next waits */
+    const char *falling = "k * j + i << h < g == f & e ^ d | c && b || a";
+    ok = nest("", "(", 398, falling, ")");
+    assert_int_equal(ads_expr_parse(&e, arena, ok, strlen(ok), NULL), 0);
+    free(ok);
+    deep = nest("", "(", 399, falling, ")");
+    refused(deep, ADS_ELIMIT, 1, 404, "expression nested deeper than 400 levels");
+    free(deep);
+}
+
 static void parser__null_and_oversized_arguments(void **state)
 {
     (void)state;
@@ -368,6 +484,9 @@ int main(void)
         T(parser__tree_does_not_point_into_the_text),
         T(parser__keywords_as_attribute_names),
         T(parser__select_after_a_real),
+        T(parser__binary_operators_group_by_level_then_from_the_left),
+        T(parser__operators_waiting_for_an_operand_count_as_levels),
+        T(parser__every_pair_of_binary_operators_groups_by_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

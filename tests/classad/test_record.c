@@ -68,6 +68,33 @@ static const char *record_text(const ads_record *r)
     return text;
 }
 
+/* Names of every length around the 8-byte words the hash reads: each
+ * byte of the name counts (its last 1..7 bytes are read apart), in any
+ * case, and no byte after it does. */
+static void record__name_hash_reads_every_byte_of_every_length(void **state)
+{
+    (void)state;
+    const char *base = "Memory_Request2Arch_OpSys";
+    for (size_t len = 0; len <= 24; len++) {
+        char name[32], upper[32], other[32];
+        memcpy(name, base, 25);
+        for (size_t i = 0; i < 25; i++)
+            upper[i] = (char)((name[i] >= 'a' && name[i] <= 'z') ? name[i] - 32 : name[i]);
+        uint32_t h = ads_name_hash(name, len);
+        assert_int_equal(ads_name_hash(upper, len), h);
+        /* what follows the name: anything */
+        memcpy(other, name, 25);
+        other[len] = '#';
+        assert_int_equal(ads_name_hash(other, len), h);
+        for (size_t i = 0; i < len; i++) {
+            memcpy(other, name, 25);
+            other[i] = '#';
+            if (ads_name_hash(other, len) == h)
+                fail_msg("length %zu: byte %zu does not count", len, i);
+        }
+    }
+}
+
 static void record__name_hash_is_over_case_folded_bytes(void **state)
 {
     (void)state;
@@ -475,6 +502,7 @@ int main(void)
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(record__name_hash_is_over_case_folded_bytes),
+        T(record__name_hash_reads_every_byte_of_every_length),
         T(record__names_compare_ignoring_ascii_case),
         T(record__builder_keeps_the_order_attributes_were_added_in),
         T(record__repeated_name_keeps_the_last_expression_at_the_first_position),
