@@ -6,6 +6,9 @@
  * previous token ends a value), strings with their escapes (adjacent string
  * literals separated only by white space are joined), 'quoted names', times
  * in backticks, and #identifiers. Every error names its line and column.
+ * The usual tokens (names, keywords, operators, strings without escapes,
+ * short decimal integers) take short paths; anything else, and every
+ * error, the general ones.
  */
 #include <errno.h>
 #include <math.h>

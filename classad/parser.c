@@ -1,12 +1,14 @@
 /*
  * classad/parser.c: tokens to expression trees (shared/spec/classad.md
- * sections 2 and 3). Recursive descent with one function per precedence
- * level; the depth is counted so that deep input is an error, not a stack
- * overflow. Operators of one level are gathered in a loop, so a flat chain
- * (a || b || ...) is one level however long (classad_int.h). The tree keeps what was written (parentheses, quoted names) so
- * unparse() can give it back; nothing is folded here except absTime("...")
- * and relTime("...") of a string literal, which the language defines as
- * literals.
+ * sections 2 and 3). Recursive descent for conditionals, unary operators,
+ * postfix and primaries; binary operators by precedence over a small stack
+ * of the operators waiting for their right operand (parse_binary). The
+ * depth is counted so that deep input is an error, not a stack overflow.
+ * Operators of one level are gathered in a loop, so a flat chain
+ * (a || b || ...) is one level however long (classad_int.h). The tree
+ * keeps what was written (parentheses, quoted names) so unparse() can give
+ * it back; nothing is folded here except absTime("...") and relTime("...")
+ * of a string literal, which the language defines as literals.
  */
 #include <assert.h>
 #include <string.h>
