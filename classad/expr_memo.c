@@ -300,51 +300,29 @@ static uint64_t hash_literal(const ads_value *v)
  * (or it has more than *budget nodes). */
 static bool hash_tree(const ads_expr *e, uint64_t *h, int *budget)
 {
-    if (--*budget < 0)
+    if (--*budget < 0 || e->kind == N_RECORD || e->kind == N_PARAM ||
+        (e->kind == N_LITERAL && !scalar_literal(&e->u.lit)))
         return false;
     uint64_t x = mix(*h, (uint64_t)e->kind | (uint64_t)e->op << 8 | (uint64_t)e->scope << 16 |
                              (uint64_t)e->quoted << 24);
-    bool ok = true;
-    switch ((node_kind)e->kind) {
-    case N_LITERAL:
-        ok = scalar_literal(&e->u.lit);
+    const ads_str *str = str_of((ads_expr *)e);
+    if (e->kind == N_LITERAL)
         x = mix(x, (uint64_t)e->u.lit.type << 32 ^ hash_literal(&e->u.lit));
-        break;
-    case N_ATTR:
-        x = mix(x, XXH3_64bits(e->u.attr.name.p, e->u.attr.name.len));
-        break;
-    case N_SELECT:
-        x = mix(x, XXH3_64bits(e->u.sel.name.p, e->u.sel.name.len));
-        ok = hash_tree(e->u.sel.base, &x, budget);
-        break;
-    case N_INDEX:
-    case N_UNARY:
-    case N_BINARY:
-    case N_AND:
-    case N_OR:
-    case N_COND:
-    case N_ELVIS:
-    case N_PAREN:
+    else if (str)
+        x = mix(x, XXH3_64bits(str->p, str->len));
+    bool ok = true;
+    if (has_ops(e)) {
+        const ads_expr *ops[3] = {e->u.ops.a, e->u.ops.b, e->u.ops.c};
         for (int i = 0; i < 3 && ok; i++) {
-            const ads_expr *k = i == 0 ? e->u.ops.a : i == 1 ? e->u.ops.b : e->u.ops.c;
-            x = mix(x, k != NULL);
-            ok = !k || hash_tree(k, &x, budget);
+            x = mix(x, ops[i] != NULL);
+            ok = !ops[i] || hash_tree(ops[i], &x, budget);
         }
-        break;
-    case N_CALL:
-        x = mix(mix(x, XXH3_64bits(e->u.call.name.p, e->u.call.name.len)), e->u.call.n);
-        for (size_t i = 0; i < e->u.call.n && ok; i++)
-            ok = hash_tree(e->u.call.args[i], &x, budget);
-        break;
-    case N_LIST:
-        x = mix(x, e->u.list.n);
-        for (size_t i = 0; i < e->u.list.n && ok; i++)
-            ok = hash_tree(e->u.list.items[i], &x, budget);
-        break;
-    case N_RECORD:
-    case N_PARAM:
-        ok = false;
-        break;
+    } else {
+        size_t n;
+        const ads_expr *const *kids = kids_of(e, &n);
+        x = mix(x, n);
+        for (size_t i = 0; i < n && ok; i++)
+            ok = hash_tree(kids[i], &x, budget);
     }
     *h = x;
     return ok;
@@ -385,14 +363,6 @@ static bool same_literal(const ads_value *a, const ads_value *b)
 
 static bool same_tree(const ads_expr *m, const ads_expr *e);
 
-static bool same_kids(const ads_expr *const *m, const ads_expr *const *e, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!same_tree(m[i], e[i]))
-            return false;
-    return true;
-}
-
 static bool same_op(const ads_expr *m, const ads_expr *e)
 {
     if (!m || !e)
@@ -406,31 +376,22 @@ static bool same_tree(const ads_expr *m, const ads_expr *e)
 {
     if (m->kind != e->kind || m->op != e->op || m->scope != e->scope || m->quoted != e->quoted)
         return false;
-    switch ((node_kind)m->kind) {
-    case N_LITERAL:
+    if (m->kind == N_LITERAL)
         return same_literal(&m->u.lit, &e->u.lit);
-    case N_ATTR:
-        return same_str(m->u.attr.name, e->u.attr.name);
-    case N_SELECT:
-        return same_str(m->u.sel.name, e->u.sel.name) && same_tree(m->u.sel.base, e->u.sel.base);
-    case N_INDEX:
-    case N_UNARY:
-    case N_BINARY:
-    case N_AND:
-    case N_OR:
-    case N_COND:
-    case N_ELVIS:
-    case N_PAREN:
+    const ads_str *sm = str_of((ads_expr *)m), *se = str_of((ads_expr *)e);
+    if ((sm && !same_str(*sm, *se)) || (m->kind == N_CALL && m->u.call.fn != e->u.call.fn))
+        return false;
+    if (has_ops(m))
         return same_op(m->u.ops.a, e->u.ops.a) && same_op(m->u.ops.b, e->u.ops.b) &&
                same_op(m->u.ops.c, e->u.ops.c);
-    case N_CALL:
-        return m->u.call.fn == e->u.call.fn && same_str(m->u.call.name, e->u.call.name) &&
-               m->u.call.n == e->u.call.n && same_kids(m->u.call.args, e->u.call.args, m->u.call.n);
-    case N_LIST:
-        return m->u.list.n == e->u.list.n && same_kids(m->u.list.items, e->u.list.items, m->u.list.n);
-    default:
+    size_t n, k;
+    const ads_expr *const *mk = kids_of(m, &n), *const *ek = kids_of(e, &k);
+    if (n != k)
         return false;
-    }
+    for (size_t i = 0; i < n; i++)
+        if (!same_tree(mk[i], ek[i]))
+            return false;
+    return true;
 }
 
 /* ---- the table ---- */
