@@ -39,11 +39,16 @@ typedef struct memo_entry {
     size_t len;
     const ads_expr *tree; /* a block in the arena (see make_block) */
     size_t size, nodes;   /* the block's bytes and nodes */
+    /* the unparse memo: the entry found after this one the last time, the
+     * guess tried first when this one is found again (a record's
+     * expressions come in the same order in record after record) */
+    struct memo_entry *next;
 } memo_entry;
 
 struct ads_expr_memo {
     ads_arena *arena;
     memo_entry slot[ADS_EXPR_MEMO_SLOTS];
+    memo_entry *last; /* the unparse memo's entry found or kept last, or NULL */
 };
 
 int ads_expr_memo_new(ads_expr_memo **out)
@@ -93,7 +98,7 @@ static bool scalar_literal(const ads_value *v)
 }
 
 /* The names and strings a node holds: at most one each. */
-static ads_str *str_of(ads_expr *n)
+static inline __attribute__((always_inline)) ads_str *str_of(ads_expr *n)
 {
     switch ((node_kind)n->kind) {
     case N_LITERAL:
@@ -111,7 +116,8 @@ static ads_str *str_of(ads_expr *n)
 
 /* The children of a call or a list (*n of them), of a select (its base),
  * or NULL for other nodes (whose children are u.ops.a, b and c). */
-static const ads_expr *const *kids_of(const ads_expr *e, size_t *n)
+static inline __attribute__((always_inline)) const ads_expr *const *kids_of(const ads_expr *e,
+                                                                           size_t *n)
 {
     switch ((node_kind)e->kind) {
     case N_CALL:
@@ -130,7 +136,7 @@ static const ads_expr *const *kids_of(const ads_expr *e, size_t *n)
 }
 
 /* Has e children in u.ops? */
-static bool has_ops(const ads_expr *e)
+static inline __attribute__((always_inline)) bool has_ops(const ads_expr *e)
 {
     return e->kind != N_LITERAL && e->kind != N_ATTR && e->kind != N_SELECT &&
            e->kind != N_CALL && e->kind != N_LIST;
@@ -420,11 +426,13 @@ static memo_entry *slot_of(ads_expr_memo *m, uint64_t h)
  * Best effort: a tree the memo does not keep, or no memory, leaves the
  * slot empty. A memo that grew past its bytes forgets everything first.
  */
-static void keep(ads_expr_memo *m, uint64_t h, const char *text, size_t len, const ads_expr *e)
+static memo_entry *keep(ads_expr_memo *m, uint64_t h, const char *text, size_t len,
+                        const ads_expr *e)
 {
     if (ads_arena_used(m->arena) > ADS_EXPR_MEMO_BYTES) {
         ads_arena_reset(m->arena);
         memset(m->slot, 0, sizeof m->slot);
+        m->last = NULL;
     }
     memo_entry *s = slot_of(m, h);
     s->hash = 0;
@@ -432,9 +440,10 @@ static void keep(ads_expr_memo *m, uint64_t h, const char *text, size_t len, con
     const ads_expr *tree = make_block(m->arena, e, &size, &nodes);
     char *t = ads_arena_alloc(m->arena, len ? len : 1);
     if (!tree || !t)
-        return;
+        return NULL;
     memcpy(t, text, len);
-    *s = (memo_entry){h, t, len, tree, size, nodes};
+    *s = (memo_entry){h, t, len, tree, size, nodes, NULL};
+    return s;
 }
 
 int ads_expr__parse_memo(ads_expr_memo *m, const ads_expr **out, ads_arena *a, const char *text,
@@ -463,22 +472,42 @@ int ads_expr__parse_memo(ads_expr_memo *m, const ads_expr **out, ads_arena *a, c
     return 0;
 }
 
+/* s (or NULL) is the unparse memo's entry of this expression: the one the
+ * last entry's guess should have been. */
+static void found(ads_expr_memo *m, memo_entry *s)
+{
+    if (m->last && s)
+        m->last->next = s;
+    m->last = s;
+}
+
 void ads_expr__unparse_memo(ads_expr_memo *m, ads_buf *b, const ads_expr *e)
 {
+    if (!m) {
+        ads_expr_unparse(b, e);
+        return;
+    }
+    memo_entry *s = m->last ? m->last->next : NULL;
+    if (s && s->hash && same_tree(s->tree, e)) { /* the guess, without hashing */
+        ads_buf_add(b, s->text, s->len);
+        m->last = s;
+        return;
+    }
     uint64_t h = 0;
     int budget = ADS_EXPR_MEMO_NODES;
-    if (!m || !hash_tree(e, &h, &budget)) {
+    if (!hash_tree(e, &h, &budget)) {
         ads_expr_unparse(b, e);
         return;
     }
     h = table_hash(h);
-    memo_entry *s = slot_of(m, h);
+    s = slot_of(m, h);
     if (s->hash == h && same_tree(s->tree, e)) {
         ads_buf_add(b, s->text, s->len);
+        found(m, s);
         return;
     }
     size_t at = b->len;
     ads_expr_unparse(b, e);
     if (!b->failed && b->len - at <= ADS_EXPR_MEMO_TEXT_MAX)
-        keep(m, h, b->p + at, b->len - at, e);
+        found(m, keep(m, h, b->p + at, b->len - at, e));
 }
