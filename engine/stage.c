@@ -16,8 +16,13 @@
  * error in input order.
  *
  * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, a read
- * buffer and the current entry of each run; when ADS_STAGE_MERGE_WAYS runs
- * are on disk they are merged into one before the next is spilled.
+ * buffer (ADS_STAGE_READ_BUFFER) and the current entry of each run. When
+ * ADS_STAGE_MERGE_WAYS runs are on disk, the runs of the lowest level that
+ * has two or more (a spilled run is of level 0, a merge of level-k runs of
+ * level k + 1) are merged into one before the next is spilled: each row is
+ * rewritten once per level, and levels grow as the logarithm of the input
+ * (merging every run instead would rewrite all the input so far each time,
+ * a cost that grows as its square).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -87,8 +92,23 @@ static int ref_cmp(const void *x, const void *y)
 
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
+/* A run on disk: its stream, the stream's buffer and its level. */
+typedef struct run_file {
+    FILE *f;
+    char *buf;
+    unsigned level;
+} run_file;
+
+static void run_close(run_file *r)
+{
+    if (r->f)
+        fclose(r->f);
+    free(r->buf);
+    *r = (run_file){NULL, NULL, 0};
+}
+
 typedef struct reader {
-    FILE *f; /* NULL: the entries in memory */
+    run_file file; /* file.f NULL: the entries in memory */
     const unsigned char *mem;
     const sort_ref *refs;
     size_t i, n;
@@ -100,18 +120,19 @@ typedef struct reader {
 /* The reader's next entry into cur: 1, 0 at its end, or an error. */
 static int reader_next(reader *r, ads_error *err)
 {
-    if (!r->f) {
+    FILE *f = r->file.f;
+    if (!f) {
         if (r->i == r->n)
             return 0;
         ent_at(&r->cur, r->mem + r->refs[r->i++].off);
         return 1;
     }
-    size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, r->f);
-    if (got == 0 && feof(r->f))
+    size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, f);
+    if (got == 0 && feof(f))
         return 0;
     if (got != sizeof r->cur.h)
         return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
-                             ferror(r->f) ? strerror(errno) : "the file is short");
+                             ferror(f) ? strerror(errno) : "the file is short");
     size_t body = (size_t)r->cur.h.klen + r->cur.h.rlen;
     if (body > r->cap) {
         unsigned char *p = realloc(r->buf, body);
@@ -120,9 +141,9 @@ static int reader_next(reader *r, ads_error *err)
         r->buf = p;
         r->cap = body;
     }
-    if (fread(r->buf, 1, body, r->f) != body)
+    if (fread(r->buf, 1, body, f) != body)
         return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
-                             ferror(r->f) ? strerror(errno) : "the file is short");
+                             ferror(f) ? strerror(errno) : "the file is short");
     r->cur.row = r->buf;
     r->cur.key = r->cur.row + r->cur.h.rlen;
     return 1;
@@ -202,8 +223,7 @@ static int merger_next(const ent **out, merger *m, ads_error *err)
 static void merger_free(merger *m)
 {
     for (size_t i = 0; i < m->n; i++) {
-        if (m->rd[i].f)
-            fclose(m->rd[i].f);
+        run_close(&m->rd[i].file);
         free(m->rd[i].buf);
     }
     free(m->rd);
@@ -231,7 +251,7 @@ struct ads_stage {
     size_t n, cap;
     uint64_t seq;
     /* the runs on disk */
-    FILE **runs;
+    run_file *runs;
     size_t nruns;
     uint64_t spilled, spilled_bytes;
     bool merging;
@@ -266,7 +286,7 @@ void ads_stage_free(ads_stage *s)
         ads_txn_abort(s->txn);
     merger_free(&s->m);
     for (size_t i = 0; s->runs && i < s->nruns; i++)
-        fclose(s->runs[i]);
+        run_close(&s->runs[i]);
     free(s->runs);
     ads_arena_free(s->a);
     ads_msgpack_order_free(s->names);
@@ -288,7 +308,7 @@ uint64_t ads_stage_spilled_bytes(const ads_stage *s)
 
 /* A new temporary file in the store's directory, already unlinked (mkstemp
  * replaces the template's six X's with a unique name). */
-static int temp_file(FILE **out, const ads_stage *s, ads_error *err)
+static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_error *err)
 {
     char path[4096];
     int n = snprintf(path, sizeof path, "%s/.import-run-XXXXXX", s->dir);
@@ -299,13 +319,17 @@ static int temp_file(FILE **out, const ads_stage *s, ads_error *err)
         return ads_error_set(err, ADS_EIO, "making a sorted run in %s: %s", s->dir,
                              strerror(errno));
     unlink(path);
-    FILE *f = fdopen(fd, "w+b");
+    /* the stream's buffer is given: glibc sizes a buffer it makes itself
+     * by the file system's block (4 KiB), whatever size setvbuf asked for */
+    char *buf = malloc(ADS_STAGE_READ_BUFFER);
+    FILE *f = buf ? fdopen(fd, "w+b") : NULL;
     if (!f) {
+        free(buf);
         close(fd);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    setvbuf(f, NULL, _IOFBF, ADS_STAGE_READ_BUFFER);
-    *out = f;
+    setvbuf(f, buf, _IOFBF, ADS_STAGE_READ_BUFFER);
+    *out = (run_file){f, buf, level};
     return 0;
 }
 
@@ -328,35 +352,53 @@ static int run_done(FILE *f, const ads_stage *s, ads_error *err)
     return 0;
 }
 
-/* The runs on disk merged into one (when there are as many as merge at once). */
+/* The lowest level with two runs or more on disk (there is one when all
+ * ADS_STAGE_MERGE_WAYS places are taken: levels are far fewer). */
+static unsigned level_to_merge(const ads_stage *s)
+{
+    unsigned best = UINT32_MAX;
+    for (size_t i = 0; i < s->nruns; i++)
+        for (size_t j = i + 1; j < s->nruns; j++)
+            if (s->runs[i].level == s->runs[j].level && s->runs[i].level < best)
+                best = s->runs[i].level;
+    return best;
+}
+
+/* The runs on disk of the lowest level that has two or more merged into
+ * one of the next level (when there are as many as merge at once). */
 static int merge_runs(ads_stage *s, ads_error *err)
 {
-    FILE *f = NULL;
+    unsigned level = level_to_merge(s);
+    run_file out;
     merger m = {0};
-    int rc = temp_file(&f, s, err);
+    int rc = temp_file(&out, s, level + 1, err);
     if (rc)
         return rc;
     if (!(m.rd = calloc(s->nruns, sizeof *m.rd))) {
-        fclose(f);
+        run_close(&out);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    m.n = s->nruns;
-    for (size_t i = 0; i < s->nruns; i++)
-        m.rd[i].f = s->runs[i];
-    s->nruns = 0; /* the merger owns them now */
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nruns; i++) {
+        if (s->runs[i].level == level)
+            m.rd[m.n++].file = s->runs[i]; /* the merger owns it now */
+        else
+            s->runs[kept++] = s->runs[i];
+    }
+    s->nruns = kept;
     const ent *e;
     if (!(rc = merger_start(&m, err))) {
-        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(f, e, s, err)))
+        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(out.f, e, s, err)))
             s->spilled_bytes += sizeof e->h + e->h.klen + e->h.rlen;
     }
     merger_free(&m);
     if (!rc)
-        rc = run_done(f, s, err);
+        rc = run_done(out.f, s, err);
     if (rc) {
-        fclose(f);
+        run_close(&out);
         return rc;
     }
-    s->runs[s->nruns++] = f;
+    s->runs[s->nruns++] = out;
     return 0;
 }
 
@@ -376,22 +418,22 @@ static int spill(ads_stage *s, ads_error *err)
     int rc;
     if (s->nruns == ADS_STAGE_MERGE_WAYS && (rc = merge_runs(s, err)))
         return rc;
-    FILE *f;
-    if ((rc = temp_file(&f, s, err)))
+    run_file out;
+    if ((rc = temp_file(&out, s, 0, err)))
         return rc;
     sort_mem(s);
     for (size_t i = 0; i < s->n && !rc; i++) {
         ent e;
         ent_at(&e, (const unsigned char *)s->mem.p + s->refs[i].off);
-        rc = put_ent(f, &e, s, err);
+        rc = put_ent(out.f, &e, s, err);
     }
     if (!rc)
-        rc = run_done(f, s, err);
+        rc = run_done(out.f, s, err);
     if (rc) {
-        fclose(f);
+        run_close(&out);
         return rc;
     }
-    s->runs[s->nruns++] = f;
+    s->runs[s->nruns++] = out;
     s->spilled++;
     s->spilled_bytes += s->mem.len;
     ads_buf_clear(&s->mem);
@@ -509,7 +551,7 @@ int ads_stage_merge(ads_stage *s, ads_error *err)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     m->n = s->nruns + 1;
     for (size_t i = 0; i < s->nruns; i++)
-        m->rd[i].f = s->runs[i];
+        m->rd[i].file = s->runs[i];
     s->nruns = 0; /* the merger owns them now */
     m->rd[m->n - 1].mem = (const unsigned char *)s->mem.p;
     m->rd[m->n - 1].refs = s->refs;

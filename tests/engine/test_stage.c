@@ -129,6 +129,50 @@ static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void 
     ads_arena_free(a);
 }
 
+/* Past ADS_STAGE_MERGE_WAYS runs, only the runs of the lowest level are
+ * merged: every row is rewritten once per level (about twice here), not
+ * once per merge as a merge of every run on disk would (about ten times
+ * for these 600-odd runs). The rows still come back in key order. */
+static void stage__many_runs_are_merged_by_level_in_linear_bytes(void **state)
+{
+    (void)state;
+    const int n = 20000;
+    ads_stage *s;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_non_null(a);
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 1500, &err), 0);
+    for (int i = 0; i < n; i++) {
+        ads_arena_reset(a);
+        if (ads_stage_add(s,
+                          rec(a, "[ AdType = \"Machine\"; Name = \"m%08x\"; N = %d ]",
+                              (unsigned)i * 2654435761u, i),
+                          i, &err))
+            fail_msg("add %d: %s", i, err.message);
+    }
+    uint64_t runs = ads_stage_runs(s), spilled = ads_stage_spilled_bytes(s);
+    assert_true(runs > 8 * ADS_STAGE_MERGE_WAYS);
+    /* a spilled run holds at most run_bytes plus one entry */
+    assert_true(spilled <= 3 * runs * (1500 + 200));
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    char prev[64] = "", name[64];
+    const void *row;
+    size_t len;
+    int64_t tag;
+    int got = 0, rc;
+    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1) {
+        row_string(name, sizeof name, row, len, "Name");
+        if (strcmp(prev, name) >= 0)
+            fail_msg("row %d: %s after %s", got, name, prev);
+        snprintf(prev, sizeof prev, "%s", name);
+        got++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(got, n);
+    ads_stage_free(s);
+    ads_arena_free(a);
+}
+
 static void stage__rows_without_a_sort_key_come_last_in_added_order(void **state)
 {
     (void)state;
@@ -232,6 +276,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             stage__rows_come_back_in_key_then_added_order_across_many_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(stage__many_runs_are_merged_by_level_in_linear_bytes,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(stage__rows_without_a_sort_key_come_last_in_added_order,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
