@@ -124,6 +124,11 @@
 #define ADS_MAX_PARAMS 256
 /* Intervals one timeline aggregation may produce per group. */
 #define ADS_MAX_INTERVALS 10000000
+/* Attributes a timeline aggregation's WHERE and GROUP BY may read together
+ * and still have their results kept from one row to the next while those
+ * attributes' bytes stay the same (query/tlrecord.c); past it, every row
+ * evaluates them. */
+#define ADS_TL_MEMO_NAMES 16
 /* What one statement may spend by default (ads_query_set_limits, adstore
  * execute --max-memory / --max-time): memory held by its arenas (rows being
  * evaluated, groups, sorted rows, strings it builds), and wall time. */

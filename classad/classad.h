@@ -424,6 +424,22 @@ typedef int (*ads_expr_visit_fn)(void *ctx, const ads_expr *e);
 int ads_expr_visit(const ads_expr *e, ads_expr_visit_fn fn, void *ctx, unsigned flags,
                    ads_error *err);
 
+/*
+ * Whether e's value depends on nothing but the values of the attributes it
+ * names plainly (`Role`, not MY.Role, TARGET.Role, .Role or a.Role), for
+ * records whose such attributes are all literals: e holds no selection, no
+ * record written in place, no statement parameter and no special name
+ * (self, MY, parent, root, toplevel, TARGET, CurrentTime, which a record
+ * may lack), and calls only functions whose result depends on their
+ * arguments alone (those ads_expr_prepare folds). Then 1, with the names in
+ * names[0 .. *n) (each once, ignoring case, as first written); else 0 (also
+ * when e names more than cap attributes). So two records without parents
+ * whose attributes of these names are the same literals, or are missing in
+ * both, give e the same value through ads_expr_eval, and one evaluation may
+ * serve both (query/tlrecord.c does, row after row of a record).
+ */
+int ads_expr_plain_refs(ads_str *names, size_t cap, size_t *n, const ads_expr *e);
+
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                               */
 /* ------------------------------------------------------------------------ */

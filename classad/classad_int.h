@@ -182,6 +182,11 @@ typedef struct ads_spine {
     const ads_expr *local[32];
 } ads_spine;
 
+/* Whether call (an N_CALL) gives a result that depends only on its
+ * arguments (never on the clock, randomness, the process's zone or the
+ * record): the functions ads_expr_prepare folds (prepare.c). */
+bool ads_expr__pure_call(const ads_expr *call);
+
 /* Make room for more nodes (heap). 0, or ADS_ENOMEM (s unchanged). */
 int ads_spine__grow(ads_spine *s);
 

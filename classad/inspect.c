@@ -412,6 +412,70 @@ static const ads_expr *rewrite(rw *w, const ads_expr *e)
     return w->stop ? NULL : cur;
 }
 
+/* ---- what an expression depends on ---- */
+
+typedef struct refs {
+    ads_str *names;
+    size_t cap, n;
+    bool plain;
+} refs;
+
+/* A name a record may lack and still give a value (eval.c's special_of). */
+static bool special_name(ads_str n)
+{
+    static const char *const special[] = {"self", "my",     "parent",     "root",
+                                          "toplevel", "target", "currenttime"};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        if (ads_name__eq(n.p, n.len, special[i], strlen(special[i])))
+            return true;
+    return false;
+}
+
+static int refs_at(void *ctx, const ads_expr *e)
+{
+    refs *r = ctx;
+    switch ((node_kind)e->kind) {
+    case N_ATTR: {
+        ads_str nm = e->u.attr.name;
+        if (e->scope != SCOPE_NORMAL || special_name(nm))
+            break;
+        for (size_t i = 0; i < r->n; i++)
+            if (ads_name__eq(r->names[i].p, r->names[i].len, nm.p, nm.len))
+                return ADS_VISIT_SKIP;
+        if (r->n == r->cap)
+            break;
+        r->names[r->n++] = nm;
+        return ADS_VISIT_SKIP;
+    }
+    case N_SELECT:
+    case N_RECORD:
+    case N_PARAM:
+        break;
+    case N_CALL:
+        if (!ads_expr__pure_call(e))
+            break;
+        return ADS_VISIT_INTO;
+    default:
+        return ADS_VISIT_INTO;
+    }
+    r->plain = false;
+    return ADS_VISIT_STOP;
+}
+
+int ads_expr_plain_refs(ads_str *names, size_t cap, size_t *n, const ads_expr *e)
+{
+    refs r = {names, cap, 0, true};
+    *n = 0;
+    if (!e)
+        return 0;
+    /* in the order written, so that names come as first written; the walk
+     * can only fail for memory, and then e is taken to depend on more */
+    if (ads_expr_visit(e, refs_at, &r, 0, NULL) || !r.plain)
+        return 0;
+    *n = r.n;
+    return 1;
+}
+
 /* ---- visiting ---- */
 
 /* ADS_VISIT_ANY_ORDER: a node, its arguments after the first (recursing:

@@ -1451,6 +1451,65 @@ int ads_msgpack__quick(ads_value *value, const ads_msgpack_view *mv, const char 
     return at < mv->body_len && quick_scalar(mv->body + at, mv->body_len - at, value);
 }
 
+/* The size of the item at p when quick_scalar reads it (it may still
+ * decline it: a real that is NaN, an integer not in its shortest form), 0
+ * for anything else. */
+static size_t quick_size(const unsigned char *p, size_t left)
+{
+    unsigned t = p[0];
+    if (t <= 0x7f || t == 0xc0 || t == 0xc2 || t == 0xc3)
+        return 1;
+    if ((t & 0xe0) == 0xa0)
+        return 1 + (t & 31);
+    switch (t) {
+    case 0xcb:
+        return 9;
+    case 0xcd:
+        return 3;
+    case 0xce:
+        return 5;
+    case 0xc7:
+        return left >= 2 && p[1] == 12 ? 15 : 0;
+    default:
+        return 0;
+    }
+}
+
+int ads_msgpack__scalar_entry(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
+                              const char *name, size_t len, uint32_t *hint)
+{
+    size_t i = 0;
+    vkey k;
+    int rc = view_find(mv, name, len, *hint, &i, &k, NULL);
+    if (rc <= 0)
+        return rc < 0 ? -1 : 0;
+    *hint = (uint32_t)i;
+    if (mv->slots && mv->slots[i])
+        return -1; /* decoded with checks: not one of quick_scalar's */
+    size_t end = i + 1 < mv->n ? index_off(mv, i + 1) : mv->body_len;
+    if (end > mv->body_len || end <= k.value)
+        return -1;
+    const unsigned char *v = mv->body + k.value;
+    size_t vl = end - k.value;
+    ads_value x;
+    if (quick_size(v, vl) != vl || !quick_scalar(v, vl, &x))
+        return -1;
+    *p = mv->body + k.at;
+    *n = end - k.at;
+    return 1;
+}
+
+bool ads_msgpack__entry_bytes(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
+                              size_t i)
+{
+    size_t from, to;
+    if (i >= mv->n || !entry_span(mv, i, &from, &to))
+        return false;
+    *p = mv->body + from;
+    *n = to - from;
+    return true;
+}
+
 /* The value of attribute i, whose key is k: a plain value, or what the
  * view decoded of it once (see ads_msgpack_view_init). 1, or an error. */
 static int view_decode(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv, size_t i,

@@ -47,6 +47,24 @@ int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat
 int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
                         const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
 
+/* The bytes of attribute name's entry in mv (found ignoring case, as
+ * lookups find it: its key, then its value) when the value is exactly one
+ * of the plain scalars a lookup decodes in place (an integer, a real, a
+ * string of up to 31 bytes, a boolean, undefined, an AbsTime): 1 with the
+ * entry at *p, n bytes; 0 when mv has no such attribute; -1 for anything
+ * else (an expression, a list, another form, damaged bytes). *hint: where
+ * to look first (any number), set to the entry's index. Rows read through
+ * one name table whose entries for a name have the same bytes hold the same
+ * literal under it. */
+int ads_msgpack__scalar_entry(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
+                              const char *name, size_t len, uint32_t *hint);
+
+/* The bytes of entry i of mv (its key and value), found through the index
+ * alone: true with *p and *n, false when i is out of range or the index
+ * does not describe the body. Nothing is checked of the bytes. */
+bool ads_msgpack__entry_bytes(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
+                              size_t i);
+
 /* Whether row bytes (already known to be a row) carry attribute ids. */
 bool ads_msgpack__row_has_ids(const void *bytes, size_t len);
 

@@ -30,7 +30,7 @@ static const char *const pure_functions[] = {
     "envV1ToV2", "mergeEnvironment", "userHome", "userMap",
 };
 
-static bool is_pure(const ads_expr *call)
+bool ads_expr__pure_call(const ads_expr *call)
 {
     if (!call->u.call.fn)
         return true; /* an unknown function is always error */
@@ -218,7 +218,7 @@ static int prepare(prep *p, const ads_expr *e, const ads_expr **out, bool *const
         if ((rc = prepare_children(p, e->u.call.args, e->u.call.n, &args, &ca)))
             return rc;
         n->u.call.args = args;
-        *constant = ca && is_pure(e);
+        *constant = ca && ads_expr__pure_call(e);
         *out = n;
         break;
     }

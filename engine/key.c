@@ -38,28 +38,40 @@ uint32_t ads_key__get_typeid(const unsigned char *key)
     return (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 | (uint32_t)key[2] << 8 | key[3];
 }
 
+/* Written out, not as loops, so that the compiler makes each one store or
+ * load (and a byte swap): every history row's key is checked through them. */
 static void put_be64(unsigned char *p, uint64_t v)
 {
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (unsigned char)v;
+    p[0] = (unsigned char)(v >> 56);
+    p[1] = (unsigned char)(v >> 48);
+    p[2] = (unsigned char)(v >> 40);
+    p[3] = (unsigned char)(v >> 32);
+    p[4] = (unsigned char)(v >> 24);
+    p[5] = (unsigned char)(v >> 16);
+    p[6] = (unsigned char)(v >> 8);
+    p[7] = (unsigned char)v;
 }
 
 static uint64_t get_be64(const unsigned char *p)
 {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
+    return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+           (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+           (uint64_t)p[6] << 8 | (uint64_t)p[7];
 }
 
-void ads_key__sortable_double(unsigned char out[8], double d)
+/* The bits of d that sort as d does, big-endian in keys. */
+static uint64_t sortable_bits(double d)
 {
     uint64_t u;
     if (d == 0)
         d = 0.0; /* -0.0 sorts and compares as 0.0 */
     memcpy(&u, &d, 8);
-    u = (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
-    put_be64(out, u);
+    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
+}
+
+void ads_key__sortable_double(unsigned char out[8], double d)
+{
+    put_be64(out, sortable_bits(d));
 }
 
 double ads_key__double_of_sortable(const unsigned char in[8])
@@ -601,13 +613,12 @@ int ads_key__check_stored(const unsigned char *skey, size_t slen, const unsigned
 int ads_key__check_dates(const unsigned char *skey, size_t slen, double ts, int64_t systs)
 {
     /* a history key ends in the row's own (_Timestamp, __SystemTimestamp) */
-    unsigned char sfx[16];
     if (slen < 16)
         return -1;
-    ads_key__sortable_double(sfx, ts);
-    for (int i = 0; i < 8; i++)
-        sfx[8 + i] = (unsigned char)((uint64_t)systs >> (56 - 8 * i));
-    return memcmp(skey + slen - 16, sfx, 16) == 0 ? 0 : -1;
+    return get_be64(skey + slen - 16) == sortable_bits(ts) &&
+                   get_be64(skey + slen - 8) == (uint64_t)systs
+               ? 0
+               : -1;
 }
 
 /* The key values of an encoded key (after its 4-byte type id) as text, for

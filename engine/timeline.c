@@ -49,6 +49,7 @@ struct ads_timeline {
     size_t key_off;
     bool by_record; /* yield record by record (ads_timeline_by_record) */
     size_t cur;     /* then: the record being read */
+    const tl_rec *hc_at; /* the record whose hlast hc sits on (NULL: unknown) */
 };
 
 static int item_cmp(const tl_item *a, const tl_item *b)
@@ -120,10 +121,18 @@ static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
     size_t klen = r->lk.mv_size;
     while (!r->history_done && r->nbuf < TL_BUF) {
         MDB_val k = r->hlast, v;
-        int rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
-        if (rc == 0 && k.mv_size == r->hlast.mv_size &&
-            memcmp(k.mv_data, r->hlast.mv_data, k.mv_size) == 0)
+        int rc;
+        if (tl->hc_at == r) {
+            /* the cursor is where r's last refill left it (read record by
+             * record, every refill but a record's first): no seek */
             rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+        } else {
+            rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
+            if (rc == 0 && k.mv_size == r->hlast.mv_size &&
+                memcmp(k.mv_data, r->hlast.mv_data, k.mv_size) == 0)
+                rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+        }
+        tl->hc_at = NULL;
         while (rc == 0 && r->nbuf < TL_BUF) {
             if (k.mv_size != klen + 16 || memcmp(k.mv_data, r->lk.mv_data, klen) != 0) {
                 /* the end of the record's history, or a damaged key */
@@ -150,6 +159,8 @@ static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
             r->nbuf++;
             if (r->nbuf < TL_BUF)
                 rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+            else
+                tl->hc_at = r; /* on r->hlast */
         }
         if (rc == MDB_NOTFOUND)
             r->history_done = true;
@@ -174,6 +185,7 @@ static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
 /* Set a record up: its row in effect at t1, and its first buffer. */
 static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
 {
+    tl->hc_at = NULL; /* the seek below moves the cursor */
     int rc = ads_row__parse(&r->lenv, r->lk.mv_data, r->lk.mv_size, r->lv.mv_data, r->lv.mv_size,
                             "latest row", err);
     if (rc)
@@ -230,6 +242,7 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
             /* drop the last buffered row and read it again later */
             r->nbuf--;
             r->hlast = r->buf[r->nbuf - 1].k;
+            tl->hc_at = NULL; /* the cursor is a row past hlast now */
             if (r->buf[r->nbuf].latest)
                 r->latest_done = false;
             else

@@ -16,11 +16,21 @@
  * makes the cells of its span error, as the sweep in time order does
  * (query/tlagg.c). The answers are the same as that sweep's; sums of reals
  * may differ in the last bits, since they are added in another order.
+ *
+ * Most rows of a record differ from the one before only in the values
+ * aggregated and their dates, so WHERE's truth and the group are kept from
+ * one row to the next (the memo below) when both read only attributes named
+ * plainly (ads_expr_plain_refs) and the row's bytes for each of those are
+ * the same plain literal as the last row evaluated (or it lacks the name as
+ * that row did): the same values then give the same results. An attribute
+ * holding an expression, or any value read with checks, is evaluated.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "classad/msgpack_int.h"
 #include "query/tlagg.h"
 
 bool ads_q__tl_linear(const tl *x)
@@ -157,6 +167,95 @@ static void sample(tl *x, tgroup *g, double ts, const rval *vals)
     }
 }
 
+/* WHERE's truth and the group for the last row evaluated, with that row's
+ * bytes of the attributes they read. */
+typedef struct memo {
+    bool on;   /* WHERE and GROUP BY depend only on names[] */
+    bool have; /* p[] and len[] are a row's, and where_ok is its truth */
+    size_t n;
+    ads_str names[ADS_TL_MEMO_NAMES];
+    uint32_t hints[ADS_TL_MEMO_NAMES];
+    const unsigned char *p[ADS_TL_MEMO_NAMES]; /* NULL: the row lacks the name */
+    size_t len[ADS_TL_MEMO_NAMES];
+    bool where_ok;
+    tgroup *g; /* its group once found (WHERE true) */
+} memo;
+
+/* Add e's names to m's, or turn m off. */
+static void memo_names(memo *m, const ads_expr *e)
+{
+    ads_str more[ADS_TL_MEMO_NAMES];
+    size_t n;
+    if (!m->on || !e)
+        return;
+    if (!ads_expr_plain_refs(more, ADS_TL_MEMO_NAMES, &n, e)) {
+        m->on = false;
+        return;
+    }
+    for (size_t i = 0; i < n && m->on; i++) {
+        size_t j = 0;
+        while (j < m->n && !(m->names[j].len == more[i].len &&
+                             strncasecmp(m->names[j].p, more[i].p, more[i].len) == 0))
+            j++;
+        if (j < m->n)
+            continue;
+        if (m->n == ADS_TL_MEMO_NAMES)
+            m->on = false;
+        else
+            m->names[m->n++] = more[i];
+    }
+}
+
+static void memo_init(memo *m, const tl *x)
+{
+    memset(m, 0, sizeof *m);
+    m->on = true;
+    memo_names(m, x->where);
+    for (size_t i = 0; i < x->ngroup; i++)
+        memo_names(m, x->gexprs[i]);
+}
+
+/* Does view's row hold the same bytes for m's names as the last row m
+ * kept? 1 when it does; 0 when not, m now holding this row's bytes (the
+ * caller evaluates and sets m->have); -1 when some value is not a plain
+ * literal, or the row cannot say (a timeline attribute such as _Timestamp,
+ * which the envelope holds, or damaged bytes): m then keeps nothing. An
+ * entry whose bytes (name and value) are those of the last row's at the
+ * same place is that name's, with the same literal: no search, no name. */
+static int memo_same(memo *m, const ads_view *view)
+{
+    const unsigned char *p[ADS_TL_MEMO_NAMES];
+    size_t len[ADS_TL_MEMO_NAMES];
+    bool same = m->have;
+    m->have = false;
+    for (size_t i = 0; i < m->n; i++) {
+        const ads_str nm = m->names[i];
+        ads_msgpack_view *mv = view->ops->data ? view->ops->data(view->self, nm.p, nm.len) : NULL;
+        if (!mv)
+            return -1;
+        if (same && m->p[i] && ads_msgpack__entry_bytes(&p[i], &len[i], mv, m->hints[i]) &&
+            len[i] == m->len[i] && memcmp(p[i], m->p[i], len[i]) == 0)
+            continue;
+        int rc = ads_msgpack__scalar_entry(&p[i], &len[i], mv, nm.p, nm.len, &m->hints[i]);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            p[i] = NULL;
+            len[i] = 0;
+        }
+        same = same && len[i] == m->len[i] && !p[i] == !m->p[i] &&
+               (!p[i] || memcmp(p[i], m->p[i], len[i]) == 0);
+    }
+    if (same) {
+        m->have = true;
+        return 1;
+    }
+    /* the bytes stay valid for the read transaction, as the rows do */
+    memcpy(m->p, p, m->n * sizeof *p);
+    memcpy(m->len, len, m->n * sizeof *len);
+    return 0;
+}
+
 /* The group of a contributing row: the record's last group when its keys
  * are the same, as they mostly are. */
 static int group_for(tgroup **g, tl *x, const recstate *rs, ads_view *view)
@@ -180,7 +279,7 @@ static int group_for(tgroup **g, tl *x, const recstate *rs, ads_view *view)
 }
 
 /* The next row of the record rs follows. */
-static int rec_row(tl *x, recstate *rs, ads_row *row)
+static int rec_row(tl *x, recstate *rs, memo *m, ads_row *row)
 {
     double t = row->ts > x->t1 ? row->ts : x->t1;
     int rc;
@@ -190,16 +289,21 @@ static int rec_row(tl *x, recstate *rs, ads_row *row)
     if (row->deleted)
         return 0;
     ads_view view = ads_row_view(row, NULL);
-    if (x->where) {
-        ads_value ok;
-        if (ads_expr_eval(&ok, x->where, &view, x->ra))
+    int kept = m->on ? memo_same(m, &view) : -1;
+    if (kept != 1) {
+        ads_value ok = ads_bool(true);
+        if (x->where && ads_expr_eval(&ok, x->where, &view, x->ra))
             return ads_error_set(x->err, ADS_ENOMEM, "out of memory");
-        if (!ads_q__truthy(&ok))
-            return 0;
+        m->where_ok = ads_q__truthy(&ok);
+        m->have = kept == 0;
+        m->g = NULL;
     }
-    tgroup *g;
-    if ((rc = group_for(&g, x, rs, &view)))
+    if (!m->where_ok)
+        return 0;
+    tgroup *g = kept == 1 ? m->g : NULL;
+    if (!g && (rc = group_for(&g, x, rs, &view)))
         return rc;
+    m->g = g;
     for (size_t k = 0; k < x->naggs; k++) {
         ads_value v = ads_bool(true);
         if (x->aggs[k].arg && ads_expr_eval(&v, x->aggs[k].arg, &view, x->ra))
@@ -236,6 +340,8 @@ int ads_q__tl_by_record(tl *x, ads_query *q, ads_timeline *it, ads_error *err)
     recstate rs = {false, NULL, 0, calloc(x->naggs ? x->naggs : 1, sizeof(rval))};
     if (!rs.vals)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    memo m;
+    memo_init(&m, x);
     ads_row *row;
     size_t rec, cur = SIZE_MAX;
     while ((rc = ads_timeline_next(&row, &rec, it, err)) == 1 && !(rc = ads_q__budget(q, err))) {
@@ -248,7 +354,7 @@ int ads_q__tl_by_record(tl *x, ads_query *q, ads_timeline *it, ads_error *err)
             cur = rec;
         }
         ads_arena_reset(x->ra);
-        if ((rc = rec_row(x, &rs, row)))
+        if ((rc = rec_row(x, &rs, &m, row)))
             break;
     }
     if (rc == 0 && rs.contrib)

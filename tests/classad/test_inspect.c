@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,53 @@ static void inspect__equal_on_chains_of_300000_operands(void **state)
     assert_false(ads_expr_equal(a, d));
 }
 
+/* The names ads_expr_plain_refs gives for text, joined by ',', or "-" for
+ * an expression that depends on more than plain names. */
+static void plain_refs_are(const char *text, size_t cap, const char *want)
+{
+    ads_str names[8];
+    size_t n = 99;
+    char got[256] = "-";
+    if (ads_expr_plain_refs(names, cap, &n, parse(text))) {
+        size_t at = 0;
+        got[0] = '\0';
+        for (size_t i = 0; i < n; i++)
+            at += (size_t)snprintf(got + at, sizeof got - at, "%s%.*s", i ? "," : "",
+                                   (int)names[i].len, names[i].p);
+    } else {
+        assert_int_equal(n, 0);
+    }
+    if (strcmp(got, want) != 0)
+        fail_msg("%s: got '%s', want '%s'", text, got, want);
+}
+
+static void inspect__plain_refs_name_what_a_value_depends_on(void **state)
+{
+    (void)state;
+    plain_refs_are("Role == \"compute\"", 8, "Role");
+    plain_refs_are("Role == \"compute\" && (ROLE =?= Kind || size(toLower(Kind)) > 2)", 8,
+                   "Role,Kind");
+    plain_refs_are("1 + 2", 8, "");
+    plain_refs_are("{ a, b[0], c ? d : e, f ?: g }", 8, "a,b,c,d,e,f,g");
+    plain_refs_are("nosuchfunction(a)", 8, "a"); /* always error */
+    /* more than plain names */
+    plain_refs_are("a + b + c", 2, "-");
+    plain_refs_are("time() > a", 8, "-");
+    plain_refs_are("random(3) > a", 8, "-");
+    plain_refs_are("MY.a", 8, "-");
+    plain_refs_are("TARGET.a > 1", 8, "-");
+    plain_refs_are(".a", 8, "-");
+    plain_refs_are("a.b", 8, "-");
+    plain_refs_are("[x = a].x", 8, "-");
+    plain_refs_are("size([x = 1])", 8, "-");
+    plain_refs_are("CurrentTime > 0", 8, "-");
+    plain_refs_are("self =?= undefined", 8, "-");
+    plain_refs_are("isUndefined(parent)", 8, "-");
+    plain_refs_are("toplevel", 8, "-");
+    plain_refs_are("root", 8, "-");
+    plain_refs_are("eval(\"a\")", 8, "-");
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -164,6 +212,7 @@ int main(void)
         T(inspect__visit_a_chain_of_300000_operands),
         T(inspect__rewrite_a_chain_of_300000_operands),
         T(inspect__equal_on_chains_of_300000_operands),
+        T(inspect__plain_refs_name_what_a_value_depends_on),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
