@@ -1076,14 +1076,7 @@ typedef struct vkey {
 
 static inline size_t index_off(const ads_msgpack_view *mv, size_t i)
 {
-    switch (mv->width) {
-    case 1:
-        return mv->index[i];
-    case 2:
-        return be16(mv->index + 2 * i);
-    default:
-        return be32(mv->index + 4 * i);
-    }
+    return ads_msgpack__index_off(mv, i);
 }
 
 /* The key at offset off of a row with attribute ids: 0, 1 for bytes that

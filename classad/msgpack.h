@@ -85,11 +85,12 @@ enum {
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err);
 
 /*
- * A memo of the attribute order of the last row encoded through it, for
- * encoding many records with the same names (a bulk load): a record whose
- * names are exactly those of the last one (the same bytes in the same
- * order) reuses their sorted order and the check that no two are equal
- * ignoring case. Belongs to its creator; one thread at a time.
+ * A memo of the attribute order of the last rows encoded through it (the
+ * last of each attribute count modulo 8), for encoding many records with
+ * the same names (a bulk load): a record whose names are exactly those of
+ * the last one of its count (the same bytes in the same order) reuses their
+ * sorted order and the check that no two are equal ignoring case. Belongs
+ * to its creator; one thread at a time.
  * ads_msgpack_order_new: ADS_EINVAL, ADS_ENOMEM.
  */
 typedef struct ads_msgpack_order ads_msgpack_order;

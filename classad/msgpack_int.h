@@ -65,6 +65,20 @@ int ads_msgpack__scalar_entry(const unsigned char **p, size_t *n, const ads_msgp
 bool ads_msgpack__entry_bytes(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
                               size_t i);
 
+/* The offset of attribute i's key in the view's index (from mv->body). */
+static inline size_t ads_msgpack__index_off(const ads_msgpack_view *mv, size_t i)
+{
+    const unsigned char *p = mv->index + i * mv->width;
+    switch (mv->width) {
+    case 1:
+        return p[0];
+    case 2:
+        return (size_t)p[0] << 8 | p[1];
+    default:
+        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    }
+}
+
 /* Whether row bytes (already known to be a row) carry attribute ids. */
 bool ads_msgpack__row_has_ids(const void *bytes, size_t len);
 
@@ -80,6 +94,14 @@ typedef int (*ads_msgpack_id_fn)(void *ctx, size_t i, const char *name, size_t l
  * no id, or an error (ADS_ECORRUPT, ADS_ELIMIT, ADS_ENOMEM, id_of's). */
 int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_id_fn id_of,
                         void *ctx, ads_error *err);
+
+/* Append to out the row of view mv (with names) with attribute ids: ids[i]
+ * for attribute i, whose value lies at [vat[i], vend[i]) in mv->body (as
+ * ads_msgpack__entries gives them), copied as it is. The bytes are those
+ * ads_msgpack__to_ids writes for the same ids. Errors: ADS_ELIMIT,
+ * ADS_ENOMEM. */
+int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_t *ids,
+                         const size_t *vat, const size_t *vend, ads_error *err);
 
 /* Append to out the row with names equal to row (with ids resolved through
  * names, or with names, copied as it is). Errors: ADS_ECORRUPT, ADS_EVERSION,

@@ -17,7 +17,9 @@
  * remembers the last top-level record's names (exact bytes, in the record's
  * own order) and the sorted order it found for them, and a record with the
  * same name list reuses that order without folding, sorting or checking
- * again.
+ * again. It remembers one list per attribute count modulo ORDER_SHAPES: a
+ * load's records come in a few shapes, often told apart by their counts
+ * (machines with and without GPUs), and in no order.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -227,14 +229,22 @@ static int check_refs(wr *w, const attr_ref *refs, size_t n)
     return 0;
 }
 
-/* The memo of the last row's names and their sorted order. */
-struct ads_msgpack_order {
+#define ORDER_SHAPES 8 /* name lists remembered, one per attribute count modulo it */
+
+/* The names of a record and their sorted order. */
+typedef struct name_order {
     size_t n;         /* attributes of the remembered record; 0: nothing remembered */
     ads_buf names;    /* their names in the record's order, back to back */
     size_t *ends;     /* ends[i]: where name i ends in names */
     uint32_t *sorted; /* sorted[k]: the record index of the k-th name in row order */
-    uint64_t *offsets; /* scratch for the row index */
     size_t cap;
+} name_order;
+
+/* The memo of the last rows' names and their sorted order. */
+struct ads_msgpack_order {
+    name_order shapes[ORDER_SHAPES]; /* the last record of each count modulo ORDER_SHAPES */
+    uint64_t *offsets; /* scratch for the row index */
+    size_t cap;        /* of offsets */
     ads_expr_memo *exprs; /* expressions and their text, for rows that repeat them */
     bool exprs_failed;    /* no memory for that memo: unparse every time */
 };
@@ -252,17 +262,20 @@ void ads_msgpack_order_free(ads_msgpack_order *o)
 {
     if (!o)
         return;
-    ads_buf_free(&o->names);
-    free(o->ends);
-    free(o->sorted);
+    for (size_t i = 0; i < ORDER_SHAPES; i++) {
+        ads_buf_free(&o->shapes[i].names);
+        free(o->shapes[i].ends);
+        free(o->shapes[i].sorted);
+    }
     free(o->offsets);
     ads_expr_memo_free(o->exprs);
     free(o);
 }
 
 /* Does the memo hold exactly r's names, in r's order? */
-static bool memo_matches(const ads_msgpack_order *o, const ads_record *r)
+static bool memo_matches(const ads_msgpack_order *memo, const ads_record *r)
 {
+    const name_order *o = &memo->shapes[r->n % ORDER_SHAPES];
     if (o->n != r->n || o->n == 0)
         return false;
     size_t at = 0;
@@ -275,8 +288,22 @@ static bool memo_matches(const ads_msgpack_order *o, const ads_record *r)
     return true;
 }
 
-/* Room in the memo for n attributes; false when out of memory. */
+/* Room in the memo's offsets for n attributes; false when out of memory. */
 static bool memo_reserve(ads_msgpack_order *o, size_t n)
+{
+    if (n <= o->cap)
+        return true;
+    size_t cap = n < 64 ? 64 : n;
+    uint64_t *offsets = realloc(o->offsets, cap * sizeof *offsets);
+    if (!offsets)
+        return false;
+    o->offsets = offsets;
+    o->cap = cap;
+    return true;
+}
+
+/* Room in a remembered order for n attributes; false when out of memory. */
+static bool order_reserve(name_order *o, size_t n)
 {
     if (n <= o->cap)
         return true;
@@ -286,22 +313,20 @@ static bool memo_reserve(ads_msgpack_order *o, size_t n)
     if (ends)
         o->ends = ends;
     uint32_t *sorted = ends ? realloc(o->sorted, cap * sizeof *sorted) : NULL;
-    if (sorted)
-        o->sorted = sorted;
-    uint64_t *offsets = sorted ? realloc(o->offsets, cap * sizeof *offsets) : NULL;
-    if (!offsets)
+    if (!sorted)
         return false;
-    o->offsets = offsets;
+    o->sorted = sorted;
     o->cap = cap;
     return true;
 }
 
 /* Remember r's names and their sorted order (best effort: a memo that
  * cannot grow is left empty). */
-static void memo_keep(ads_msgpack_order *o, const ads_record *r, const attr_ref *refs)
+static void memo_keep(ads_msgpack_order *memo, const ads_record *r, const attr_ref *refs)
 {
+    name_order *o = &memo->shapes[r->n % ORDER_SHAPES];
     o->n = 0;
-    if (!memo_reserve(o, r->n))
+    if (!order_reserve(o, r->n))
         return;
     ads_buf_clear(&o->names);
     for (size_t i = 0; i < r->n; i++) {
@@ -347,7 +372,7 @@ static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_
     attr_ref *refs = small;
     const uint32_t *order = NULL;
     if (memo && memo_matches(memo, r)) {
-        order = memo->sorted;
+        order = memo->shapes[n % ORDER_SHAPES].sorted;
     } else {
         if (n > sizeof small / sizeof small[0] && !(refs = malloc(n * sizeof *refs)))
             return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
@@ -784,6 +809,60 @@ int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_i
         return out->failed ? ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory") : 1;
     }
     return w_finish(&w, start, rc);
+}
+
+int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_t *ids,
+                         const size_t *vat, const size_t *vend, ads_error *err)
+{
+    /* w_rekeyed's bytes, for ids only, sized first and written in one
+     * stretch: the write path of every row of a known shape comes here */
+    wr w;
+    int rc = w_start(&w, out, mv, err);
+    if (rc)
+        return rc;
+    size_t n = mv->n, start = out->len;
+    size_t mh = n < 16 ? 1 : n <= 0xffff ? 3 : 5;
+    uint64_t last = mh, total = mh;
+    for (size_t i = 0; i < n; i++) {
+        last = total;
+        total += id_size(ids[i]) + (vend[i] - vat[i]);
+    }
+    if (last > UINT32_MAX)
+        return ads_error_set(err, ADS_ELIMIT,
+                             "msgpack: row of %llu bytes is too large for the index",
+                             (unsigned long long)total);
+    unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    if (n > (UINT32_MAX - 2) / width)
+        return ads_error_set(err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large", n);
+    put_byte(&w, 0x92);
+    (void)put_ext_head(&w, 2 + n * width, ADS_MSGPACK_EXT_ROW);
+    put_byte(&w, ADS_MSGPACK_VERSION_IDS);
+    put_byte(&w, (unsigned char)width);
+    unsigned char *o = (unsigned char *)ads_buf_extend(out, n * width + total);
+    if (!o)
+        return w_finish(&w, start, 0);
+    unsigned char *at = o + n * width;
+    uint64_t off = mh;
+    if (n < 16) {
+        *at++ = (unsigned char)(0x80 | n);
+    } else {
+        unsigned cw = n <= 0xffff ? 2 : 4; /* the map's header: put_count's forms */
+        *at++ = cw == 2 ? 0xde : 0xdf;
+        put_be(at, n, cw);
+        at += cw;
+    }
+    for (size_t i = 0; i < n; i++, o += width) {
+        size_t vlen = vend[i] - vat[i];
+        if (width == 1)
+            *o = (unsigned char)off;
+        else
+            put_be(o, off, width);
+        size_t idl = put_id(at, ids[i]);
+        memcpy(at + idl, mv->body + vat[i], vlen);
+        at += idl + vlen;
+        off += idl + vlen;
+    }
+    return w_finish(&w, start, 0);
 }
 
 int ads_msgpack__to_names(ads_buf *out, const void *row, size_t len,

@@ -1881,6 +1881,46 @@ static void encode__name_order_memo_gives_the_same_bytes(void **state)
     ads_buf_free(&without);
 }
 
+/* The memo keeps a name list per attribute count modulo 8: records of 24
+ * name lists (counts 1..12, so 1 and 9, 2 and 10... share a place; two
+ * lists of each count from 3 on, one with a name respelled) in no order,
+ * each encoded as without the memo. */
+static void encode__name_order_memo_of_many_shapes_gives_the_same_bytes(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"Zeta", "alpha", "Memory", "gpus", "Rank", "b",
+                                        "Cpus", "Disk", "x_1", "Name", "OpSys", "State"};
+    ads_msgpack_order *memo;
+    ads_buf with = ADS_BUF_INIT, without = ADS_BUF_INIT;
+    ads_error err;
+    assert_int_equal(ads_msgpack_order_new(&memo, &err), 0);
+    rng = 7;
+    for (int i = 0; i < 2000; i++) {
+        size_t n = 1 + below(12);
+        bool respelled = below(2) == 1;
+        ads_record_builder *b;
+        assert_int_equal(ads_record_builder_new(&b, arena, NULL), 0);
+        for (size_t k = 0; k < n; k++) {
+            ads_value v = ads_int((int64_t)(k * 31 + (size_t)i));
+            const char *nm = respelled && k == 2 ? "MEMORY" : names[k];
+            assert_int_equal(ads_record_builder_add_value(b, nm, strlen(nm), &v, NULL), 0);
+        }
+        const ads_record *r = ads_record_builder_finish(b);
+        ads_buf_clear(&with);
+        ads_buf_clear(&without);
+        if (ads_msgpack_encode_row(&with, r, memo, &err) ||
+            ads_msgpack_encode_record(&without, r, &err))
+            fail_msg("row %d: %s", i, err.message);
+        assert_int_equal(with.len, without.len);
+        assert_memory_equal(with.p, without.p, with.len);
+        if (i % 64 == 0)
+            ads_arena_reset(arena);
+    }
+    ads_msgpack_order_free(memo);
+    ads_buf_free(&with);
+    ads_buf_free(&without);
+}
+
 /* ---- rows with attribute ids (a store's rows) ---- */
 
 /* A name table over a fixed list (id = index), as a store's would be. */
@@ -2178,6 +2218,7 @@ int main(void)
         T(encode__refuses_records_with_names_equal_ignoring_case),
         T(encode__writer_gives_the_bytes_of_msgpack_c_packer),
         T(encode__name_order_memo_gives_the_same_bytes),
+        T(encode__name_order_memo_of_many_shapes_gives_the_same_bytes),
         T(roundtrip__random_values_through_bytes),
         T(roundtrip__random_values_through_text),
         T(roundtrip__random_rows_through_bytes_and_text),
