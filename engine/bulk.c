@@ -611,6 +611,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     ads_arena *a = ads_arena_new();
     int rc = 0;
     MDB_cursor *cur = NULL; /* set before any goto cleanup, which closes it */
+    ads_appender ap = {NULL, 0}; /* the batch's appends (closed at cleanup too) */
     run->failed_at = SIZE_MAX;
     run->unchanged = 0; /* the batch may run again after the map grows */
     if (!a)
@@ -693,7 +694,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_write_info wi;
         if (data != (const unsigned char *)b->rows.p + b->offs[i])
             key = NULL;
-        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &wi, err);
+        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &ap, &wi,
+                                err);
         ads_buf_free(&enc);
         if (!rc && !wi.changed)
             run->unchanged++;
@@ -718,6 +720,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
 cleanup:
     if (cur)
         mdb_cursor_close(cur);
+    if (ap.cur)
+        mdb_cursor_close(ap.cur);
     txn->ixq = NULL;
     ads_backfill_end(txn->backfill);
     txn->backfill = NULL;

@@ -476,6 +476,19 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
  * transaction); unchanged when the table is full. Errors: ADS_ECORRUPT,
  * ADS_ELIMIT, ADS_ENOMEM, ADS_ESTORAGE, ADS_EMAPFULL. */
 int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err);
+/* Attributes of the largest row shape ads_names__shape knows. */
+#define ADS_NAMES_SHAPE_MAX 64
+/* Whether the row of view mv (with names) has the names, in order, of a
+ * row kept by ads_names__keep_shape: 1 with *ids (the names' ids, valid for
+ * the handle's life), *tag (what the keeper said of them), vat[i] and
+ * vend[i] (where value i lies in mv->body; room for ADS_NAMES_SHAPE_MAX);
+ * 0 otherwise. Only write transactions ask. */
+int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size_t *vend,
+                     const uint64_t **ids, uint64_t *tag);
+/* Remember the names of the row of view mv (with names) that txn has just
+ * written with ids, when they all have published ids, with tag (a fact of
+ * the caller's about those names, given back by ads_names__shape). */
+void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t tag);
 /* A write transaction's own changes were dropped (its parent lives on):
  * forget the ids it added. */
 void ads_names__drop(ads_txn *txn);
@@ -586,11 +599,23 @@ int ads_store__find(ads_txn *txn, const unsigned char *full, size_t flen, unsign
  * found through the cursor is looked up again from the root. */
 int ads_store__find_at(ads_txn *txn, MDB_cursor *cur, const unsigned char *full, size_t flen,
                        unsigned char *stored, size_t *slen, MDB_val *val, ads_error *err);
+/* A bulk load's appends to `latest` through one cursor: LMDB appends
+ * through a cursor left at the table's end without descending from the
+ * root (as mdb_load -a does). The cursor serves only while nothing else has
+ * written in the transaction since its own last append (txn->writes says);
+ * else it is opened afresh, so it never relies on LMDB moving it through
+ * other writes. Its owner closes it before the transaction ends. */
+typedef struct ads_appender {
+    MDB_cursor *cur; /* NULL: opened at the next append */
+    uint64_t mark;   /* txn->writes after its last append */
+} ads_appender;
+
 /* Store a canonical MessagePack row of type t (store.c, see there); cur:
- * as for ads_store__find_at. */
+ * as for ads_store__find_at; ap (may be NULL): appends to `latest` go
+ * through it (types without hooks). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_write_info *info, ads_error *err);
+                       ads_appender *ap, ads_write_info *info, ads_error *err);
 
 /* Walks of a table (scan.c): what a walk relies on is checked as it goes,
  * each failure ADS_ECORRUPT naming type tname. ads_walk__order: key k

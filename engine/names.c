@@ -29,6 +29,13 @@
  * that fails after LMDB let go of its lock may find another root owning the
  * slots: that one cleared them and read the table afresh first. Name to id
  * goes through a hash of the exact bytes that only writers use.
+ *
+ * Shapes: a load's rows come in a few shapes (the same names, each row's own
+ * values), so the writers keep the name lists of a few recent rows whose
+ * names all have published ids, with those ids (SHAPES of them). A row of
+ * one of those shapes is written with ids without looking a name up: only
+ * its names are compared with the memo's, byte for byte. Published ids
+ * never change, so a memo entry stays right for the life of the handle.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -38,6 +45,20 @@
 
 #define BLOCK 256u /* ids per block */
 #define NBLOCKS (ADS_NAMES_MAX / BLOCK)
+#define SHAPES 8       /* row shapes remembered */
+#define SHAPE_MAX ADS_NAMES_SHAPE_MAX /* attributes (fixstr names: <= 31 bytes each) */
+
+/* The names of a row (in row order) and their ids, all published. */
+typedef struct shape {
+    uint32_t n; /* 0: an empty entry */
+    uint64_t tag; /* the writer's own fact about these names (store.c: their signature) */
+    unsigned char len[SHAPE_MAX]; /* name i's length (a fixstr: its key is 1 + len bytes) */
+    uint16_t at[SHAPE_MAX];       /* where key i starts in keys */
+    uint64_t head[SHAPE_MAX];     /* key i's first 8 bytes (as far as it goes) ... */
+    uint64_t mask[SHAPE_MAX];     /* ... and which of them are its own */
+    uint64_t ids[SHAPE_MAX];
+    unsigned char keys[SHAPE_MAX * 32]; /* the keys, header and name, back to back */
+} shape;
 
 struct ads_names {
     pthread_mutex_t lock;   /* the slots, the arena, filled, n's increases */
@@ -52,6 +73,8 @@ struct ads_names {
                                of one load share their names) */
     size_t nlast;
     bool stale;             /* under the lock: an abort dropped names the map holds */
+    shape *shapes;          /* SHAPES recent row shapes (writers only), or NULL */
+    unsigned next_shape;    /* the entry the next shape kept replaces */
     uint64_t owner;         /* the write transaction (ads_txn.names_root) that filled
                                the slots past n, if any (under the lock) */
 };
@@ -76,6 +99,7 @@ void ads_names__free(ads_names *nm)
         free(nm->blocks[b]);
     free(nm->map);
     free(nm->last);
+    free(nm->shapes);
     ads_arena_free(nm->arena);
     pthread_mutex_destroy(&nm->lock);
     free(nm);
@@ -434,6 +458,106 @@ int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, a
     }
     int rc = ads_msgpack__to_ids(out, row, len, id_of, txn, err);
     return rc == 1 ? 0 : rc;
+}
+
+/* ---- shapes ---- */
+
+/* Does the row of mv (with names) have s's names, each a fixstr followed by
+ * a value of a byte or more? Then vat[i], vend[i]: where value i lies, as
+ * ads_msgpack__entries says. A key is compared 8 bytes at a time, under a
+ * mask (a call to memcmp costs more than a short name). */
+static bool shape_matches(const shape *s, const ads_msgpack_view *mv, size_t *vat, size_t *vend)
+{
+    size_t n = mv->n, off = ads_msgpack__index_off(mv, 0), blen = mv->body_len;
+    const unsigned char *b = mv->body;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = i + 1 < n ? ads_msgpack__index_off(mv, i + 1) : blen;
+        size_t klen = 1 + (size_t)s->len[i];
+        if (end > blen || off >= end || end - off <= klen)
+            return false;
+        if (blen - off >= 8) {
+            uint64_t x;
+            memcpy(&x, b + off, 8);
+            if ((x & s->mask[i]) != s->head[i] ||
+                (klen > 8 && memcmp(b + off + 8, s->keys + s->at[i] + 8, klen - 8) != 0))
+                return false;
+        } else if (memcmp(b + off, s->keys + s->at[i], klen) != 0) {
+            return false;
+        }
+        vat[i] = off + klen;
+        vend[i] = end;
+        off = end;
+    }
+    return true;
+}
+
+int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size_t *vend,
+                     const uint64_t **ids, uint64_t *tag)
+{
+    const shape *shapes = txn->db->names->shapes;
+    if (!shapes || mv->names || !txn->db->names_dbi || mv->n == 0 || mv->n > SHAPE_MAX)
+        return 0;
+    for (unsigned k = 0; k < SHAPES; k++)
+        if (shapes[k].n == mv->n && shape_matches(&shapes[k], mv, vat, vend)) {
+            *ids = shapes[k].ids;
+            *tag = shapes[k].tag;
+            return 1;
+        }
+    return 0;
+}
+
+/* The id name has in the map, if any (a writer's, after its first look-up). */
+static bool known(const ads_names *nm, const char *name, size_t len, uint32_t *id)
+{
+    if (!nm->cap)
+        return false;
+    size_t j = hash(name, len) & (nm->cap - 1);
+    for (uint32_t e; (e = nm->map[j]) != 0; j = (j + 1) & (nm->cap - 1)) {
+        ads_str s = nm->blocks[(e - 1) / BLOCK][(e - 1) % BLOCK];
+        if (s.len == len && memcmp(s.p, name, len) == 0) {
+            *id = e - 1;
+            return true;
+        }
+    }
+    return false;
+}
+
+void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t tag)
+{
+    ads_names *nm = txn->db->names;
+    size_t n = mv->n;
+    if (mv->names || !txn->db->names_dbi || !txn->names_synced || n == 0 || n > SHAPE_MAX)
+        return;
+    if (!nm->shapes && !(nm->shapes = calloc(SHAPES, sizeof *nm->shapes)))
+        return; /* the memo is only a memo */
+    shape *s = &nm->shapes[nm->next_shape];
+    uint32_t published = atomic_load_explicit(&nm->n, memory_order_acquire);
+    size_t at = 0;
+    s->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = ads_msgpack__index_off(mv, i);
+        unsigned t = off < mv->body_len ? mv->body[off] : 0;
+        uint32_t id;
+        /* only published ids: a new one may be handed out again if this
+         * transaction's work is dropped */
+        if ((t & 0xe0) != 0xa0 || mv->body_len - off - 1 < (t & 31) ||
+            !known(nm, (const char *)mv->body + off + 1, t & 31, &id) || id >= published)
+            return;
+        size_t klen = 1 + (t & 31);
+        unsigned char h[8] = {0}, m[8] = {0};
+        memcpy(h, mv->body + off, klen < 8 ? klen : 8);
+        memset(m, 0xff, klen < 8 ? klen : 8);
+        s->len[i] = (unsigned char)(t & 31);
+        s->at[i] = (uint16_t)at;
+        memcpy(&s->head[i], h, 8);
+        memcpy(&s->mask[i], m, 8);
+        s->ids[i] = id;
+        memcpy(s->keys + at, mv->body + off, klen);
+        at += klen;
+    }
+    s->n = (uint32_t)n;
+    s->tag = tag;
+    nm->next_shape = (nm->next_shape + 1) % SHAPES;
 }
 
 /* Called while the transaction's LMDB write transaction (a child of

@@ -272,6 +272,7 @@ typedef struct write_req {
     const unsigned char *key; /* the record key, when the caller made it already */
     size_t key_len;
     MDB_cursor *cur; /* a cursor on latest to look the record up through, or NULL */
+    ads_appender *ap; /* appends to latest through it, or NULL */
 } write_req;
 
 /* Where a given row holds _Timestamp or _Deleted: at an index, or: */
@@ -287,18 +288,6 @@ typedef struct given_info {
     size_t ts_at, del_at; /* _Timestamp's and _Deleted's index, or GIVEN_* */
 } given_info;
 
-static size_t index_at(const ads_msgpack_view *mv, size_t i)
-{
-    const unsigned char *p = mv->index + i * mv->width;
-    switch (mv->width) {
-    case 1:
-        return p[0];
-    case 2:
-        return (size_t)p[0] << 8 | p[1];
-    default:
-        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    }
-}
 
 /* Look over the given row's names and values without decoding: refuse `__`
  * names, note timeline attributes and undefined values. */
@@ -340,7 +329,7 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
             }
         }
         size_t vat = (size_t)((const unsigned char *)name.p + name.len - mv->body);
-        size_t end = i + 1 < mv->n ? index_at(mv, i + 1) : mv->body_len;
+        size_t end = i + 1 < mv->n ? ads_msgpack__index_off(mv, i + 1) : mv->body_len;
         if (end == vat + 1 && mv->body[vat] == 0xc0)
             gi->nil = true;
     }
@@ -466,6 +455,26 @@ static int beyond_last(ads_txn *txn, const unsigned char *key, size_t len, bool 
     int c = memcmp(key, txn->last_key.p, m);
     *out = c > 0 || (c == 0 && len > ll);
     return 0;
+}
+
+/* Append the row to latest (its key past the last) through ap. */
+static int append_row(ads_txn *txn, ads_appender *ap, const unsigned char *key, size_t klen,
+                      const ads_buf *row, ads_error *err)
+{
+    int rc;
+    if (ap->cur && txn->writes != ap->mark) { /* another write came between */
+        mdb_cursor_close(ap->cur);
+        ap->cur = NULL;
+    }
+    if (!ap->cur && (rc = mdb_cursor_open(txn->txn, txn->db->latest, &ap->cur))) {
+        ap->cur = NULL;
+        return ads_db__lmdb(txn, err, rc, "writing");
+    }
+    MDB_val k = {klen, (void *)key}, v = {row->len, row->p};
+    txn->writes++;
+    rc = mdb_cursor_put(ap->cur, &k, &v, MDB_APPEND);
+    ap->mark = txn->writes;
+    return rc ? ads_db__lmdb(txn, err, rc, "writing") : 0;
 }
 
 static void note_last(ads_txn *txn, const unsigned char *key, size_t len)
@@ -628,9 +637,20 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     int rc;
     ads_msgpack_view mv;
     given_info gi = {false, false, {0}, 0, GIVEN_NONE, GIVEN_NONE};
-    if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)) ||
-        (rc = look_over(&gi, &mv, t, err)))
+    /* a row with the names of a plain row written before (a load's rows
+     * come in a few shapes): its names were looked over then, and have ids */
+    const uint64_t *shape_ids = NULL;
+    uint64_t sig = 0;
+    size_t vat[ADS_NAMES_SHAPE_MAX], vend[ADS_NAMES_SHAPE_MAX];
+    if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
         goto cleanup;
+    if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
+        for (size_t i = 0; i < mv.n; i++)
+            if (vend[i] == vat[i] + 1 && mv.body[vat[i]] == 0xc0)
+                gi.nil = true;
+    } else if ((rc = look_over(&gi, &mv, t, err))) {
+        goto cleanup;
+    }
 
     /* the timeline attributes given */
     double ts = 0;
@@ -779,8 +799,18 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     /* the row as the store keeps it: attribute names as ids */
     bool as_given = ndata == r->data; /* the given names: given_sig is theirs */
-    if ((rc = to_ids(txn, ws, &ndata, &nlen, err)))
+    if (as_given && shape_ids) {
+        ads_buf_clear(&ws->ids);
+        if ((rc = ads_msgpack__ids_row(&ws->ids, &mv, shape_ids, vat, vend, err)))
+            goto cleanup;
+        ndata = (const unsigned char *)ws->ids.p;
+        nlen = ws->ids.len;
+    } else if ((rc = to_ids(txn, ws, &ndata, &nlen, err))) {
         goto cleanup;
+    } else if (as_given) {
+        sig = given_sig(&mv);
+        ads_names__keep_shape(txn, &mv, sig);
+    }
 
     /* A store that changes nothing appends nothing: the row in effect at its
      * date stays in effect, so every timeline answer is what it was. Rows
@@ -859,8 +889,12 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
             goto cleanup;
         }
-        if ((rc = ads_db__put(txn, txn->db->latest, skey, slen, newrow->p, newrow->len,
-                              append ? MDB_APPEND : 0, err)))
+        if (append && r->ap && !t->has_hooks)
+            rc = append_row(txn, r->ap, skey, slen, newrow, err);
+        else
+            rc = ads_db__put(txn, txn->db->latest, skey, slen, newrow->p, newrow->len,
+                             append ? MDB_APPEND : 0, err);
+        if (rc)
             goto cleanup;
         if (append)
             note_last(txn, skey, slen);
@@ -894,7 +928,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
      * bounded number of each per write (docs/storage.md, "Retention") */
     if (t->retention > 0 && (rc = ads_retention__on_write(txn, t, skey, slen, err)))
         goto cleanup;
-    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? given_sig(&mv) : 0, err)))
+    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? sig : 0, err)))
         goto cleanup;
     if (t->has_hooks && t->hooks.notify &&
         (rc = ads_hooks__note(txn, t, deleted ? ADS_CHANGE_DELETED : ADS_CHANGE_STORED, ndata,
@@ -939,9 +973,9 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
  * give, made by the caller (a bulk load sorting its batch by it). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_write_info *info, ads_error *err)
+                       ads_appender *ap, ads_write_info *info, ads_error *err)
 {
-    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur};
+    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur, ap};
     return do_write(txn, &r, info, err);
 }
 
@@ -983,7 +1017,7 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
         rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, NULL,
-                                info, err);
+                                NULL, info, err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;

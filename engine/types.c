@@ -1097,12 +1097,16 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
     int rc = attrs_token(txn, err);
     if (rc)
         return rc;
+    /* the whole set of names seen before? (the row is read only when not,
+     * or when the caller has no signature) */
     ads_msgpack_view mv;
-    if ((rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), txn->arena, err)))
-        return rc;
-    /* the whole set of names seen before? */
-    if (!sig)
+    bool opened = false;
+    if (!sig) {
+        if ((rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), txn->arena, err)))
+            return rc;
+        opened = true;
         sig = names_signature(&mv);
+    }
     char sigkey[12] = {(char)(t->id >> 24), (char)(t->id >> 16), (char)(t->id >> 8), (char)t->id};
     memcpy(sigkey + 4, &sig, 8);
     uint64_t sigh = shash(sigkey, sizeof sigkey);
@@ -1114,6 +1118,9 @@ int ads_attrs__note(ads_txn *txn, const ads_type *t, const unsigned char *data, 
     pthread_mutex_unlock(&txn->db->lock);
     if (known_sig)
         return 0;
+    if (!opened &&
+        (rc = ads_msgpack__view_open(&mv, data, len, ads_txn__names(txn), txn->arena, err)))
+        return rc;
     /* names not yet known to the store's set */
     enum { BATCH = 64 };
     char keybuf[BATCH][204];

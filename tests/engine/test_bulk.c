@@ -1131,6 +1131,283 @@ static void bulk__a_failing_batch_reports_its_first_bad_record_in_input_order(vo
     ads_arena_free(a);
 }
 
+/* ---- rows of known shapes (engine/names.c, "Shapes") ---- */
+
+/* The i-th record of load_shapes: a few shapes of names cycling, among them
+ * two with as many names but one differently spelled, names of 7, 8, 31 and
+ * 32 bytes (a key of 8 and 9 bytes, the longest fixstr and a str8), a name
+ * that sorts last with a one-byte value (fewer than 8 bytes after its key),
+ * and a shape whose rows hold an undefined value every other time (the
+ * attribute is removed). pass 1 changes Memory
+ * (updates merge with the row in effect). */
+static const ads_record *shape_rec(ads_arena *a, int i, int pass)
+{
+    static const char *const shapes[] = {
+        "",
+        "Gpus = 1;",
+        "Rank = %d; Slots = 2;",
+        "Rank = %d; LoadAvg = 0.5;",
+        "Activity = \"Idle\"; A234567890123456789012345678901 = %d;",
+        "A2345678901234567890123456789012 = %d; LoadAvg = 1.5;",
+        "Zz = 1;",
+        "Gone = %s; Rank = %d;",
+    };
+    char extra[200];
+    if (i % 8 == 7) /* one shape, undefined in half of its rows */
+        snprintf(extra, sizeof extra, shapes[7], i % 16 == 7 ? "undefined" : "1", i);
+    else
+        snprintf(extra, sizeof extra, shapes[i % 8], i);
+    return rec(a, "[ AdType = \"Machine\"; Name = \"node%05d\"; %s = %d; Arch = \"X86_64\"; %s ]",
+               i, i % 16 == 3 ? "memory" : "Memory", i * 10 + pass, extra);
+}
+
+/* Store n records of shape_rec in key order into d, pass 0 then the first
+ * n / 2 again in pass 1: through the bulk API (batches of 50: the memo of
+ * shapes serves every batch after the first), or all in one transaction
+ * (its names have no published ids: the memo never serves it). */
+static void load_shapes(ads_db *d, int n, bool bulk)
+{
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = 50};
+    ads_bulk *b = NULL;
+    ads_txn *txn = NULL;
+    ads_error err;
+    if (bulk)
+        assert_int_equal(ads_bulk_begin(&b, d, &opt, &err), 0);
+    else
+        assert_int_equal(ads_txn_begin(&txn, d, 0, NULL), 0);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? n / 2 : n); i++) {
+            const ads_record *x = shape_rec(a, i, pass);
+            if (bulk ? ads_bulk_add(b, x, &err) : ads_txn_store(txn, x, NULL, &err))
+                fail_msg("pass %d, record %d: %s", pass, i, err.message);
+            ads_arena_reset(a);
+        }
+    if (bulk)
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+    else
+        assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    ads_arena_free(a);
+}
+
+/* Rows whose names a recent row had are written with the ids remembered,
+ * without looking a name up or over: the bytes stored are those of rows
+ * written the long way, and every record reads back as given. */
+static void bulk__rows_of_known_shapes_store_what_the_long_way_stores(void **state)
+{
+    (void)state;
+    enum { N = 400 };
+    tstore st[2];
+    ads_db *d[2];
+    ads_buf rows[2];
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+        load_shapes(d[k], N, k == 0);
+        assert_int_equal(ts_count(d[k], "Machine", false), N);
+        assert_int_equal(ts_verify(d[k]), 0);
+        rows[k] = machine_rows(d[k], false);
+    }
+    assert_int_equal(rows[0].len, rows[1].len);
+    assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
+    assert_int_equal(machine_history(d[0]), N / 2);
+    assert_int_equal(machine_history(d[1]), N / 2);
+    /* a record of each shape, read back */
+    static const char *const want[] = {
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; Memory = 1601; Name = \"node00160\" ]",
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; Gpus = 1; Memory = 1611; Name = \"node00161\" ]",
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; Memory = 111; Name = \"node00011\"; "
+        "Rank = 11; LoadAvg = 0.5 ]",
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; memory = 191; Name = \"node00019\"; Rank = 19; "
+        "LoadAvg = 0.5 ]",
+        "[ Activity = \"Idle\"; A234567890123456789012345678901 = 364; AdType = \"Machine\"; "
+        "Arch = \"X86_64\"; Memory = 3640; Name = \"node00364\" ]",
+        "[ A2345678901234567890123456789012 = 5; AdType = \"Machine\"; Arch = \"X86_64\"; "
+        "LoadAvg = 1.5; Memory = 51; Name = \"node00005\" ]",
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; Memory = 3980; Name = \"node00398\"; Zz = 1 ]",
+        "[ AdType = \"Machine\"; Arch = \"X86_64\"; Memory = 71; Name = \"node00007\"; Rank = 7 ]",
+    };
+    static const char *const keys[] = {"{ \"node00160\" }", "{ \"node00161\" }",
+                                       "{ \"node00011\" }", "{ \"node00019\" }",
+                                       "{ \"node00364\" }", "{ \"node00005\" }",
+                                       "{ \"node00398\" }", "{ \"node00007\" }"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char *got = ts_latest(d[0], "Machine", keys[i]);
+        assert_non_null(got);
+        ads_arena *a = ads_arena_new();
+        const ads_record *g = rec(a, "%s", got), *w = rec(a, "%s", want[i]);
+        /* the timeline attributes aside */
+        ads_buf gb = ADS_BUF_INIT, wb = ADS_BUF_INIT;
+        ads_record_builder *rb;
+        assert_int_equal(ads_record_builder_new(&rb, a, NULL), 0);
+        for (size_t j = 0; j < ads_record_size(g); j++) {
+            ads_str nm = ads_record_name(g, j);
+            if (nm.p[0] != '_')
+                assert_int_equal(ads_record_builder_add(rb, nm.p, nm.len, ads_record_expr(g, j),
+                                                        NULL),
+                                 0);
+        }
+        assert_int_equal(ads_msgpack_encode_record(&gb, ads_record_builder_finish(rb), NULL), 0);
+        assert_int_equal(ads_msgpack_encode_record(&wb, w, NULL), 0);
+        if (gb.len != wb.len || memcmp(gb.p, wb.p, gb.len) != 0)
+            fail_msg("%s: got %s", keys[i], got);
+        ads_buf_free(&gb);
+        ads_buf_free(&wb);
+        ads_arena_free(a);
+        free(got);
+    }
+    for (int k = 0; k < 2; k++) {
+        ads_buf_free(&rows[k]);
+        ts_close(&st[k]);
+    }
+}
+
+/* A batch that fails drops the ids it gave new names, and the next batch
+ * gives them out again to other names: no remembered shape may name a row
+ * with those ids as the dropped names. */
+static void bulk__ids_of_a_failed_batch_serve_no_remembered_shape(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    for (int round = 0; round < 3; round++) {
+        ads_bulk_options opt = {.batch = 20};
+        ads_bulk *b;
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        int rc = 0;
+        for (int i = 0; i < 20 && !rc; i++)
+            rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"r%d-%02d\"; Dropped%d = %d; %s ]",
+                                     round, i, round, i, i == 19 ? "__Bad = 1" : "Kept = 1"),
+                              &err);
+        assert_int_equal(rc, ADS_EINVAL);
+        ads_bulk_discard(b);
+        rc = 0;
+        for (int i = 0; i < 40 && !rc; i++)
+            rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"r%d-%02d\"; Taken%d = %d; Kept = 1 ]",
+                                     round, i, round, i),
+                              &err);
+        assert_int_equal(rc, 0);
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+        ads_arena_reset(a);
+    }
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < 40; i += 13) {
+            char key[40], want[120];
+            snprintf(key, sizeof key, "{ \"r%d-%02d\" }", round, i);
+            char *got = ts_latest(db, "Machine", key);
+            assert_non_null(got);
+            snprintf(want, sizeof want, "Taken%d = %d;", round, i);
+            if (!strstr(got, want) || strstr(got, "Dropped"))
+                fail_msg("%s: %s", key, got);
+            free(got);
+        }
+    assert_int_equal(ts_count(db, "Machine", false), 120);
+    ads_arena_free(a);
+}
+
+/* ---- appends through one cursor (store.c, append_row) ---- */
+
+/* The keys of round r of bulk__appends_..., in input order, into keys
+ * (returns how many): r 0, new records in key order; r 1, every third key
+ * of 0..299, each twice in a row, partly below the table's last key
+ * (existing records and new ones between them) and partly past it; r 2,
+ * keys past the end, each twice; r 3, the same span as r 1 shuffled, with
+ * new keys past the end among them. */
+static int append_keys(int r, int *keys)
+{
+    int n = 0;
+    switch (r) {
+    case 0:
+        for (int k = 100; k < 200; k += 2)
+            keys[n++] = k;
+        break;
+    case 1:
+        for (int k = 0; k < 300; k += 3) {
+            keys[n++] = k;
+            keys[n++] = k;
+        }
+        break;
+    case 2:
+        for (int k = 300; k < 360; k++) {
+            keys[n++] = k;
+            keys[n++] = k;
+        }
+        break;
+    default:
+        for (int j = 0; j < 420; j++)
+            keys[n++] = (int)(((unsigned)j * 7919u) % 420u);
+        break;
+    }
+    return n;
+}
+
+/* Batches whose appends to `latest` go through one cursor, with other
+ * writes between them (updates moving rows to history, a key repeated in
+ * the batch, new attribute names taking ids and Attribute records mid
+ * batch, records below the table's last key), store the rows that the same
+ * records stored one at a time store. */
+static void bulk__appends_between_other_writes_store_what_single_stores_do(void **state)
+{
+    (void)state;
+    static int keys[1000];
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+    }
+    for (int r = 0; r < 4; r++) {
+        int n = append_keys(r, keys);
+        for (int k = 0; k < 2; k++) {
+            ts_time(&st[k], T0 + 60.0 * r);
+            ads_bulk_options opt = {.batch = 64};
+            ads_bulk *b = NULL;
+            ads_txn *txn = NULL;
+            if (k == 0)
+                assert_int_equal(ads_bulk_begin(&b, d[k], &opt, &err), 0);
+            else
+                assert_int_equal(ads_txn_begin(&txn, d[k], 0, NULL), 0);
+            for (int j = 0; j < n; j++) {
+                int i = keys[j];
+                /* a new attribute name every 50 keys, met mid batch (not in
+                 * the shuffled round: ids go to names in the order they are
+                 * met, which sorting a batch changes) */
+                const ads_record *x =
+                    rec(a, "[ AdType = \"Machine\"; Name = \"node%05d\"; V = %d; W = %d; "
+                           "New%d_%d = 1 ]",
+                        i, r * 1000 + j, i, r < 3 ? r : 1, r < 3 ? i / 50 : i / 50 % 6);
+                if (k == 0 ? ads_bulk_add(b, x, &err) : ads_txn_store(txn, x, NULL, &err))
+                    fail_msg("round %d, record %d: %s", r, i, err.message);
+                ads_arena_reset(a);
+            }
+            if (k == 0)
+                assert_int_equal(ads_bulk_end(b, &err), 0);
+            else
+                assert_int_equal(ads_txn_commit(txn, NULL), 0);
+        }
+    }
+    ads_buf rows[2];
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(ts_count(d[k], "Machine", false), 420);
+        assert_int_equal(ts_verify(d[k]), 0);
+        rows[k] = machine_rows(d[k], false);
+    }
+    assert_int_equal(machine_history(d[0]), machine_history(d[1]));
+    assert_true(machine_history(d[0]) > 300);
+    assert_int_equal(rows[0].len, rows[1].len);
+    assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
+    char *v = ts_attr(d[0], "Machine", "{ \"node00359\" }", "V");
+    assert_string_equal(v, "3001"); /* round 3 stored it second (j = 1) */
+    free(v);
+    for (int k = 0; k < 2; k++) {
+        ads_buf_free(&rows[k]);
+        ts_close(&st[k]);
+    }
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1155,6 +1432,9 @@ int main(void)
         T(backfill__a_date_before_1970_fails_the_batch_and_stores_nothing),
         T(bulk__records_with_one_key_keep_their_order_in_a_batch),
         T(bulk__a_failing_batch_reports_its_first_bad_record_in_input_order),
+        T(bulk__rows_of_known_shapes_store_what_the_long_way_stores),
+        T(bulk__ids_of_a_failed_batch_serve_no_remembered_shape),
+        T(bulk__appends_between_other_writes_store_what_single_stores_do),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
