@@ -84,30 +84,32 @@ static size_t runs_in_dir(const char *dir)
     return n;
 }
 
-static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void **state)
+/* A stage with runs of run_bytes holding n Machine records whose names
+ * take `keys` values in scattered order (record i named for i % keys), each
+ * tagged with its index. */
+static ads_stage *staged_machines(int n, int keys, size_t run_bytes)
 {
-    (void)state;
-    const int n = 4000, dup = 3;
     ads_stage *s;
     ads_error err;
     ads_arena *a = ads_arena_new();
     assert_non_null(a);
-    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 1500, &err), 0);
+    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, run_bytes, &err), 0);
     for (int i = 0; i < n; i++) {
-        unsigned k = (unsigned)(i % (n / dup)) * 2654435761u;
+        unsigned k = (unsigned)(i % keys) * 2654435761u;
         ads_arena_reset(a);
         if (ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"m%08x\"; N = %d ]", k, i),
                           i, &err))
             fail_msg("add %d: %s", i, err.message);
     }
-    assert_true(ads_stage_runs(s) > ADS_STAGE_MERGE_WAYS);
-    assert_true(ads_stage_spilled_bytes(s) > 0);
-    assert_int_equal(runs_in_dir(ts.path), 0); /* unlinked as they are made */
-    assert_int_equal(ads_stage_merge(s, &err), 0);
-    ads_arena_reset(a);
-    assert_int_equal(ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"late\" ]"), 0, &err),
-                     ADS_EINVAL);
-    assert_string_equal(err.message, "the stage is being merged: nothing more can be added");
+    ads_arena_free(a);
+    return s;
+}
+
+/* The merged stage gives n rows in key order, two of one key in the order
+ * added (by their tags). */
+static void comes_back_in_order(ads_stage *s, int n)
+{
+    ads_error err;
     char prev[64] = "", name[64];
     int64_t prev_tag = -1, tag;
     const void *row;
@@ -125,8 +127,25 @@ static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void 
     }
     assert_int_equal(rc, 0);
     assert_int_equal(got, n);
-    ads_stage_free(s);
+}
+
+static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void **state)
+{
+    (void)state;
+    const int n = 4000, dup = 3;
+    ads_stage *s = staged_machines(n, n / dup, 1500);
+    ads_error err;
+    assert_true(ads_stage_runs(s) > ADS_STAGE_MERGE_WAYS);
+    assert_true(ads_stage_spilled_bytes(s) > 0);
+    assert_int_equal(runs_in_dir(ts.path), 0); /* unlinked as they are made */
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_stage_add(s, rec(a, "[ AdType = \"Machine\"; Name = \"late\" ]"), 0, &err),
+                     ADS_EINVAL);
+    assert_string_equal(err.message, "the stage is being merged: nothing more can be added");
     ads_arena_free(a);
+    comes_back_in_order(s, n);
+    ads_stage_free(s);
 }
 
 /* Past ADS_STAGE_MERGE_WAYS runs, only the runs of the lowest level are
@@ -137,40 +156,15 @@ static void stage__many_runs_are_merged_by_level_in_linear_bytes(void **state)
 {
     (void)state;
     const int n = 20000;
-    ads_stage *s;
+    ads_stage *s = staged_machines(n, n, 1500);
     ads_error err;
-    ads_arena *a = ads_arena_new();
-    assert_non_null(a);
-    assert_int_equal(ads_stage_begin(&s, ts.db, ts.path, 1500, &err), 0);
-    for (int i = 0; i < n; i++) {
-        ads_arena_reset(a);
-        if (ads_stage_add(s,
-                          rec(a, "[ AdType = \"Machine\"; Name = \"m%08x\"; N = %d ]",
-                              (unsigned)i * 2654435761u, i),
-                          i, &err))
-            fail_msg("add %d: %s", i, err.message);
-    }
     uint64_t runs = ads_stage_runs(s), spilled = ads_stage_spilled_bytes(s);
     assert_true(runs > 8 * ADS_STAGE_MERGE_WAYS);
     /* a spilled run holds at most run_bytes plus one entry */
     assert_true(spilled <= 3 * runs * (1500 + 200));
     assert_int_equal(ads_stage_merge(s, &err), 0);
-    char prev[64] = "", name[64];
-    const void *row;
-    size_t len;
-    int64_t tag;
-    int got = 0, rc;
-    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1) {
-        row_string(name, sizeof name, row, len, "Name");
-        if (strcmp(prev, name) >= 0)
-            fail_msg("row %d: %s after %s", got, name, prev);
-        snprintf(prev, sizeof prev, "%s", name);
-        got++;
-    }
-    assert_int_equal(rc, 0);
-    assert_int_equal(got, n);
+    comes_back_in_order(s, n);
     ads_stage_free(s);
-    ads_arena_free(a);
 }
 
 static void stage__rows_without_a_sort_key_come_last_in_added_order(void **state)
