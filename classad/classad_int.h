@@ -229,6 +229,14 @@ struct ads_record {
     size_t block_len;
 };
 
+/* ads_record_builder_finish without the block: the record keeps the
+ * builder's arrays and index, so its names and expressions stay where the
+ * caller put them (they must live as long as the record). For records that
+ * are encoded and stored rather than evaluated many times, the records of
+ * the JSON and long readers: laying out the block and indexing it again
+ * was about 5% of a job ad's `adstore import`. */
+const ads_record *ads_record__builder_finish_plain(ads_record_builder *b);
+
 /* ads_record_builder_add with h, the ads_name_hash of name, known (a
  * reader that remembers the names of the record before). */
 int ads_record__builder_add_hashed(ads_record_builder *b, const char *name, size_t len,

@@ -370,6 +370,20 @@ const ads_record *ads_record_builder_finish(ads_record_builder *b)
     return r;
 }
 
+const ads_record *ads_record__builder_finish_plain(ads_record_builder *b)
+{
+    ads_record *r = b->rec;
+    r->n = b->n;
+    r->names = b->names;
+    r->exprs = b->exprs;
+    r->hashes = b->hashes;
+    r->slots = b->slots; /* the builder's index: 2 cap slots, each 0 or index + 1 */
+    r->cap = b->cap ? 2 * b->cap : 0;
+    r->block = NULL;
+    r->block_len = 0;
+    return r;
+}
+
 int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r,
                        const char *name, size_t len, const ads_expr *expr, ads_error *err)
 {

@@ -202,7 +202,7 @@ static const char *found(ads_json_reader *r, char *buf, size_t cap)
     return buf;
 }
 
-static void skip_ws(ads_json_reader *r)
+static void skip_ws_slow(ads_json_reader *r)
 {
     for (;;) {
         int c = peek(r);
@@ -217,6 +217,15 @@ static void skip_ws(ads_json_reader *r)
             return;
         }
     }
+}
+
+/* Most calls find no space at all (JSON as programs write it): a byte in
+ * the chunk above ' ' is taken as it is, without the call. */
+static inline void skip_ws(ads_json_reader *r)
+{
+    if (r->in.p < r->in.end && (unsigned char)*r->in.p > ' ')
+        return;
+    skip_ws_slow(r);
 }
 
 static int hex4(ads_json_reader *r, uint32_t *out)
@@ -775,7 +784,7 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                         found(r, what, sizeof what));
         }
     }
-    if (!(*rec = ads_record_builder_finish(b)))
+    if (!(*rec = ads_record__builder_finish_plain(b)))
         return oom(r);
     *all_literal = all;
     return 0;

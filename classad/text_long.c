@@ -886,7 +886,7 @@ static int build(const ads_record **rec, bool *literal, const group *g, ads_aren
         if ((rc = ads_record_builder_add(b, e->name.p, e->name.len, x, err)))
             return rc;
     }
-    if (!(*rec = ads_record_builder_finish(b)))
+    if (!(*rec = ads_record__builder_finish_plain(b)))
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     *literal = all;
     return 0;

@@ -32,6 +32,7 @@
 
 #include "base/limits.h"
 #include "engine/engine_int.h"
+#include "engine/stage_sort.h"
 
 /* An entry, in memory and in a run file: this head, then row, then key. */
 typedef struct ent_head {
@@ -67,29 +68,6 @@ static void ent_at(ent *e, const unsigned char *p)
     e->key = e->row + e->h.rlen;
 }
 
-/* An entry of the run in memory as the sort sees it: what it compares,
- * without reading the entry's head. */
-typedef struct sort_ref {
-    const unsigned char *key; /* set when the run is sorted (the run may move before) */
-    size_t off;               /* the entry's place in the run */
-    uint64_t seq;
-    uint32_t klen, rlen, keyed;
-} sort_ref;
-
-static int ref_cmp(const void *x, const void *y)
-{
-    const sort_ref *a = x, *b = y;
-    if (a->keyed != b->keyed)
-        return a->keyed ? -1 : 1;
-    size_t n = a->klen < b->klen ? a->klen : b->klen;
-    int c = n ? memcmp(a->key, b->key, n) : 0;
-    if (c)
-        return c;
-    if (a->klen != b->klen)
-        return a->klen < b->klen ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
 /* A run on disk: its stream, the stream's buffer and its level. */
@@ -110,7 +88,7 @@ static void run_close(run_file *r)
 typedef struct reader {
     run_file file; /* file.f NULL: the entries in memory */
     const unsigned char *mem;
-    const sort_ref *refs;
+    const ads_stage_ref *refs;
     size_t i, n;
     unsigned char *buf; /* a file's current key and row */
     size_t cap;
@@ -247,7 +225,7 @@ struct ads_stage {
     size_t type_len;
     /* the run being collected */
     ads_buf mem;
-    sort_ref *refs;
+    ads_stage_ref *refs;
     size_t n, cap;
     uint64_t seq;
     /* the runs on disk */
@@ -409,7 +387,7 @@ static void sort_mem(ads_stage *s)
         s->refs[i].key = (const unsigned char *)s->mem.p + s->refs[i].off + sizeof(ent_head) +
                          s->refs[i].rlen;
     if (s->n) /* an empty run has no references at all (NULL) */
-        qsort(s->refs, s->n, sizeof *s->refs, ref_cmp);
+        ads_stage__sort(s->refs, s->n);
 }
 
 /* The run in memory sorted and written to a file. */
@@ -483,7 +461,7 @@ static int ref_room(ads_stage *s, ads_error *err)
     if (s->n < s->cap)
         return 0;
     size_t cap = s->cap ? 2 * s->cap : 1024;
-    sort_ref *refs = realloc(s->refs, cap * sizeof *refs);
+    ads_stage_ref *refs = realloc(s->refs, cap * sizeof *refs);
     if (!refs)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     s->refs = refs;
@@ -522,7 +500,7 @@ int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *e
     if (s->mem.failed)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     memcpy(s->mem.p + off, &h, sizeof h);
-    s->refs[s->n] = (sort_ref){NULL, off, h.seq, h.klen, h.rlen, h.keyed};
+    s->refs[s->n] = (ads_stage_ref){NULL, off, h.seq, 0, h.klen, h.rlen, h.keyed};
     s->n++;
     s->seq++;
     if (s->mem.len >= s->run_bytes)
