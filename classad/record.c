@@ -341,8 +341,17 @@ void ads__prefetch(const void *p, size_t len)
 #if defined(__GNUC__) || defined(__clang__)
     if (len > ADS_PREFETCH_MAX)
         len = ADS_PREFETCH_MAX;
-    for (size_t off = 0; off < len; off += ADS_CACHE_LINE)
-        __builtin_prefetch((const char *)p + off);
+    /* four lines a step: the loop's own compare and jump were half of
+     * what a prefetch of a 1.5 KB record cost */
+    const char *c = p, *end = c + len;
+    for (; c + 4 * ADS_CACHE_LINE <= end; c += 4 * ADS_CACHE_LINE) {
+        __builtin_prefetch(c);
+        __builtin_prefetch(c + ADS_CACHE_LINE);
+        __builtin_prefetch(c + 2 * ADS_CACHE_LINE);
+        __builtin_prefetch(c + 3 * ADS_CACHE_LINE);
+    }
+    for (; c < end; c += ADS_CACHE_LINE)
+        __builtin_prefetch(c);
 #else
     (void)p, (void)len;
 #endif
