@@ -193,15 +193,17 @@ int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size
  * sorted by folded name and distinct. */
 int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err);
 
-/* The stored value v (envelope and row, under skey) into out with its row's
- * attributes named by ids (a row of the dump's form made the store's, new
- * names taking ids in txn, a write transaction) or by names (the store's
- * form made the dump's); the checksum made anew. Errors: ADS_ECORRUPT,
- * ADS_ENOMEM, and those of ads_names__encode. */
-int ads_row__to_ids(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
-                    const unsigned char *v, size_t vlen, ads_error *err);
-int ads_row__to_names(ads_buf *out, ads_txn *txn, const unsigned char *skey, size_t skey_len,
-                      const unsigned char *v, size_t vlen, ads_error *err);
+/* The stored value v (envelope and row, under skey) appended to out with
+ * its row's attributes named by ids (a row of the dump's form made the
+ * store's, new names taking ids in txn, a write transaction) or by names
+ * (the store's form made the dump's); the checksum made anew. scratch holds
+ * the rewritten row on the way (cleared first; a caller converting many
+ * rows keeps it, and out, so that neither is allocated again per row).
+ * Errors: ADS_ECORRUPT, ADS_ENOMEM, and those of ads_names__encode. */
+int ads_row__to_ids(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
+                    size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err);
+int ads_row__to_names(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
+                      size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err);
 
 /* Case-insensitive compare of names as rows sort them. */
 int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen);

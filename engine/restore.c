@@ -158,7 +158,7 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
     batch *b = rr->b;
     ads_db *db = txn->db;
     ads_arena *a = ads_arena_new();
-    ads_buf key = ADS_BUF_INIT, val = ADS_BUF_INIT, ids = ADS_BUF_INIT;
+    ads_buf key = ADS_BUF_INIT, val = ADS_BUF_INIT, ids = ADS_BUF_INIT, scratch = ADS_BUF_INIT;
     int rc = 0;
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -202,7 +202,7 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
         /* the store keeps attribute ids where the dump has names */
         if (b->kind[i] != ITEM_META) {
             ads_buf_clear(&ids);
-            if ((rc = ads_row__to_ids(&ids, txn, (const unsigned char *)k, kl,
+            if ((rc = ads_row__to_ids(&ids, &scratch, txn, (const unsigned char *)k, kl,
                                       (const unsigned char *)v, vl, err)))
                 break;
             v = ids.p;
@@ -234,6 +234,7 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
     ads_buf_free(&key);
     ads_buf_free(&val);
     ads_buf_free(&ids);
+    ads_buf_free(&scratch);
     ads_arena_free(a);
     return rc;
 }

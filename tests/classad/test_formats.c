@@ -1295,6 +1295,68 @@ static void json__file_reader_reads_what_the_buffer_reader_reads(void **state)
     ads_buf_free(&text);
 }
 
+/* Records of the JSON and long readers keep the reader's own arrays, not a
+ * copy laid out in one block: every name and value must still be in the
+ * caller's arena once the reader, its file and its text are gone (under
+ * ASan a pointer left into a freed chunk fails here). Enough records of
+ * two shapes to cross several of the file reader's chunks. */
+static void readers__records_outlive_the_reader_and_its_text(void **state)
+{
+    (void)state;
+    static const int forms[] = {LONG, JSON};
+    for (size_t fi = 0; fi < 2; fi++) {
+        ads_buf text = ADS_BUF_INIT;
+        if (forms[fi] == JSON)
+            ads_buf_adds(&text, "[\n");
+        for (int i = 0; i < 300; i++) {
+            if (forms[fi] == JSON)
+                ads_buf_printf(&text,
+                               "%s{\"Name\": \"slot%d@node\", \"Id\": %d, \"Req\": "
+                               "\"\\/Expr(Memory > %d)\\/\", \"Sub\": {\"x\": %d}%s}",
+                               i ? ",\n" : "", i, i, i, i, i % 2 ? ", \"Odd\": true" : "");
+            else
+                ads_buf_printf(&text,
+                               "Name = \"slot%d@node\"\nId = %d\nReq = Memory > %d\n"
+                               "'Quoted' = %d\n%s\n",
+                               i, i, i, i, i % 2 ? "Odd = true\n" : "");
+        }
+        if (forms[fi] == JSON)
+            ads_buf_adds(&text, "\n]\n");
+        FILE *f = file_of(text.p, text.len);
+        reader r;
+        ads_error err;
+        const ads_record *recs[300];
+        int line, n = 0, rc;
+        assert_int_equal(reader_open(&r, forms[fi], NULL, 0, f, &err), 0);
+        while (n < 300 && (rc = reader_next(&r, &recs[n], &line, &err)) == 1)
+            n++;
+        assert_int_equal(n, 300);
+        reader_close(&r);
+        fclose(f);
+        memset(text.p, 'X', text.len);
+        ads_buf_free(&text);
+        for (int i = 0; i < n; i++) {
+            char want[32];
+            snprintf(want, sizeof want, "slot%d@node", i);
+            want_string(recs[i], "name", want);
+            want_int(recs[i], "ID", i);
+            assert_int_equal(ads_record_size(recs[i]), i % 2 ? 5u : 4u);
+            ads_str last = ads_record_name(recs[i], ads_record_size(recs[i]) - 1);
+            const char *want_last = i % 2 ? "Odd" : forms[fi] == JSON ? "Sub" : "Quoted";
+            assert_int_equal(last.len, strlen(want_last));
+            assert_memory_equal(last.p, want_last, last.len);
+            const ads_expr *x = ads_record_lookup(recs[i], "Req", 3);
+            assert_non_null(x);
+            ads_buf u = ADS_BUF_INIT;
+            ads_expr_unparse(&u, x);
+            snprintf(want, sizeof want, "Memory > %d", i);
+            assert_int_equal(u.len, strlen(want));
+            assert_memory_equal(u.p, want, u.len);
+            ads_buf_free(&u);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* XML's rules                                                              */
 /* ------------------------------------------------------------------------ */
@@ -2257,6 +2319,7 @@ int main(void)
         cmocka_unit_test(json__numbers_keep_integer_and_real_apart),
         cmocka_unit_test(json__strings_decode_escapes_and_expressions),
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
+        cmocka_unit_test(readers__records_outlive_the_reader_and_its_text),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
         cmocka_unit_test(json__short_reals_read_as_strtod_reads_them),
