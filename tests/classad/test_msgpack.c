@@ -1881,6 +1881,51 @@ static void encode__name_order_memo_gives_the_same_bytes(void **state)
     ads_buf_free(&without);
 }
 
+/* Names that differ from the memo's in one byte, at every place of names
+ * of 1 to 24 bytes, where the difference changes the names' order: each
+ * record encodes as without the memo (a compare that missed a byte would
+ * reuse the remembered order and write the two names the wrong way round). */
+static void encode__name_order_memo_sees_a_one_byte_difference_anywhere(void **state)
+{
+    (void)state;
+    ads_msgpack_order *memo;
+    ads_buf with = ADS_BUF_INIT, without = ADS_BUF_INIT;
+    ads_error err;
+    assert_int_equal(ads_msgpack_order_new(&memo, &err), 0);
+    for (size_t len = 1; len <= 24; len++)
+        for (size_t at = 0; at < len; at++) {
+            /* "m" names: the first all 'm', the second 'm' but 'n' at `at`;
+             * then the first changed to 'o' at `at` (now after the second) */
+            char first[32], second[32], changed[32];
+            memset(first, 'm', len);
+            memcpy(second, first, len);
+            memcpy(changed, first, len);
+            second[at] = 'n';
+            changed[at] = 'o';
+            for (int k = 0; k < 2; k++) {
+                ads_record_builder *b;
+                ads_value one = ads_int(1), two = ads_int(2);
+                assert_int_equal(ads_record_builder_new(&b, arena, NULL), 0);
+                assert_int_equal(
+                    ads_record_builder_add_value(b, k ? changed : first, len, &one, NULL), 0);
+                assert_int_equal(ads_record_builder_add_value(b, second, len, &two, NULL), 0);
+                const ads_record *r = ads_record_builder_finish(b);
+                ads_buf_clear(&with);
+                ads_buf_clear(&without);
+                if (ads_msgpack_encode_row(&with, r, memo, &err) ||
+                    ads_msgpack_encode_record(&without, r, &err))
+                    fail_msg("len %zu at %zu: %s", len, at, err.message);
+                if (with.len != without.len || memcmp(with.p, without.p, with.len) != 0)
+                    fail_msg("len %zu, byte %zu, record %d: not the bytes without a memo", len,
+                             at, k);
+            }
+            ads_arena_reset(arena);
+        }
+    ads_msgpack_order_free(memo);
+    ads_buf_free(&with);
+    ads_buf_free(&without);
+}
+
 /* The memo keeps a name list per attribute count modulo 8: records of 24
  * name lists (counts 1..12, so 1 and 9, 2 and 10... share a place; two
  * lists of each count from 3 on, one with a name respelled) in no order,
@@ -2218,6 +2263,7 @@ int main(void)
         T(encode__refuses_records_with_names_equal_ignoring_case),
         T(encode__writer_gives_the_bytes_of_msgpack_c_packer),
         T(encode__name_order_memo_gives_the_same_bytes),
+        T(encode__name_order_memo_sees_a_one_byte_difference_anywhere),
         T(encode__name_order_memo_of_many_shapes_gives_the_same_bytes),
         T(roundtrip__random_values_through_bytes),
         T(roundtrip__random_values_through_text),
