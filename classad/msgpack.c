@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "classad/classad_int.h"
 #include "classad/msgpack.h"
 
@@ -1160,33 +1161,6 @@ static bool entry_span(const ads_msgpack_view *mv, size_t i, size_t *from, size_
 static inline __attribute__((always_inline)) int key_at(const ads_msgpack_view *mv, size_t i,
                                                         vkey *k, ads_error *err);
 
-/* Whether n bytes at p and q are the same: names and scalar values are a
- * few bytes, for which a call to memcmp costs more than the compare. */
-static inline bool same_bytes(const unsigned char *p, const unsigned char *q, size_t n)
-{
-    if (n > 16)
-        return memcmp(p, q, n) == 0;
-    if (n >= 8) {
-        uint64_t a, b, c, d;
-        memcpy(&a, p, 8);
-        memcpy(&b, q, 8);
-        memcpy(&c, p + n - 8, 8);
-        memcpy(&d, q + n - 8, 8);
-        return ((a ^ b) | (c ^ d)) == 0;
-    }
-    if (n >= 4) {
-        uint32_t a, b, c, d;
-        memcpy(&a, p, 4);
-        memcpy(&b, q, 4);
-        memcpy(&c, p + n - 4, 4);
-        memcpy(&d, q + n - 4, 4);
-        return ((a ^ b) | (c ^ d)) == 0;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != q[i])
-            return false;
-    return true;
-}
 
 /* Attribute i's key and the end of its value in mv's body: false when the
  * index does not describe the body (the caller's full path reports it). */
@@ -1216,8 +1190,8 @@ static bool same_by_entries(const ads_msgpack_view *a, const size_t *skip, size_
         size_t ae, be;
         if (j >= b->n || !entry_at(a, i, &ka, &ae) || !entry_at(b, j, &kb, &be) ||
             ka.len != kb.len || ae - ka.value != be - kb.value ||
-            !same_bytes(ka.p, kb.p, ka.len) ||
-            !same_bytes(a->body + ka.value, b->body + kb.value, ae - ka.value))
+            !ads_bytes_same(ka.p, kb.p, ka.len) ||
+            !ads_bytes_same(a->body + ka.value, b->body + kb.value, ae - ka.value))
             return false;
         j++;
     }

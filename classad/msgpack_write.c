@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "classad/classad_int.h"
 #include "classad/expr_memo.h"
 #include "classad/msgpack.h"
@@ -273,37 +274,6 @@ void ads_msgpack_order_free(ads_msgpack_order *o)
 }
 
 /* Does the memo hold exactly r's names, in r's order? */
-/* Whether the n bytes at a and at b are the same, reading only those bytes
- * (overlapping loads). Names are short and a bulk load compares every one
- * of every record with the memo: memcmp's call cost more than the bytes. */
-static inline bool same_bytes(const char *a, const char *b, size_t n)
-{
-    if (n >= 8) {
-        uint64_t x, y;
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&x, a + i, 8);
-            memcpy(&y, b + i, 8);
-            if (x != y)
-                return false;
-        }
-        memcpy(&x, a + n - 8, 8);
-        memcpy(&y, b + n - 8, 8);
-        return x == y;
-    }
-    if (n >= 4) {
-        uint32_t x, y, x2, y2;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        memcpy(&x2, a + n - 4, 4);
-        memcpy(&y2, b + n - 4, 4);
-        return x == y && x2 == y2;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 static bool memo_matches(const ads_msgpack_order *memo, const ads_record *r)
 {
     const name_order *o = &memo->shapes[r->n % ORDER_SHAPES];
@@ -312,7 +282,7 @@ static bool memo_matches(const ads_msgpack_order *memo, const ads_record *r)
     size_t at = 0;
     for (size_t i = 0; i < r->n; i++) {
         size_t len = o->ends[i] - at;
-        if (r->names[i].len != len || !same_bytes(r->names[i].p, o->names.p + at, len))
+        if (r->names[i].len != len || !ads_bytes_same(r->names[i].p, o->names.p + at, len))
             return false;
         at = o->ends[i];
     }

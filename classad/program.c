@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "classad/classad_int.h"
 
 typedef enum pcode {
@@ -304,14 +305,6 @@ static inline ads_value and_or_end(bool is_and, ads_truth ta, ads_truth tb)
     return ads_bool(is_and);
 }
 
-static inline bool same_bytes(const char *a, const char *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
 /* Attribute e's value when it is a literal of the in-memory record viewed
  * (or a plain scalar of the row viewed), found where the name was last
  * found and spelled the same: what ads_eval__attr gives then, without its
@@ -331,7 +324,7 @@ static inline bool attr_quick(ads_value *out, const ads_expr *e, const ads_view 
     }
     const ads_record *r = view->self;
     if (h >= r->n || r->hashes[h] != e->u.attr.hash || r->names[h].len != e->u.attr.name.len ||
-        !same_bytes(r->names[h].p, e->u.attr.name.p, e->u.attr.name.len) ||
+        !ads_bytes_same(r->names[h].p, e->u.attr.name.p, e->u.attr.name.len) ||
         r->exprs[h]->kind != N_LITERAL)
         return false;
     *out = r->exprs[h]->u.lit;

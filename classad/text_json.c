@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "classad/classad_int.h"
 #include "classad/expr_memo.h"
 #include "classad/formats.h"
@@ -692,7 +693,7 @@ static uint32_t member_hash(ads_json_reader *r, size_t i)
     size_t len = r->s.len;
     if (i < r->nmemo) {
         const struct name_memo *m = &r->memo[i];
-        if (m->len == len && memcmp(r->memo_text.p + m->at, name, len) == 0)
+        if (m->len == len && ads_bytes_same(r->memo_text.p + m->at, name, len))
             return m->hash;
         r->nmemo = i;
         r->memo_text.len = m->at;
