@@ -1295,6 +1295,52 @@ static void json__file_reader_reads_what_the_buffer_reader_reads(void **state)
     ads_buf_free(&text);
 }
 
+/* The JSON reader remembers the member names of the record before with
+ * their hashes: a name one byte apart from the remembered one, at every
+ * place of names of 1 to 24 bytes, is hashed anew and found by lookup. */
+static void json__member_names_one_byte_apart_are_told_apart(void **state)
+{
+    (void)state;
+    ads_buf text = ADS_BUF_INIT;
+    for (size_t len = 1; len <= 24; len++)
+        for (size_t at = 0; at < len; at++)
+            for (int k = 0; k < 2; k++) {
+                char name[32];
+                memset(name, 'm', len);
+                if (k)
+                    name[at] = 'n';
+                ads_buf_printf(&text, "{\"A\": 1, \"%.*s\": %d}\n", (int)len, name, k);
+            }
+    reader r;
+    ads_error err;
+    const ads_record *rec;
+    int line, rc;
+    size_t i = 0;
+    assert_int_equal(reader_open(&r, JSON, text.p, text.len, NULL, &err), 0);
+    while ((rc = reader_next(&r, &rec, &line, &err)) == 1) {
+        size_t len = 1, left = i / 2;
+        while (left >= len) { /* which (len, at) record i is */
+            left -= len;
+            len++;
+        }
+        char name[32];
+        memset(name, 'm', len);
+        if (i % 2)
+            name[left] = 'n';
+        const ads_expr *x = ads_record_lookup(rec, name, len);
+        if (!x)
+            fail_msg("record %zu: no member %.*s", i, (int)len, name);
+        const ads_value *v = ads_expr_literal_value(x);
+        assert_non_null(v);
+        assert_int_equal(v->u.i, (int64_t)(i % 2));
+        i++;
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(i, 2 * (24 * 25 / 2));
+    reader_close(&r);
+    ads_buf_free(&text);
+}
+
 /* Records of the JSON and long readers keep the reader's own arrays, not a
  * copy laid out in one block: every name and value must still be in the
  * caller's arena once the reader, its file and its text are gone (under
@@ -2319,6 +2365,7 @@ int main(void)
         cmocka_unit_test(json__numbers_keep_integer_and_real_apart),
         cmocka_unit_test(json__strings_decode_escapes_and_expressions),
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
+        cmocka_unit_test(json__member_names_one_byte_apart_are_told_apart),
         cmocka_unit_test(readers__records_outlive_the_reader_and_its_text),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
