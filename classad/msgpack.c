@@ -1161,7 +1161,6 @@ static bool entry_span(const ads_msgpack_view *mv, size_t i, size_t *from, size_
 static inline __attribute__((always_inline)) int key_at(const ads_msgpack_view *mv, size_t i,
                                                         vkey *k, ads_error *err);
 
-
 /* Attribute i's key and the end of its value in mv's body: false when the
  * index does not describe the body (the caller's full path reports it). */
 static inline __attribute__((always_inline)) bool entry_at(const ads_msgpack_view *mv, size_t i,
