@@ -24,24 +24,6 @@
 /* Parts of this many entries or fewer are sorted by insertion. */
 enum { SMALL_PART = 12 };
 
-int ads_stage__ref_cmp(const ads_stage_ref *a, const ads_stage_ref *b)
-{
-    if (a->keyed != b->keyed)
-        return a->keyed ? -1 : 1;
-    size_t n = a->klen < b->klen ? a->klen : b->klen;
-    int c = n ? memcmp(a->key, b->key, n) : 0;
-    if (c)
-        return c;
-    if (a->klen != b->klen)
-        return a->klen < b->klen ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static int cmp_void(const void *x, const void *y)
-{
-    return ads_stage__ref_cmp(x, y);
-}
-
 /* The comparison for two keyed entries whose keys agree in their first d
  * bytes (or end within them, the longer one with zeros to there). */
 static int cmp_from(const ads_stage_ref *a, const ads_stage_ref *b, size_t d)
@@ -53,6 +35,18 @@ static int cmp_from(const ads_stage_ref *a, const ads_stage_ref *b, size_t d)
     if (a->klen != b->klen)
         return a->klen < b->klen ? -1 : 1;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int ads_stage__ref_cmp(const ads_stage_ref *a, const ads_stage_ref *b)
+{
+    if (a->keyed != b->keyed)
+        return a->keyed ? -1 : 1;
+    return cmp_from(a, b, 0);
+}
+
+static int cmp_void(const void *x, const void *y)
+{
+    return ads_stage__ref_cmp(x, y);
 }
 
 /* The eight key bytes from d as a big-endian word, zeros past the end. */

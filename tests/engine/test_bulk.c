@@ -871,6 +871,62 @@ static uint64_t machine_history(ads_db *d)
     return tc.history;
 }
 
+/* One round of a test that stores the same records into two stores: store
+ * 0 by a bulk load in batches of `batch`, store 1 one ads_txn_store at a
+ * time in one transaction. */
+typedef struct two_way {
+    int k;
+    ads_bulk *b;
+    ads_txn *txn;
+} two_way;
+
+static two_way two_way_begin(ads_db *d, int k, size_t batch)
+{
+    two_way w = {k, NULL, NULL};
+    ads_bulk_options opt = {.batch = batch};
+    ads_error err;
+    if (k == 0)
+        assert_int_equal(ads_bulk_begin(&w.b, d, &opt, &err), 0);
+    else
+        assert_int_equal(ads_txn_begin(&w.txn, d, 0, NULL), 0);
+    return w;
+}
+
+static void two_way_add(two_way *w, const ads_record *x, int round, int i)
+{
+    ads_error err;
+    if (w->k == 0 ? ads_bulk_add(w->b, x, &err) : ads_txn_store(w->txn, x, NULL, &err))
+        fail_msg("round %d, record %d: %s", round, i, err.message);
+}
+
+static void two_way_end(two_way *w)
+{
+    ads_error err;
+    if (w->k == 0)
+        assert_int_equal(ads_bulk_end(w->b, &err), 0);
+    else
+        assert_int_equal(ads_txn_commit(w->txn, NULL), 0);
+}
+
+/* Both stores of a two-way test hold `records` Machine records and verify,
+ * with the same rows in effect and the same history, of more than
+ * min_history rows. */
+static void two_way_same(ads_db *d[2], size_t records, uint64_t min_history)
+{
+    ads_buf rows[2];
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(ts_count(d[k], "Machine", false), records);
+        assert_int_equal(ts_verify(d[k]), 0);
+        rows[k] = machine_rows(d[k], false);
+    }
+    assert_int_equal(machine_history(d[0]), machine_history(d[1]));
+    assert_true(machine_history(d[0]) > min_history);
+    assert_int_equal(rows[0].len, rows[1].len);
+    assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
+    for (int k = 0; k < 2; k++)
+        ads_buf_free(&rows[k]);
+}
+
 /* A sorted batch looks its records up through one cursor on `latest`
  * (engine/bulk.c, ads_store__find_at) while the batch's own writes insert
  * and grow rows under it, splitting pages. Rounds of shuffled batches that
@@ -885,7 +941,6 @@ static void bulk__sorted_batches_of_updates_store_what_single_stores_do(void **s
     tstore st[2];
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
-    ads_error err;
     for (int k = 0; k < 2; k++) {
         d[k] = ts_open(&st[k], T0);
         ts_declare(d[k], "Machine", "Name", NULL);
@@ -894,13 +949,7 @@ static void bulk__sorted_batches_of_updates_store_what_single_stores_do(void **s
         int n = BASE + 150 * r;
         for (int k = 0; k < 2; k++) {
             ts_time(&st[k], T0 + 60.0 * r);
-            ads_bulk_options opt = {.batch = 500};
-            ads_bulk *b = NULL;
-            ads_txn *txn = NULL;
-            if (k == 0)
-                assert_int_equal(ads_bulk_begin(&b, d[k], &opt, &err), 0);
-            else
-                assert_int_equal(ads_txn_begin(&txn, d[k], 0, NULL), 0);
+            two_way w = two_way_begin(d[k], k, 500);
             for (int j = 0; j < n; j++) {
                 int i = (int)(((unsigned)j * 7919u) % (unsigned)n); /* a fixed shuffle */
                 int v = i % 3 == 0 ? 0 : r; /* a third stay unchanged */
@@ -908,30 +957,15 @@ static void bulk__sorted_batches_of_updates_store_what_single_stores_do(void **s
                 const ads_record *x =
                     rec(a, "[ AdType = \"Machine\"; Name = \"node%05d\"; V = %d; Pad = \"%.*s\" ]",
                         i, v, plen, pad);
-                if (k == 0 ? ads_bulk_add(b, x, &err) : ads_txn_store(txn, x, NULL, &err))
-                    fail_msg("round %d, record %d: %s", r, i, err.message);
+                two_way_add(&w, x, r, i);
                 ads_arena_reset(a);
             }
-            if (k == 0)
-                assert_int_equal(ads_bulk_end(b, &err), 0);
-            else
-                assert_int_equal(ads_txn_commit(txn, NULL), 0);
+            two_way_end(&w);
         }
     }
-    ads_buf rows[2];
-    for (int k = 0; k < 2; k++) {
-        assert_int_equal(ts_count(d[k], "Machine", false), BASE + 150 * (ROUNDS - 1));
-        assert_int_equal(ts_verify(d[k]), 0);
-        rows[k] = machine_rows(d[k], false);
-    }
-    assert_int_equal(machine_history(d[0]), machine_history(d[1]));
-    assert_true(machine_history(d[0]) > 0);
-    assert_int_equal(rows[0].len, rows[1].len);
-    assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
-    for (int k = 0; k < 2; k++) {
-        ads_buf_free(&rows[k]);
+    two_way_same(d, BASE + 150 * (ROUNDS - 1), 0);
+    for (int k = 0; k < 2; k++)
         ts_close(&st[k]);
-    }
     ads_arena_free(a);
 }
 
@@ -1353,7 +1387,6 @@ static void bulk__appends_between_other_writes_store_what_single_stores_do(void 
     tstore st[2];
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
-    ads_error err;
     for (int k = 0; k < 2; k++) {
         d[k] = ts_open(&st[k], T0);
         ts_declare(d[k], "Machine", "Name", NULL);
@@ -1362,13 +1395,7 @@ static void bulk__appends_between_other_writes_store_what_single_stores_do(void 
         int n = append_keys(r, keys);
         for (int k = 0; k < 2; k++) {
             ts_time(&st[k], T0 + 60.0 * r);
-            ads_bulk_options opt = {.batch = 64};
-            ads_bulk *b = NULL;
-            ads_txn *txn = NULL;
-            if (k == 0)
-                assert_int_equal(ads_bulk_begin(&b, d[k], &opt, &err), 0);
-            else
-                assert_int_equal(ads_txn_begin(&txn, d[k], 0, NULL), 0);
+            two_way w = two_way_begin(d[k], k, 64);
             for (int j = 0; j < n; j++) {
                 int i = keys[j];
                 /* a new attribute name every 50 keys, met mid batch (not in
@@ -1378,33 +1405,18 @@ static void bulk__appends_between_other_writes_store_what_single_stores_do(void 
                     rec(a, "[ AdType = \"Machine\"; Name = \"node%05d\"; V = %d; W = %d; "
                            "New%d_%d = 1 ]",
                         i, r * 1000 + j, i, r < 3 ? r : 1, r < 3 ? i / 50 : i / 50 % 6);
-                if (k == 0 ? ads_bulk_add(b, x, &err) : ads_txn_store(txn, x, NULL, &err))
-                    fail_msg("round %d, record %d: %s", r, i, err.message);
+                two_way_add(&w, x, r, i);
                 ads_arena_reset(a);
             }
-            if (k == 0)
-                assert_int_equal(ads_bulk_end(b, &err), 0);
-            else
-                assert_int_equal(ads_txn_commit(txn, NULL), 0);
+            two_way_end(&w);
         }
     }
-    ads_buf rows[2];
-    for (int k = 0; k < 2; k++) {
-        assert_int_equal(ts_count(d[k], "Machine", false), 420);
-        assert_int_equal(ts_verify(d[k]), 0);
-        rows[k] = machine_rows(d[k], false);
-    }
-    assert_int_equal(machine_history(d[0]), machine_history(d[1]));
-    assert_true(machine_history(d[0]) > 300);
-    assert_int_equal(rows[0].len, rows[1].len);
-    assert_memory_equal(rows[0].p, rows[1].p, rows[0].len);
+    two_way_same(d, 420, 300);
     char *v = ts_attr(d[0], "Machine", "{ \"node00359\" }", "V");
     assert_string_equal(v, "3001"); /* round 3 stored it second (j = 1) */
     free(v);
-    for (int k = 0; k < 2; k++) {
-        ads_buf_free(&rows[k]);
+    for (int k = 0; k < 2; k++)
         ts_close(&st[k]);
-    }
     ads_arena_free(a);
 }
 
