@@ -280,6 +280,27 @@ static inline const char *skip_plain(const char *p, const char *end)
     return p;
 }
 
+/* A string, '"' current, that holds only plain bytes and ends in this
+ * chunk (most strings: no escape, no byte past 0x7f): its bytes, taken
+ * with the closing quote, without a copy into r->s. false: the string is
+ * left for parse_string (nothing taken). */
+static inline bool plain_string(ads_json_reader *r, const char **p, size_t *n)
+{
+    const char *start = r->in.p + 1, *q = skip_plain(start, r->in.end);
+    while (q < r->in.end) {
+        unsigned char c = (unsigned char)*q;
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            break;
+        q++;
+    }
+    if (q == r->in.end || *q != '"' || (size_t)(q - start) > ADS_MAX_TEXT)
+        return false;
+    *p = start;
+    *n = (size_t)(q - start);
+    r->in.p = q + 1;
+    return true;
+}
+
 /*
  * A string, '"' current, decoded into r->s. *slash: it began with the
  * escape \/ (how HTCondor marks "\/Expr(...)\/").
@@ -447,12 +468,64 @@ static bool short_decimal(const char *s, double *out)
     return true;
 }
 
+/* The length of the number at p when all of it lies before end and it is
+ * well formed, else 0 (parse_number then reads it byte by byte and says
+ * what is wrong). *real: it has a fraction or an exponent. */
+static inline size_t number_span(const char *p, const char *end, bool *real)
+{
+#define ISDIGIT(q) ((q) < end && *(q) >= '0' && *(q) <= '9')
+    const char *q = p + (*p == '-');
+    *real = false;
+    if (!ISDIGIT(q))
+        return 0;
+    if (*q++ == '0') {
+        if (ISDIGIT(q))
+            return 0;
+    } else {
+        while (ISDIGIT(q))
+            q++;
+    }
+    if (q < end && *q == '.') {
+        *real = true;
+        q++;
+        if (!ISDIGIT(q))
+            return 0;
+        while (ISDIGIT(q))
+            q++;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        *real = true;
+        q++;
+        if (q < end && (*q == '+' || *q == '-'))
+            q++;
+        if (!ISDIGIT(q))
+            return 0;
+        while (ISDIGIT(q))
+            q++;
+    }
+#undef ISDIGIT
+    return q < end ? (size_t)(q - p) : 0;
+}
+
+static int number_value(ads_json_reader *r, uint64_t start, const char *s, bool real,
+                        ads_value *out);
+
 /* A number, its first byte current (a digit or '-'). */
 static int parse_number(ads_json_reader *r, ads_value *out)
 {
     uint64_t start = offset(r);
     bool real = false;
     int c;
+    size_t n = number_span(r->in.p, r->in.end, &real);
+    if (n && n < 40) {
+        /* the common case: all of it in this chunk, converted from a copy */
+        char text[40];
+        memcpy(text, r->in.p, n);
+        text[n] = '\0';
+        r->in.p += n;
+        return number_value(r, start, text, real, out);
+    }
+    real = false;
     ads_buf_clear(&r->num);
 #define DIGITS()                                                                              \
     while ((c = peek(r)) >= '0' && c <= '9') {                                                \
@@ -506,11 +579,24 @@ static int parse_number(ads_json_reader *r, ads_value *out)
         r->in.too_big = true;
         return fail_at(r, start, "number too long");
     }
-    const char *s = r->num.p;
+    return number_value(r, start, r->num.p, real, out);
+}
+
+/* The value of the well-formed number text s (NUL-terminated). */
+static int number_value(ads_json_reader *r, uint64_t start, const char *s, bool real,
+                        ads_value *out)
+{
     if (!real) {
         bool neg = s[0] == '-';
         uint64_t v = 0;
         bool fits = true;
+        size_t nd = strlen(s + neg);
+        if (nd <= 18) { /* below 10^18: no overflow to check */
+            for (const char *d = s + neg; *d; d++)
+                v = v * 10 + (uint64_t)(*d - '0');
+            *out = ads_int(neg ? (int64_t)(0 - v) : (int64_t)v);
+            return 0;
+        }
         for (const char *d = s + neg; *d; d++) {
             unsigned dv = (unsigned)(*d - '0');
             if (v > (UINT64_MAX - dv) / 10) {
@@ -574,6 +660,14 @@ static int string_value(ads_json_reader *r, const ads_expr **out)
     int line = r->in.line;
     bool slash;
     int rc;
+    const char *plain;
+    size_t len;
+    ads_value v;
+    if (plain_string(r, &plain, &len)) {
+        if (ads_string_copy(&v, r->arena, plain, len))
+            return oom(r);
+        return literal(r, out, v);
+    }
     if ((rc = parse_string(r, &slash)))
         return rc;
     const char *s = r->s.p ? r->s.p : "";
@@ -596,7 +690,6 @@ static int string_value(ads_json_reader *r, const ads_expr **out)
         }
         return 0;
     }
-    ads_value v;
     if (ads_string_copy(&v, r->arena, s, n))
         return oom(r);
     return literal(r, out, v);
@@ -684,13 +777,11 @@ static int parse_array(ads_json_reader *r, const ads_expr **out, int depth)
     return make_list(r, out, items, n, all);
 }
 
-/* The hash of member name i (r->s) of a top-level record: the one the
+/* The hash of member name i (len bytes at name) of a top-level record: the one the
  * last record's name i had if the bytes are the same; else computed, and
  * remembered in place of the last record's names from i on. */
-static uint32_t member_hash(ads_json_reader *r, size_t i)
+static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size_t len)
 {
-    const char *name = r->s.p;
-    size_t len = r->s.len;
     if (i < r->nmemo) {
         const struct name_memo *m = &r->memo[i];
         if (m->len == len && ads_bytes_same(r->memo_text.p + m->at, name, len))
@@ -746,13 +837,18 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                             found(r, what, sizeof what));
             uint64_t at = offset(r);
             bool slash;
-            if ((rc = parse_string(r, &slash)))
-                return rc;
-            if (r->s.len == 0)
+            const char *text;
+            size_t len;
+            if (!plain_string(r, &text, &len)) {
+                if ((rc = parse_string(r, &slash)))
+                    return rc;
+                text = r->s.p;
+                len = r->s.len;
+            }
+            if (len == 0)
                 return fail_at(r, at, "empty member name (a record attribute needs a name)");
-            size_t len = r->s.len;
-            uint32_t h = depth == 1 ? member_hash(r, i) : ads_name_hash(r->s.p, len);
-            char *name = ads_arena_strndup(r->arena, r->s.p, len);
+            uint32_t h = depth == 1 ? member_hash(r, i, text, len) : ads_name_hash(text, len);
+            char *name = ads_arena_strndup(r->arena, text, len);
             if (!name)
                 return oom(r);
             skip_ws(r);

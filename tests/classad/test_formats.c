@@ -1341,6 +1341,71 @@ static void json__member_names_one_byte_apart_are_told_apart(void **state)
     ads_buf_free(&text);
 }
 
+/* One number after chunk - 6 - cut spaces, read from a buffer (one chunk:
+ * the reader's in-chunk path) or a file (its 64 KiB chunk ends at byte cut
+ * of the number: the byte-by-byte path when the number is cut): its value,
+ * or the error in why. */
+static void json_number_read(const char *num, size_t cut, bool file, ads_value *v, char *why,
+                             size_t cap)
+{
+    ads_buf b = ADS_BUF_INIT;
+    const size_t chunk = 65536, head = 5; /* {"A": */
+    for (size_t i = 0; i < chunk - head - cut; i++)
+        ads_buf_addc(&b, ' ');
+    ads_buf_printf(&b, "{\"A\":%s}\n", num);
+    FILE *f = file ? file_of(b.p, b.len) : NULL;
+    reader r;
+    ads_error err;
+    const ads_record *rec;
+    assert_int_equal(reader_open(&r, JSON, f ? NULL : b.p, f ? 0 : b.len, f, &err), 0);
+    why[0] = '\0';
+    v->type = ADS_UNDEFINED;
+    if (reader_next(&r, &rec, NULL, &err) == 1)
+        *v = *value_of(rec, "A");
+    else
+        snprintf(why, cap, "%s", err.message);
+    reader_close(&r);
+    if (f)
+        fclose(f);
+    ads_buf_free(&b);
+}
+
+static void json__numbers_read_alike_whole_and_cut_by_a_chunk(void **state)
+{
+    (void)state;
+    static const char *const nums[] = {
+        "0", "-0", "7", "-12", "1.5", "-0.25", "1e5", "1E+5", "-2.5e-3", "1.5e-300",
+        "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+        "123456789012345678901234567890", "0.1", "1.7976931348623157e308", "12345678.000001",
+        "01", "-", "1.", "1e", "1e+", "-x", "1.5e400", "00.5", "-01"};
+    size_t errors = 0;
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        ads_value whole, cut;
+        char why_whole[256], why_cut[256];
+        json_number_read(nums[i], 0, false, &whole, why_whole, sizeof why_whole);
+        errors += why_whole[0] != '\0';
+        if (!why_whole[0] && whole.type == ADS_INTEGER) {
+            assert_int_equal(whole.u.i, strtoll(nums[i], NULL, 10));
+        } else if (!why_whole[0]) {
+            assert_int_equal(whole.type, ADS_REAL);
+            double want = strtod(nums[i], NULL);
+            if (memcmp(&whole.u.r, &want, sizeof want) != 0)
+                fail_msg("%s: read %.17g, strtod %.17g", nums[i], whole.u.r, want);
+        }
+        for (size_t k = 0; k <= strlen(nums[i]) + 1; k++) {
+            json_number_read(nums[i], k, false, &whole, why_whole, sizeof why_whole);
+            json_number_read(nums[i], k, true, &cut, why_cut, sizeof why_cut);
+            if (strcmp(why_whole, why_cut) != 0)
+                fail_msg("%s cut at %zu: \"%s\" read whole, \"%s\" cut", nums[i], k, why_whole,
+                         why_cut);
+            if (!why_whole[0] && (whole.type != cut.type ||
+                                  memcmp(&whole.u, &cut.u, sizeof whole.u.r) != 0))
+                fail_msg("%s cut at %zu: another value", nums[i], k);
+        }
+    }
+    assert_int_equal(errors, 9); /* the last nine are not JSON numbers or too big */
+}
+
 /* Records of the JSON and long readers keep the reader's own arrays, not a
  * copy laid out in one block: every name and value must still be in the
  * caller's arena once the reader, its file and its text are gone (under
@@ -2366,6 +2431,7 @@ int main(void)
         cmocka_unit_test(json__strings_decode_escapes_and_expressions),
         cmocka_unit_test(json__repeated_member_keeps_last_value_at_first_position),
         cmocka_unit_test(json__member_names_one_byte_apart_are_told_apart),
+        cmocka_unit_test(json__numbers_read_alike_whole_and_cut_by_a_chunk),
         cmocka_unit_test(readers__records_outlive_the_reader_and_its_text),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
