@@ -229,6 +229,15 @@ struct ads_record {
     size_t block_len;
 };
 
+/* A record of the n attributes in the arrays given (kept where they are:
+ * in a's memory, or memory that outlives the record) and a copy of the
+ * index slots (cap of them, as ads_record::cap): the index of a record of
+ * the very same names in the same order, with no name twice. NULL when out
+ * of memory. */
+const ads_record *ads_record__with_index(ads_arena *a, const ads_str *names,
+                                         const ads_expr *const *exprs, const uint32_t *hashes,
+                                         size_t n, const uint32_t *slots, size_t cap);
+
 /* ads_record_builder_finish without the block: the record keeps the
  * builder's arrays and index, so its names and expressions stay where the
  * caller put them (they must live as long as the record). For records that

@@ -393,6 +393,26 @@ const ads_record *ads_record__builder_finish_plain(ads_record_builder *b)
     return r;
 }
 
+const ads_record *ads_record__with_index(ads_arena *a, const ads_str *names,
+                                         const ads_expr *const *exprs, const uint32_t *hashes,
+                                         size_t n, const uint32_t *slots, size_t cap)
+{
+    ads_record *r = ads_arena_alloc(a, sizeof *r);
+    uint32_t *own = ads_arena_alloc(a, cap * sizeof *own);
+    if (!r || !own)
+        return NULL;
+    memcpy(own, slots, cap * sizeof *own);
+    r->n = n;
+    r->names = names;
+    r->exprs = exprs;
+    r->hashes = hashes;
+    r->slots = own;
+    r->cap = cap;
+    r->block = NULL;
+    r->block_len = 0;
+    return r;
+}
+
 int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r,
                        const char *name, size_t len, const ads_expr *expr, ads_error *err)
 {

@@ -119,6 +119,11 @@ struct ads_json_reader {
     } *memo;
     size_t nmemo, capmemo;
     ads_buf memo_text;
+    /* the index of the last top-level record built whole whose names are
+     * all in the memo, without a repeated name (shape_n of them, 0: none):
+     * a record of the very same names in the same order has that index */
+    uint32_t *shape_slots;
+    size_t shape_n, shape_cap;
     ads_expr_memo *exprs; /* the "\/Expr(...)\/" texts seen last, parsed */
     bool exprs_failed;    /* no memory for that memo: parse every time */
     /* per call */
@@ -780,12 +785,16 @@ static int parse_array(ads_json_reader *r, const ads_expr **out, int depth)
 /* The hash of member name i (len bytes at name) of a top-level record: the one the
  * last record's name i had if the bytes are the same; else computed, and
  * remembered in place of the last record's names from i on. */
-static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size_t len)
+static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size_t len,
+                            bool *hit)
 {
+    *hit = false;
     if (i < r->nmemo) {
         const struct name_memo *m = &r->memo[i];
-        if (m->len == len && ads_bytes_same(r->memo_text.p + m->at, name, len))
+        if (m->len == len && ads_bytes_same(r->memo_text.p + m->at, name, len)) {
+            *hit = true;
             return m->hash;
+        }
         r->nmemo = i;
         r->memo_text.len = m->at;
         r->memo_text.p[m->at] = '\0';
@@ -814,18 +823,113 @@ static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size
     return h;
 }
 
+/* An object's members as read, in the caller's arena. */
+typedef struct members {
+    ads_str *names;
+    const ads_expr **exprs;
+    uint32_t *hashes;
+    size_t n, cap;
+} members;
+
+/* Room for cap members (at least): 0, or out of memory. */
+static int members_room(ads_json_reader *r, members *m, size_t cap)
+{
+    ads_str *names = ads_arena_alloc(r->arena, cap * sizeof *names);
+    const ads_expr **exprs = ads_arena_alloc(r->arena, cap * sizeof *exprs);
+    uint32_t *hashes = ads_arena_alloc(r->arena, cap * sizeof *hashes);
+    if (!names || !exprs || !hashes)
+        return oom(r);
+    if (m->n) {
+        memcpy(names, m->names, m->n * sizeof *names);
+        memcpy(exprs, m->exprs, m->n * sizeof *exprs);
+        memcpy(hashes, m->hashes, m->n * sizeof *hashes);
+    }
+    m->names = names;
+    m->exprs = exprs;
+    m->hashes = hashes;
+    m->cap = cap;
+    return 0;
+}
+
+static int members_add(ads_json_reader *r, members *m, const char *name, size_t len,
+                       uint32_t h, const ads_expr *value)
+{
+    int rc;
+    if (m->n == m->cap && (rc = members_room(r, m, m->cap ? 2 * m->cap : 16)))
+        return rc;
+    m->names[m->n] = (ads_str){name, len};
+    m->exprs[m->n] = value;
+    m->hashes[m->n] = h;
+    m->n++;
+    return 0;
+}
+
+/* The record of the members. same: a top-level record whose names are the
+ * last shape's, in its order: that record's index serves (no name can
+ * repeat). Else a builder makes it (a repeated name: the last value wins),
+ * and a top-level record without repeats becomes the shape. */
+static int members_record(ads_json_reader *r, const ads_record **rec, const members *m,
+                          bool same, int depth)
+{
+    if (same && m->n == r->shape_n) {
+        *rec = ads_record__with_index(r->arena, m->names, m->exprs, m->hashes, m->n,
+                                      r->shape_slots, r->shape_cap);
+        return *rec ? 0 : oom(r);
+    }
+    ads_record_builder *b;
+    if (ads_record_builder_new(&b, r->arena, NULL))
+        return oom(r);
+    for (size_t i = 0; i < m->n; i++)
+        if (ads_record__builder_add_hashed(b, m->names[i].p, m->names[i].len, m->hashes[i],
+                                           m->exprs[i], NULL))
+            return oom(r);
+    if (!(*rec = ads_record__builder_finish_plain(b)))
+        return oom(r);
+    if (depth != 1)
+        return 0;
+    r->shape_n = 0;
+    const ads_record *x = *rec;
+    if (x->n != m->n || r->nmemo != m->n || m->n == 0)
+        return 0; /* a repeated name, or names past the memo */
+    uint32_t *slots = realloc(r->shape_slots, x->cap * sizeof *slots);
+    if (!slots)
+        return 0; /* only a memo */
+    memcpy(slots, x->slots, x->cap * sizeof *slots);
+    r->shape_slots = slots;
+    r->shape_cap = x->cap;
+    r->shape_n = x->n;
+    return 0;
+}
+
+/* A member's name, '"' current: its bytes (in the chunk or r->s). */
+static int member_name(ads_json_reader *r, const char **text, size_t *len)
+{
+    uint64_t at = offset(r);
+    bool slash;
+    int rc;
+    if (!plain_string(r, text, len)) {
+        if ((rc = parse_string(r, &slash)))
+            return rc;
+        *text = r->s.p;
+        *len = r->s.len;
+    }
+    if (*len == 0)
+        return fail_at(r, at, "empty member name (a record attribute needs a name)");
+    return 0;
+}
+
 /* An object, '{' current: its record, and whether every member is a value. */
 static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_literal,
                         int depth)
 {
     char what[16];
-    ads_record_builder *b;
-    bool all = true;
+    members m = {0};
+    bool all = true, same = depth == 1 && r->shape_n > 0;
     int rc;
     if ((rc = enter(r, depth)))
         return rc;
-    if (ads_record_builder_new(&b, r->arena, NULL))
-        return oom(r);
+    if (same && (rc = members_room(r, &m, r->shape_n))) /* as many as the last record */
+        return rc;
     take(r);
     skip_ws(r);
     if (peek(r) == '}') {
@@ -835,19 +939,14 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
             if (peek(r) != '"')
                 return fail(r, "expected a member name (a string), found %s",
                             found(r, what, sizeof what));
-            uint64_t at = offset(r);
-            bool slash;
             const char *text;
             size_t len;
-            if (!plain_string(r, &text, &len)) {
-                if ((rc = parse_string(r, &slash)))
-                    return rc;
-                text = r->s.p;
-                len = r->s.len;
-            }
-            if (len == 0)
-                return fail_at(r, at, "empty member name (a record attribute needs a name)");
-            uint32_t h = depth == 1 ? member_hash(r, i, text, len) : ads_name_hash(text, len);
+            if ((rc = member_name(r, &text, &len)))
+                return rc;
+            bool hit = false;
+            uint32_t h = depth == 1 ? member_hash(r, i, text, len, &hit)
+                                    : ads_name_hash(text, len);
+            same = same && hit;
             char *name = ads_arena_strndup(r->arena, text, len);
             if (!name)
                 return oom(r);
@@ -862,8 +961,8 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                 return rc;
             if (value->kind != N_LITERAL)
                 all = false;
-            if (ads_record__builder_add_hashed(b, name, len, h, value, NULL))
-                return oom(r);
+            if ((rc = members_add(r, &m, name, len, h, value)))
+                return rc;
             skip_ws(r);
             int c = peek(r);
             if (c == ',') {
@@ -881,8 +980,8 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                         found(r, what, sizeof what));
         }
     }
-    if (!(*rec = ads_record__builder_finish_plain(b)))
-        return oom(r);
+    if ((rc = members_record(r, rec, &m, same, depth)))
+        return rc;
     *all_literal = all;
     return 0;
 }
@@ -981,6 +1080,7 @@ void ads_json_reader_free(ads_json_reader *r)
     ads_buf_free(&r->num);
     ads_buf_free(&r->memo_text);
     free(r->memo);
+    free(r->shape_slots);
     ads_expr_memo_free(r->exprs);
     ads_text_in_free(&r->in);
     free(r);

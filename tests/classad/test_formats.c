@@ -1202,6 +1202,66 @@ static void json__records_of_changing_shape_find_every_member(void **state)
     want_int(rec[6], "d", 24);
 }
 
+/* Records of random shapes, each shape repeated a few times (the reader
+ * then reuses the last record's index), names drawn from a pool with case
+ * variants so that some records repeat a name: each record read has the
+ * attributes a builder given the same members makes (the last value of a
+ * repeated name wins), found by every spelling. */
+static void json__repeated_shapes_read_as_the_builder_builds(void **state)
+{
+    (void)state;
+    static const char *const pool[] = {"A", "a", "B", "Cc", "cC", "D", "Ee", "F"};
+    const size_t npool = sizeof pool / sizeof *pool;
+    uint64_t seed = 99;
+    ads_buf text = ADS_BUF_INIT;
+    int shapes[400][10], lens[400], count = 0, value = 0;
+    for (int k = 0; count < 400; k++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        int len = (int)((seed >> 33) % 9), times = 1 + (int)((seed >> 40) % 3);
+        int shape[10];
+        for (int j = 0; j < len; j++) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            shape[j] = (int)((seed >> 35) % npool);
+        }
+        for (int t = 0; t < times && count < 400; t++, count++) {
+            ads_buf_addc(&text, '{');
+            for (int j = 0; j < len; j++)
+                ads_buf_printf(&text, "%s\"%s\":%d", j ? "," : "", pool[shape[j]], value++);
+            ads_buf_add(&text, "}\n", 2);
+            memcpy(shapes[count], shape, sizeof shape);
+            lens[count] = len;
+        }
+    }
+    ads_buf_addc(&text, '\0');
+    static const ads_record *rec[400];
+    assert_int_equal(read_all(JSON, text.p, rec, NULL, 400), 400);
+    value = 0;
+    for (int i = 0; i < 400; i++) {
+        ads_record_builder *b;
+        ads_error err;
+        assert_int_equal(ads_record_builder_new(&b, arena, &err), 0);
+        for (int j = 0; j < lens[i]; j++) {
+            ads_value v = ads_int(value++);
+            const char *n = pool[shapes[i][j]];
+            assert_int_equal(ads_record_builder_add_value(b, n, strlen(n), &v, &err), 0);
+        }
+        const ads_record *want = ads_record_builder_finish(b);
+        assert_non_null(want);
+        assert_int_equal(ads_record_size(rec[i]), ads_record_size(want));
+        for (size_t j = 0; j < npool; j++) {
+            const char *n = pool[j];
+            const ads_expr *x = ads_record_lookup(want, n, strlen(n));
+            const ads_expr *y = ads_record_lookup(rec[i], n, strlen(n));
+            if (!x != !y)
+                fail_msg("record %d: %s %s", i, n, x ? "missing" : "there, not wanted");
+            if (x)
+                assert_int_equal(ads_expr_literal_value(y)->u.i,
+                                 ads_expr_literal_value(x)->u.i);
+        }
+    }
+    ads_buf_free(&text);
+}
+
 /* Reals of up to 15 digits are read by a division of their digits by a
  * power of ten: the same double strtod gives, for 20,000 of them with
  * every number of fraction digits, both signs, and longer ones beside. */
@@ -2435,6 +2495,7 @@ int main(void)
         cmocka_unit_test(readers__records_outlive_the_reader_and_its_text),
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
+        cmocka_unit_test(json__repeated_shapes_read_as_the_builder_builds),
         cmocka_unit_test(json__short_reals_read_as_strtod_reads_them),
         cmocka_unit_test(json__strings_that_are_not_utf8_travel_as_expressions),
         cmocka_unit_test(json__file_reader_reads_what_the_buffer_reader_reads),
