@@ -124,6 +124,7 @@ struct ads_json_reader {
      * a record of the very same names in the same order has that index */
     uint32_t *shape_slots;
     size_t shape_n, shape_cap;
+    unsigned memo_lost; /* times the memo's text could not grow */
     ads_expr_memo *exprs; /* the "\/Expr(...)\/" texts seen last, parsed */
     bool exprs_failed;    /* no memory for that memo: parse every time */
     /* per call */
@@ -801,7 +802,7 @@ static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size
     }
     uint32_t h = ads_name_hash(name, len);
     if (i == r->nmemo && i < ADS_JSON_NAME_MEMO_MAX &&
-        r->memo_text.len + len <= ADS_JSON_NAME_MEMO_BYTES) {
+        r->memo_text.len + len + 1 <= ADS_JSON_NAME_MEMO_BYTES) {
         if (i == r->capmemo) {
             size_t cap = r->capmemo ? 2 * r->capmemo : 64;
             struct name_memo *more = realloc(r->memo, cap * sizeof *more);
@@ -812,9 +813,11 @@ static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size
         }
         size_t at = r->memo_text.len;
         ads_buf_add(&r->memo_text, name, len);
+        ads_buf_addc(&r->memo_text, '\0'); /* the names are copied out whole */
         if (r->memo_text.failed) {
             ads_buf_clear(&r->memo_text);
             r->nmemo = 0;
+            r->memo_lost++;
             return h;
         }
         r->memo[i] = (struct name_memo){at, len, h};
@@ -901,6 +904,31 @@ static int members_record(ads_json_reader *r, const ads_record **rec, const memb
     return 0;
 }
 
+/* The names of a top-level record's members that the memo holds (left
+ * NULL while reading), pointed into one copy of the memo's text: a copy and
+ * an allocation for the record, not one per name. lost: r->memo_lost when
+ * the record began (the memo lost since: those names are gone). */
+static int memo_names(ads_json_reader *r, members *m, unsigned lost)
+{
+    size_t last = m->n;
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->names[i].p)
+            last = i;
+    if (last == m->n)
+        return 0;
+    if (r->memo_lost != lost || last >= r->nmemo)
+        return oom(r);
+    size_t bytes = r->memo[last].at + r->memo[last].len + 1;
+    char *copy = ads_arena_alloc(r->arena, bytes);
+    if (!copy)
+        return oom(r);
+    memcpy(copy, r->memo_text.p, bytes);
+    for (size_t i = 0; i <= last; i++)
+        if (!m->names[i].p)
+            m->names[i].p = copy + r->memo[i].at;
+    return 0;
+}
+
 /* A member's name, '"' current: its bytes (in the chunk or r->s). */
 static int member_name(ads_json_reader *r, const char **text, size_t *len)
 {
@@ -925,6 +953,7 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
     char what[16];
     members m = {0};
     bool all = true, same = depth == 1 && r->shape_n > 0;
+    unsigned lost = r->memo_lost;
     int rc;
     if ((rc = enter(r, depth)))
         return rc;
@@ -947,8 +976,10 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
             uint32_t h = depth == 1 ? member_hash(r, i, text, len, &hit)
                                     : ads_name_hash(text, len);
             same = same && hit;
-            char *name = ads_arena_strndup(r->arena, text, len);
-            if (!name)
+            /* a name in the memo is copied with the others at the end */
+            char *name = depth == 1 && i < r->nmemo ? NULL
+                                                    : ads_arena_strndup(r->arena, text, len);
+            if (!name && !(depth == 1 && i < r->nmemo))
                 return oom(r);
             skip_ws(r);
             if (peek(r) != ':')
@@ -980,6 +1011,8 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                         found(r, what, sizeof what));
         }
     }
+    if (depth == 1 && (rc = memo_names(r, &m, lost)))
+        return rc;
     if ((rc = members_record(r, rec, &m, same, depth)))
         return rc;
     *all_literal = all;

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "base/limits.h"
+
 #include "classad/formats.h"
 
 static ads_arena *arena;
@@ -1262,6 +1264,44 @@ static void json__repeated_shapes_read_as_the_builder_builds(void **state)
     ads_buf_free(&text);
 }
 
+/* Records with more member names than the reader's name memo holds
+ * (ADS_JSON_NAME_MEMO_MAX names, ADS_JSON_NAME_MEMO_BYTES of text), each
+ * twice and then a shorter one: every member is found with its value. */
+static void json__records_past_the_name_memo_find_every_member(void **state)
+{
+    (void)state;
+    const size_t counts[] = {ADS_JSON_NAME_MEMO_MAX + 7, 400};
+    const size_t lens[] = {6, 190}; /* 400 names of 190 bytes: past the bytes */
+    for (int c = 0; c < 2; c++) {
+        ads_buf text = ADS_BUF_INIT;
+        for (int copy = 0; copy < 3; copy++) {
+            size_t n = copy == 2 ? counts[c] / 2 : counts[c];
+            ads_buf_addc(&text, '{');
+            for (size_t i = 0; i < n; i++)
+                ads_buf_printf(&text, "%s\"N%0*zu\":%zu", i ? "," : "", (int)lens[c] - 1, i,
+                               i * 3 + (size_t)copy);
+            ads_buf_add(&text, "}\n", 2);
+        }
+        ads_buf_addc(&text, '\0');
+        const ads_record *rec[3];
+        assert_int_equal(read_all(JSON, text.p, rec, NULL, 3), 3);
+        for (int copy = 0; copy < 3; copy++) {
+            size_t n = copy == 2 ? counts[c] / 2 : counts[c];
+            assert_int_equal(ads_record_size(rec[copy]), n);
+            for (size_t i = 0; i < n; i++) {
+                char name[256];
+                snprintf(name, sizeof name, "N%0*zu", (int)lens[c] - 1, i);
+                want_int(rec[copy], name, (int64_t)(i * 3 + (size_t)copy));
+                ads_str got = ads_record_name(rec[copy], i);
+                assert_int_equal(got.len, strlen(name));
+                assert_memory_equal(got.p, name, got.len);
+                assert_int_equal(got.p[got.len], '\0');
+            }
+        }
+        ads_buf_free(&text);
+    }
+}
+
 /* Reals of up to 15 digits are read by a division of their digits by a
  * power of ten: the same double strtod gives, for 20,000 of them with
  * every number of fraction digits, both signs, and longer ones beside. */
@@ -2496,6 +2536,7 @@ int main(void)
         cmocka_unit_test(json__special_string_bytes_are_found_at_every_position),
         cmocka_unit_test(json__records_of_changing_shape_find_every_member),
         cmocka_unit_test(json__repeated_shapes_read_as_the_builder_builds),
+        cmocka_unit_test(json__records_past_the_name_memo_find_every_member),
         cmocka_unit_test(json__short_reals_read_as_strtod_reads_them),
         cmocka_unit_test(json__strings_that_are_not_utf8_travel_as_expressions),
         cmocka_unit_test(json__file_reader_reads_what_the_buffer_reader_reads),
