@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "engine/engine_int.h"
 
 #define BLOCK 256u /* ids per block */
@@ -479,7 +480,7 @@ static bool shape_matches(const shape *s, const ads_msgpack_view *mv, size_t *va
             uint64_t x;
             memcpy(&x, b + off, 8);
             if ((x & s->mask[i]) != s->head[i] ||
-                (klen > 8 && memcmp(b + off + 8, s->keys + s->at[i] + 8, klen - 8) != 0))
+                (klen > 8 && !ads_bytes_same(b + off + 8, s->keys + s->at[i] + 8, klen - 8)))
                 return false;
         } else if (memcmp(b + off, s->keys + s->at[i], klen) != 0) {
             return false;

@@ -221,6 +221,9 @@ struct ads_stage {
     unsigned char key[ADS_KEY_INLINE_MAX]; /* the last row's stored key */
     size_t key_len;
     const ads_type *type; /* the type of the last AdType looked up */
+    /* where the last row had AdType and its type's key attributes: rows of
+     * one shape have them at the same place */
+    _Atomic uint32_t type_hint, key_hints[ADS_BULK_KEY_HINTS];
     char type_name[256];
     size_t type_len;
     /* the run being collected */
@@ -429,7 +432,7 @@ static int row_sort_key(ads_stage *s, const char *row, size_t len, ads_error *er
     ads_arena_reset(s->a);
     int rc = ads_msgpack_view_init(&mv, row, len, s->a, err);
     if (!rc)
-        rc = ads_msgpack_view_lookup(&v, &x, &mv, "AdType", 6, err);
+        rc = ads_msgpack__lookup(&v, &x, &mv, "AdType", 6, &s->type_hint, err);
     if (rc < 0)
         return rc == ADS_ENOMEM ? rc : 0; /* the write refuses it, in input order */
     if (rc == 0 || x || v.type != ADS_STRING || v.u.s.len >= sizeof s->type_name)
@@ -446,7 +449,7 @@ static int row_sort_key(ads_stage *s, const char *row, size_t len, ads_error *er
     if (s->type->has_hooks)
         return 0;
     ads_buf full = ADS_BUF_INIT;
-    rc = ads_bulk__row_key(&full, s->type, &mv, NULL, err);
+    rc = ads_bulk__row_key(&full, s->type, &mv, s->key_hints, err);
     if (rc == 1 && full.failed)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     if (rc == 1)
