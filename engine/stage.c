@@ -15,8 +15,9 @@
  * stores them after the declaration, and the store reports such a row's
  * error in input order.
  *
- * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, a read
- * buffer (ADS_STAGE_READ_BUFFER) and the current entry of each run. When
+ * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, about
+ * ADS_STAGE_READ_BUFFER of each run's file pages (runs are read through a
+ * mapping, without a copy, and the pages passed are let go). When
  * ADS_STAGE_MERGE_WAYS runs are on disk, the runs of the lowest level that
  * has two or more (a spilled run is of level 0, a merge of level-k runs of
  * level k + 1) are merged into one before the next is spilled: each row is
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/limits.h"
@@ -70,11 +72,17 @@ static void ent_at(ent *e, const unsigned char *p)
 
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
-/* A run on disk: its stream, the stream's buffer and its level. */
+/* A run on disk: while it is written, its stream and the stream's buffer;
+ * once written, the file mapped for reading (map NULL when it is empty),
+ * the stream closed. Reading the mapping copies nothing: the merge hands
+ * out entries where they lie in the file's pages. */
 typedef struct run_file {
     FILE *f;
     char *buf;
     unsigned level;
+    bool disk; /* false: the run in memory (a reader's mem and refs) */
+    const unsigned char *map;
+    size_t size;
 } run_file;
 
 static void run_close(run_file *r)
@@ -82,48 +90,55 @@ static void run_close(run_file *r)
     if (r->f)
         fclose(r->f);
     free(r->buf);
-    *r = (run_file){NULL, NULL, 0};
+    if (r->map)
+        munmap((void *)r->map, r->size);
+    *r = (run_file){NULL, NULL, 0, false, NULL, 0};
 }
 
 typedef struct reader {
-    run_file file; /* file.f NULL: the entries in memory */
+    run_file file; /* file.disk false: the entries in memory */
     const unsigned char *mem;
     const ads_stage_ref *refs;
     size_t i, n;
-    unsigned char *buf; /* a file's current key and row */
-    size_t cap;
+    size_t pos, dropped; /* in the mapping: the next entry; pages let go before */
     ent cur;
 } reader;
+
+/* The pages of a mapped run that the reader has passed, given back to the
+ * kernel every ADS_STAGE_READ_BUFFER bytes: a reader keeps about that much
+ * of its run resident, as a read buffer would. The bytes stay in the file
+ * (and the page cache); only this process's mapping of them goes. */
+static void reader_drop(reader *r, size_t upto)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
+    if (end < r->dropped + ADS_STAGE_READ_BUFFER)
+        return;
+    (void)madvise((void *)(r->file.map + r->dropped), end - r->dropped, MADV_DONTNEED);
+    r->dropped = end;
+}
 
 /* The reader's next entry into cur: 1, 0 at its end, or an error. */
 static int reader_next(reader *r, ads_error *err)
 {
-    FILE *f = r->file.f;
-    if (!f) {
+    if (!r->file.disk) {
         if (r->i == r->n)
             return 0;
         ent_at(&r->cur, r->mem + r->refs[r->i++].off);
         return 1;
     }
-    size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, f);
-    if (got == 0 && feof(f))
+    size_t left = r->file.size - r->pos;
+    if (left == 0)
         return 0;
-    if (got != sizeof r->cur.h)
-        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
-                             ferror(f) ? strerror(errno) : "the file is short");
+    if (left < sizeof r->cur.h)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: the file is short");
+    memcpy(&r->cur.h, r->file.map + r->pos, sizeof r->cur.h);
     size_t body = (size_t)r->cur.h.klen + r->cur.h.rlen;
-    if (body > r->cap) {
-        unsigned char *p = realloc(r->buf, body);
-        if (!p)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        r->buf = p;
-        r->cap = body;
-    }
-    if (fread(r->buf, 1, body, f) != body)
-        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
-                             ferror(f) ? strerror(errno) : "the file is short");
-    r->cur.row = r->buf;
+    if (body > left - sizeof r->cur.h)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: the file is short");
+    reader_drop(r, r->pos);
+    r->cur.row = r->file.map + r->pos + sizeof r->cur.h;
     r->cur.key = r->cur.row + r->cur.h.rlen;
+    r->pos += sizeof r->cur.h + body;
     return 1;
 }
 
@@ -200,10 +215,8 @@ static int merger_next(const ent **out, merger *m, ads_error *err)
 
 static void merger_free(merger *m)
 {
-    for (size_t i = 0; i < m->n; i++) {
+    for (size_t i = 0; i < m->n; i++)
         run_close(&m->rd[i].file);
-        free(m->rd[i].buf);
-    }
     free(m->rd);
     free(m->heap);
     memset(m, 0, sizeof *m);
@@ -310,7 +323,7 @@ static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_erro
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     setvbuf(f, buf, _IOFBF, ADS_STAGE_READ_BUFFER);
-    *out = (run_file){f, buf, level};
+    *out = (run_file){f, buf, level, true, NULL, 0};
     return 0;
 }
 
@@ -324,12 +337,25 @@ static int put_ent(FILE *f, const ent *e, const ads_stage *s, ads_error *err)
     return 0;
 }
 
-/* A run written, flushed and rewound for reading. */
-static int run_done(FILE *f, const ads_stage *s, ads_error *err)
+/* A run written: flushed, mapped for reading and its stream closed. */
+static int run_done(run_file *r, const ads_stage *s, ads_error *err)
 {
-    if (fflush(f) || fseeko(f, 0, SEEK_SET))
+    off_t size;
+    if (fflush(r->f) || (size = ftello(r->f)) < 0)
         return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
                              strerror(errno));
+    if (size > 0) {
+        void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fileno(r->f), 0);
+        if (map == MAP_FAILED)
+            return ads_error_set(err, errno == ENOMEM ? ADS_ENOMEM : ADS_EIO,
+                                 "mapping a sorted run in %s: %s", s->dir, strerror(errno));
+        r->map = map;
+        r->size = (size_t)size;
+    }
+    fclose(r->f); /* the mapping stays; the file goes with it */
+    free(r->buf);
+    r->f = NULL;
+    r->buf = NULL;
     return 0;
 }
 
@@ -374,7 +400,7 @@ static int merge_runs(ads_stage *s, ads_error *err)
     }
     merger_free(&m);
     if (!rc)
-        rc = run_done(out.f, s, err);
+        rc = run_done(&out, s, err);
     if (rc) {
         run_close(&out);
         return rc;
@@ -409,7 +435,7 @@ static int spill(ads_stage *s, ads_error *err)
         rc = put_ent(out.f, &e, s, err);
     }
     if (!rc)
-        rc = run_done(out.f, s, err);
+        rc = run_done(&out, s, err);
     if (rc) {
         run_close(&out);
         return rc;
