@@ -130,6 +130,8 @@ struct ads_json_reader {
     /* per call */
     ads_arena *arena;
     ads_error *err;
+    ads_expr *nodes; /* literal nodes taken from the arena in a block, */
+    size_t nnodes;   /* nnodes of them left (none once the call ends) */
 };
 
 static inline uint64_t offset(const ads_json_reader *r)
@@ -522,6 +524,17 @@ static int parse_number(ads_json_reader *r, ads_value *out)
     uint64_t start = offset(r);
     bool real = false;
     int c;
+    /* most numbers: an integer of at most 18 digits, all in this chunk */
+    const char *p = r->in.p, *end = r->in.end, *d = p + (*p == '-'), *first = d;
+    uint64_t v = 0;
+    while (d < end && *d >= '0' && *d <= '9' && d - first < 18)
+        v = v * 10 + (uint64_t)(*d++ - '0');
+    if (d > first && d < end && (*first != '0' || d == first + 1) &&
+        !(*d >= '0' && *d <= '9') && *d != '.' && *d != 'e' && *d != 'E') {
+        r->in.p = d;
+        *out = ads_int(*p == '-' ? (int64_t)(0 - v) : (int64_t)v);
+        return 0;
+    }
     size_t n = number_span(r->in.p, r->in.end, &real);
     if (n && n < 40) {
         /* the common case: all of it in this chunk, converted from a copy */
@@ -652,10 +665,22 @@ static int parse_word(ads_json_reader *r, ads_value *out)
 
 static int parse_value(ads_json_reader *r, const ads_expr **out, int depth);
 
+/* A literal node of v. Nodes come from the arena a block at a time (as
+ * many as the last record had members), not one allocation per value. */
 static int literal(ads_json_reader *r, const ads_expr **out, ads_value v)
 {
-    if (ads_expr_literal(out, r->arena, &v, NULL))
-        return oom(r);
+    if (!r->nnodes) {
+        size_t n = r->shape_n > 16 ? r->shape_n + 4 : 16;
+        if (!(r->nodes = ads_arena_alloc(r->arena, n * sizeof *r->nodes)))
+            return oom(r);
+        r->nnodes = n;
+    }
+    ads_expr *e = r->nodes++;
+    r->nnodes--;
+    memset(e, 0, sizeof *e);
+    e->kind = N_LITERAL;
+    e->u.lit = v;
+    *out = e;
     return 0;
 }
 
@@ -1231,6 +1256,8 @@ int ads_json_reader_next(const ads_record **out, int *line, ads_json_reader *r, 
     r->err = &local;
     const ads_record *rec = NULL;
     int rc = next(r, &rec, line);
+    r->nodes = NULL; /* the caller may reset the arena before the next call */
+    r->nnodes = 0;
     if (rc < 0) {
         r->final_rc = local.code;
         r->final_err = local;
