@@ -26,6 +26,7 @@
  * a cost that grows as its square).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,19 +301,38 @@ uint64_t ads_stage_spilled_bytes(const ads_stage *s)
     return s->spilled_bytes;
 }
 
-/* A new temporary file in the store's directory, already unlinked (mkstemp
- * replaces the template's six X's with a unique name). */
-static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_error *err)
+/* A new temporary file in the store's directory that no name points to:
+ * O_TMPFILE makes it without one, so that a process killed at any moment
+ * leaves nothing behind. Where the file system cannot (EOPNOTSUPP, EISDIR
+ * on old kernels), mkstemp makes one (replacing the template's six X's
+ * with a unique name) and it is unlinked at once. */
+static int temp_fd(const ads_stage *s, ads_error *err)
 {
+#ifdef O_TMPFILE
+    int fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+        return ads_error_set(err, ADS_EIO, "making a sorted run in %s: %s", s->dir,
+                             strerror(errno));
+#endif
     char path[4096];
     int n = snprintf(path, sizeof path, "%s/.import-run-XXXXXX", s->dir);
     if (n < 0 || (size_t)n >= sizeof path)
         return ads_error_set(err, ADS_ELIMIT, "the store's path is too long for a sorted run");
-    int fd = mkstemp(path);
-    if (fd < 0)
+    int tfd = mkstemp(path);
+    if (tfd < 0)
         return ads_error_set(err, ADS_EIO, "making a sorted run in %s: %s", s->dir,
                              strerror(errno));
     unlink(path);
+    return tfd;
+}
+
+static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_error *err)
+{
+    int fd = temp_fd(s, err);
+    if (fd < 0)
+        return fd;
     /* the stream's buffer is given: glibc sizes a buffer it makes itself
      * by the file system's block (4 KiB), whatever size setvbuf asked for */
     char *buf = malloc(ADS_STAGE_READ_BUFFER);
