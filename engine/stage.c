@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/limits.h"
@@ -73,27 +74,34 @@ static void ent_at(ent *e, const unsigned char *p)
 
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
-/* A run on disk: while it is written, its stream and the stream's buffer;
- * once written, the file mapped for reading (map NULL when it is empty),
- * the stream closed. Reading the mapping copies nothing: the merge hands
- * out entries where they lie in the file's pages. */
+/* A run on disk. While it is written: its file and the entries waiting
+ * to be written with one writev (each entry is one piece of memory, its
+ * head before its body, where the run in memory or a mapped run has it,
+ * so nothing is copied on the way to the kernel). Once written: the file
+ * mapped for reading (map NULL when it is empty) and closed. Reading the
+ * mapping copies nothing either: the merge hands out entries where they lie
+ * in the file's pages. */
 typedef struct run_file {
-    FILE *f;
-    char *buf;
+    int fd; /* -1 once written */
+    struct iovec *iov;
+    size_t niov;
+    uint64_t written;
     unsigned level;
     bool disk; /* false: the run in memory (a reader's mem and refs) */
     const unsigned char *map;
     size_t size;
 } run_file;
 
+#define RUN_IOVS 256 /* entries written per writev */
+
 static void run_close(run_file *r)
 {
-    if (r->f)
-        fclose(r->f);
-    free(r->buf);
+    if (r->disk && r->fd >= 0)
+        close(r->fd);
+    free(r->iov);
     if (r->map)
         munmap((void *)r->map, r->size);
-    *r = (run_file){NULL, NULL, 0, false, NULL, 0};
+    *r = (run_file){-1, NULL, 0, 0, 0, false, NULL, 0};
 }
 
 typedef struct reader {
@@ -333,49 +341,71 @@ static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_erro
     int fd = temp_fd(s, err);
     if (fd < 0)
         return fd;
-    /* the stream's buffer is given: glibc sizes a buffer it makes itself
-     * by the file system's block (4 KiB), whatever size setvbuf asked for */
-    char *buf = malloc(ADS_STAGE_READ_BUFFER);
-    FILE *f = buf ? fdopen(fd, "w+b") : NULL;
-    if (!f) {
-        free(buf);
+    struct iovec *iov = malloc(RUN_IOVS * sizeof *iov);
+    if (!iov) {
         close(fd);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    setvbuf(f, buf, _IOFBF, ADS_STAGE_READ_BUFFER);
-    *out = (run_file){f, buf, level, true, NULL, 0};
+    *out = (run_file){fd, iov, 0, 0, level, true, NULL, 0};
     return 0;
 }
 
-/* Write an entry (its body, row then key, is contiguous in memory). */
-static int put_ent(FILE *f, const ent *e, const ads_stage *s, ads_error *err)
+/* The entries waiting written (a short write goes on where it stopped). */
+static int run_flush(run_file *r, const ads_stage *s, ads_error *err)
+{
+    struct iovec *v = r->iov;
+    size_t n = r->niov;
+    while (n) {
+        ssize_t w = writev(r->fd, v, (int)n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
+                                 w < 0 ? strerror(errno) : "nothing was written");
+        r->written += (uint64_t)w;
+        size_t got = (size_t)w;
+        while (n && got >= v->iov_len) {
+            got -= v->iov_len;
+            v++;
+            n--;
+        }
+        if (n && got) {
+            v->iov_base = (char *)v->iov_base + got;
+            v->iov_len -= got;
+        }
+    }
+    r->niov = 0;
+    return 0;
+}
+
+/* Write an entry: its head and body lie together, the head just before
+ * e->row (in the run in memory, as ads_stage_add made it, or in a mapped
+ * run), and stay there until the run is done. */
+static int put_ent(run_file *r, const ent *e, const ads_stage *s, ads_error *err)
 {
     size_t body = (size_t)e->h.rlen + e->h.klen;
-    if (fwrite(&e->h, sizeof e->h, 1, f) != 1 || fwrite(e->row, 1, body, f) != body)
-        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
-                             strerror(errno));
-    return 0;
+    r->iov[r->niov++] = (struct iovec){(void *)(e->row - sizeof e->h), sizeof e->h + body};
+    return r->niov == RUN_IOVS ? run_flush(r, s, err) : 0;
 }
 
-/* A run written: flushed, mapped for reading and its stream closed. */
+/* A run written: mapped for reading, and its file closed. */
 static int run_done(run_file *r, const ads_stage *s, ads_error *err)
 {
-    off_t size;
-    if (fflush(r->f) || (size = ftello(r->f)) < 0)
-        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
-                             strerror(errno));
-    if (size > 0) {
-        void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fileno(r->f), 0);
+    int rc = run_flush(r, s, err);
+    if (rc)
+        return rc;
+    if (r->written > 0) {
+        void *map = mmap(NULL, (size_t)r->written, PROT_READ, MAP_SHARED, r->fd, 0);
         if (map == MAP_FAILED)
             return ads_error_set(err, errno == ENOMEM ? ADS_ENOMEM : ADS_EIO,
                                  "mapping a sorted run in %s: %s", s->dir, strerror(errno));
         r->map = map;
-        r->size = (size_t)size;
+        r->size = (size_t)r->written;
     }
-    fclose(r->f); /* the mapping stays; the file goes with it */
-    free(r->buf);
-    r->f = NULL;
-    r->buf = NULL;
+    close(r->fd); /* the mapping stays; the file goes with it */
+    r->fd = -1;
+    free(r->iov);
+    r->iov = NULL;
     return 0;
 }
 
@@ -415,12 +445,12 @@ static int merge_runs(ads_stage *s, ads_error *err)
     s->nruns = kept;
     const ent *e;
     if (!(rc = merger_start(&m, err))) {
-        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(out.f, e, s, err)))
+        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(&out, e, s, err)))
             s->spilled_bytes += sizeof e->h + e->h.klen + e->h.rlen;
     }
-    merger_free(&m);
-    if (!rc)
+    if (!rc) /* before the merger goes: the entries waiting lie in its runs */
         rc = run_done(&out, s, err);
+    merger_free(&m);
     if (rc) {
         run_close(&out);
         return rc;
@@ -452,7 +482,7 @@ static int spill(ads_stage *s, ads_error *err)
     for (size_t i = 0; i < s->n && !rc; i++) {
         ent e;
         ent_at(&e, (const unsigned char *)s->mem.p + s->refs[i].off);
-        rc = put_ent(out.f, &e, s, err);
+        rc = put_ent(&out, &e, s, err);
     }
     if (!rc)
         rc = run_done(&out, s, err);
