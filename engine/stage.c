@@ -15,9 +15,8 @@
  * stores them after the declaration, and the store reports such a row's
  * error in input order.
  *
- * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, about
- * ADS_STAGE_READ_BUFFER of each run's file pages (runs are read through a
- * mapping, without a copy, and the pages passed are let go). When
+ * Memory holds one run (ADS_STAGE_RUN_BYTES) and, while merging, a read
+ * buffer (ADS_STAGE_READ_BUFFER) and the current entry of each run. When
  * ADS_STAGE_MERGE_WAYS runs are on disk, the runs of the lowest level that
  * has two or more (a spilled run is of level 0, a merge of level-k runs of
  * level k + 1) are merged into one before the next is spilled: each row is
@@ -30,8 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/limits.h"
@@ -74,80 +71,60 @@ static void ent_at(ent *e, const unsigned char *p)
 
 /* ---- one run being read: the sorted entries in memory, or a file ---- */
 
-/* A run on disk. While it is written: its file and the entries waiting
- * to be written with one writev (each entry is one piece of memory, its
- * head before its body, where the run in memory or a mapped run has it,
- * so nothing is copied on the way to the kernel). Once written: the file
- * mapped for reading (map NULL when it is empty) and closed. Reading the
- * mapping copies nothing either: the merge hands out entries where they lie
- * in the file's pages. */
+/* A run on disk: its stream, the stream's buffer and its level. */
 typedef struct run_file {
-    int fd; /* -1 once written */
-    struct iovec *iov;
-    size_t niov;
-    uint64_t written;
+    FILE *f;
+    char *buf;
     unsigned level;
-    bool disk; /* false: the run in memory (a reader's mem and refs) */
-    const unsigned char *map;
-    size_t size;
 } run_file;
-
-#define RUN_IOVS 256 /* entries written per writev */
 
 static void run_close(run_file *r)
 {
-    if (r->disk && r->fd >= 0)
-        close(r->fd);
-    free(r->iov);
-    if (r->map)
-        munmap((void *)r->map, r->size);
-    *r = (run_file){-1, NULL, 0, 0, 0, false, NULL, 0};
+    if (r->f)
+        fclose(r->f);
+    free(r->buf);
+    *r = (run_file){NULL, NULL, 0};
 }
 
 typedef struct reader {
-    run_file file; /* file.disk false: the entries in memory */
+    run_file file; /* file.f NULL: the entries in memory */
     const unsigned char *mem;
     const ads_stage_ref *refs;
     size_t i, n;
-    size_t pos, dropped; /* in the mapping: the next entry; pages let go before */
+    unsigned char *buf; /* a file's current key and row */
+    size_t cap;
     ent cur;
 } reader;
-
-/* The pages of a mapped run that the reader has passed, given back to the
- * kernel every ADS_STAGE_READ_BUFFER bytes: a reader keeps about that much
- * of its run resident, as a read buffer would. The bytes stay in the file
- * (and the page cache); only this process's mapping of them goes. */
-static void reader_drop(reader *r, size_t upto)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), end = upto / page * page;
-    if (end < r->dropped + ADS_STAGE_READ_BUFFER)
-        return;
-    (void)madvise((void *)(r->file.map + r->dropped), end - r->dropped, MADV_DONTNEED);
-    r->dropped = end;
-}
 
 /* The reader's next entry into cur: 1, 0 at its end, or an error. */
 static int reader_next(reader *r, ads_error *err)
 {
-    if (!r->file.disk) {
+    FILE *f = r->file.f;
+    if (!f) {
         if (r->i == r->n)
             return 0;
         ent_at(&r->cur, r->mem + r->refs[r->i++].off);
         return 1;
     }
-    size_t left = r->file.size - r->pos;
-    if (left == 0)
+    size_t got = fread(&r->cur.h, 1, sizeof r->cur.h, f);
+    if (got == 0 && feof(f))
         return 0;
-    if (left < sizeof r->cur.h)
-        return ads_error_set(err, ADS_EIO, "reading a sorted run back: the file is short");
-    memcpy(&r->cur.h, r->file.map + r->pos, sizeof r->cur.h);
+    if (got != sizeof r->cur.h)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
+                             ferror(f) ? strerror(errno) : "the file is short");
     size_t body = (size_t)r->cur.h.klen + r->cur.h.rlen;
-    if (body > left - sizeof r->cur.h)
-        return ads_error_set(err, ADS_EIO, "reading a sorted run back: the file is short");
-    reader_drop(r, r->pos);
-    r->cur.row = r->file.map + r->pos + sizeof r->cur.h;
+    if (body > r->cap) {
+        unsigned char *p = realloc(r->buf, body);
+        if (!p)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        r->buf = p;
+        r->cap = body;
+    }
+    if (fread(r->buf, 1, body, f) != body)
+        return ads_error_set(err, ADS_EIO, "reading a sorted run back: %s",
+                             ferror(f) ? strerror(errno) : "the file is short");
+    r->cur.row = r->buf;
     r->cur.key = r->cur.row + r->cur.h.rlen;
-    r->pos += sizeof r->cur.h + body;
     return 1;
 }
 
@@ -224,8 +201,10 @@ static int merger_next(const ent **out, merger *m, ads_error *err)
 
 static void merger_free(merger *m)
 {
-    for (size_t i = 0; i < m->n; i++)
+    for (size_t i = 0; i < m->n; i++) {
         run_close(&m->rd[i].file);
+        free(m->rd[i].buf);
+    }
     free(m->rd);
     free(m->heap);
     memset(m, 0, sizeof *m);
@@ -341,71 +320,36 @@ static int temp_file(run_file *out, const ads_stage *s, unsigned level, ads_erro
     int fd = temp_fd(s, err);
     if (fd < 0)
         return fd;
-    struct iovec *iov = malloc(RUN_IOVS * sizeof *iov);
-    if (!iov) {
+    /* the stream's buffer is given: glibc sizes a buffer it makes itself
+     * by the file system's block (4 KiB), whatever size setvbuf asked for */
+    char *buf = malloc(ADS_STAGE_READ_BUFFER);
+    FILE *f = buf ? fdopen(fd, "w+b") : NULL;
+    if (!f) {
+        free(buf);
         close(fd);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    *out = (run_file){fd, iov, 0, 0, level, true, NULL, 0};
+    setvbuf(f, buf, _IOFBF, ADS_STAGE_READ_BUFFER);
+    *out = (run_file){f, buf, level};
     return 0;
 }
 
-/* The entries waiting written (a short write goes on where it stopped). */
-static int run_flush(run_file *r, const ads_stage *s, ads_error *err)
-{
-    struct iovec *v = r->iov;
-    size_t n = r->niov;
-    while (n) {
-        ssize_t w = writev(r->fd, v, (int)n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
-                                 w < 0 ? strerror(errno) : "nothing was written");
-        r->written += (uint64_t)w;
-        size_t got = (size_t)w;
-        while (n && got >= v->iov_len) {
-            got -= v->iov_len;
-            v++;
-            n--;
-        }
-        if (n && got) {
-            v->iov_base = (char *)v->iov_base + got;
-            v->iov_len -= got;
-        }
-    }
-    r->niov = 0;
-    return 0;
-}
-
-/* Write an entry: its head and body lie together, the head just before
- * e->row (in the run in memory, as ads_stage_add made it, or in a mapped
- * run), and stay there until the run is done. */
-static int put_ent(run_file *r, const ent *e, const ads_stage *s, ads_error *err)
+/* Write an entry (its body, row then key, is contiguous in memory). */
+static int put_ent(FILE *f, const ent *e, const ads_stage *s, ads_error *err)
 {
     size_t body = (size_t)e->h.rlen + e->h.klen;
-    r->iov[r->niov++] = (struct iovec){(void *)(e->row - sizeof e->h), sizeof e->h + body};
-    return r->niov == RUN_IOVS ? run_flush(r, s, err) : 0;
+    if (fwrite(&e->h, sizeof e->h, 1, f) != 1 || fwrite(e->row, 1, body, f) != body)
+        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
+                             strerror(errno));
+    return 0;
 }
 
-/* A run written: mapped for reading, and its file closed. */
-static int run_done(run_file *r, const ads_stage *s, ads_error *err)
+/* A run written, flushed and rewound for reading. */
+static int run_done(FILE *f, const ads_stage *s, ads_error *err)
 {
-    int rc = run_flush(r, s, err);
-    if (rc)
-        return rc;
-    if (r->written > 0) {
-        void *map = mmap(NULL, (size_t)r->written, PROT_READ, MAP_SHARED, r->fd, 0);
-        if (map == MAP_FAILED)
-            return ads_error_set(err, errno == ENOMEM ? ADS_ENOMEM : ADS_EIO,
-                                 "mapping a sorted run in %s: %s", s->dir, strerror(errno));
-        r->map = map;
-        r->size = (size_t)r->written;
-    }
-    close(r->fd); /* the mapping stays; the file goes with it */
-    r->fd = -1;
-    free(r->iov);
-    r->iov = NULL;
+    if (fflush(f) || fseeko(f, 0, SEEK_SET))
+        return ads_error_set(err, ADS_EIO, "writing a sorted run in %s: %s", s->dir,
+                             strerror(errno));
     return 0;
 }
 
@@ -445,12 +389,12 @@ static int merge_runs(ads_stage *s, ads_error *err)
     s->nruns = kept;
     const ent *e;
     if (!(rc = merger_start(&m, err))) {
-        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(&out, e, s, err)))
+        while ((rc = merger_next(&e, &m, err)) == 1 && !(rc = put_ent(out.f, e, s, err)))
             s->spilled_bytes += sizeof e->h + e->h.klen + e->h.rlen;
     }
-    if (!rc) /* before the merger goes: the entries waiting lie in its runs */
-        rc = run_done(&out, s, err);
     merger_free(&m);
+    if (!rc)
+        rc = run_done(out.f, s, err);
     if (rc) {
         run_close(&out);
         return rc;
@@ -482,10 +426,10 @@ static int spill(ads_stage *s, ads_error *err)
     for (size_t i = 0; i < s->n && !rc; i++) {
         ent e;
         ent_at(&e, (const unsigned char *)s->mem.p + s->refs[i].off);
-        rc = put_ent(&out, &e, s, err);
+        rc = put_ent(out.f, &e, s, err);
     }
     if (!rc)
-        rc = run_done(&out, s, err);
+        rc = run_done(out.f, s, err);
     if (rc) {
         run_close(&out);
         return rc;
