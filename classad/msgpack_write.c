@@ -115,10 +115,21 @@ static void put_str_head(wr *w, size_t n)
         put_head(w, 0xdb, n, 4);
 }
 
-static void put_str(wr *w, const char *p, size_t n)
+static inline void put_str(wr *w, const char *p, size_t n)
 {
+    ads_buf *b = w->out;
+    if (n < 32 && !b->failed && b->cap - b->len > n + 1) {
+        /* most names and strings: a fixstr, header and bytes in one step */
+        unsigned char *at = (unsigned char *)b->p + b->len;
+        at[0] = (unsigned char)(0xa0 | n);
+        if (n)
+            memcpy(at + 1, p, n);
+        b->len += n + 1;
+        b->p[b->len] = '\0';
+        return;
+    }
     put_str_head(w, n);
-    ads_buf_add(w->out, p, n);
+    ads_buf_add(b, p, n);
 }
 
 static void put_count(wr *w, size_t n, unsigned char fix, unsigned char t16)
