@@ -604,49 +604,68 @@ int ads_msgpack_encode_expr(ads_buf *out, const ads_expr *x, ads_error *err)
     return w_finish(&w, start, w_expr(&w, x, 0));
 }
 
+/* The bytes of a row's header (the array of two, the extension header,
+ * version, width and n offsets of width bytes), as w_row_head writes it. */
+static size_t row_head_len(size_t n, unsigned width)
+{
+    size_t plen = 2 + n * width;
+    size_t ext = plen == 1 || plen == 2 || plen == 4 || plen == 8 || plen == 16 ? 2
+                 : plen <= 0xff                                                 ? 3
+                 : plen <= 0xffff                                               ? 4
+                                                                                : 6;
+    return 1 + ext + plen;
+}
+
 /*
- * Put the row header in front of the attribute map written at start: grow
- * out by the header's length, move the map up and write the header (array
- * of two, the row extension with version, index width and key offsets).
+ * The row's header, before its body: the body was written after `room`
+ * bytes kept for it from start (the header of offsets two bytes wide, which
+ * most rows take), so it moves only when the header takes another size.
+ * offsets[i]: where attribute i's key starts, from the body's start.
  */
-static int w_row_head(wr *w, size_t start, const uint64_t *offsets, size_t n, unsigned version)
+static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets, size_t n,
+                      unsigned version)
 {
     uint64_t last = n ? offsets[n - 1] : 0;
     if (last > UINT32_MAX)
         return ads_error_set(w->err, ADS_ELIMIT,
                              "msgpack: row of %zu bytes is too large for the index",
-                             w->out->len - start);
+                             w->out->len - start - room);
     unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
     if (n > (UINT32_MAX - 2) / width)
         return ads_error_set(w->err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large",
                              n);
-    size_t plen = 2 + n * width;
-    size_t body = w->out->len - start;
-    size_t at = w->out->len;
-    /* the header, written at the end first (its length is what counts) */
-    put_byte(w, 0x92);
-    (void)put_ext_head(w, plen, ADS_MSGPACK_EXT_ROW); /* (plen fits: checked above) */
-    size_t hfixed = w->out->len - at;
-    size_t hlen = hfixed + plen;
-    unsigned char vw[2] = {(unsigned char)version, (unsigned char)width};
-    ads_buf_add(w->out, vw, 2);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char o[8];
-        put_be(o, offsets[i], width);
-        ads_buf_add(w->out, o, width);
-    }
-    if (w->out->failed)
+    size_t hlen = row_head_len(n, width), body = w->out->len - start - room;
+    if (hlen > room && !ads_buf_extend(w->out, hlen - room))
         return 0; /* w_finish reports it */
     unsigned char *p = (unsigned char *)w->out->p;
-    unsigned char small[64];
-    unsigned char *head = hlen <= sizeof small ? small : malloc(hlen);
-    if (!head)
-        return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
-    memcpy(head, p + at, hlen);
-    memmove(p + start + hlen, p + start, body);
-    memcpy(p + start, head, hlen);
-    if (head != small)
-        free(head);
+    if (hlen != room) {
+        memmove(p + start + hlen, p + start + room, body);
+        w->out->len = start + hlen + body;
+        p[w->out->len] = '\0';
+    }
+    /* the header, written in place: the ext header as put_ext_head writes it */
+    size_t plen = 2 + n * width;
+    unsigned char *h = p + start;
+    *h++ = 0x92;
+    if (plen == 1 || plen == 2 || plen == 4 || plen == 8 || plen == 16) {
+        *h++ = plen == 1 ? 0xd4 : plen == 2 ? 0xd5 : plen == 4 ? 0xd6 : plen == 8 ? 0xd7 : 0xd8;
+    } else if (plen <= 0xff) {
+        *h++ = 0xc7;
+        *h++ = (unsigned char)plen;
+    } else if (plen <= 0xffff) {
+        *h++ = 0xc8;
+        put_be(h, plen, 2);
+        h += 2;
+    } else {
+        *h++ = 0xc9;
+        put_be(h, plen, 4);
+        h += 4;
+    }
+    *h++ = (unsigned char)ADS_MSGPACK_EXT_ROW;
+    *h++ = (unsigned char)version;
+    *h++ = (unsigned char)width;
+    for (size_t i = 0; i < n; i++, h += width)
+        put_be(h, offsets[i], width);
     return 0;
 }
 
@@ -661,16 +680,20 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
         memo->exprs_failed = ads_expr_memo_new(&memo->exprs) != 0;
     w.exprs = memo ? memo->exprs : NULL;
     size_t start = out->len, n = r->n;
+    /* room for the header of two-byte offsets, filled in once the body is */
+    size_t room = n <= (UINT32_MAX - 2) / 2 ? row_head_len(n, 2) : 0;
+    if (room && !ads_buf_extend(out, room))
+        return w_finish(&w, start, 0);
     uint64_t small[32];
     uint64_t *offsets = small;
     if (n > sizeof small / sizeof small[0]) {
         if (memo && memo_reserve(memo, n))
             offsets = memo->offsets;
         else if (!(offsets = n > SIZE_MAX / sizeof *offsets ? NULL : malloc(n * sizeof *offsets)))
-            return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
+            return w_finish(&w, start, ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory"));
     }
-    if (!(rc = w_map(&w, r, 0, offsets, start, memo)) && !out->failed)
-        rc = w_row_head(&w, start, offsets, n, ADS_MSGPACK_VERSION);
+    if (!(rc = w_map(&w, r, 0, offsets, start + room, memo)) && !out->failed)
+        rc = w_row_head(&w, start, room, offsets, n, ADS_MSGPACK_VERSION);
     if (offsets != small && (!memo || offsets != memo->offsets))
         free(offsets);
     return w_finish(&w, start, rc);

@@ -1809,6 +1809,53 @@ static void encode__writer_gives_the_bytes_of_msgpack_c_packer(void **state)
     ads_buf_free(&text);
 }
 
+/* Rows of every header size: the number of attributes and their values'
+ * sizes chosen so that the header is a fixext, an ext8, an ext16 and an
+ * ext32 with offsets one, two and four bytes wide, each row the bytes
+ * msgpack-c's packer gives (the writer fills a header it kept room for, of
+ * two-byte offsets, and moves the body when the header takes another size). */
+static void encode__headers_of_every_size_match_msgpack_c(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t n, vlen;
+    } cases[] = {{0, 0},   {1, 1},   {3, 1},     {3, 100},  {7, 1},     {7, 40},   {14, 1},
+                 {126, 1}, {127, 1}, {127, 3},   {200, 1},  {300, 1},   {300, 300}, {2, 70000},
+                 {40000, 1}};
+    ads_buf mine = ADS_BUF_INIT, ref = ADS_BUF_INIT;
+    ads_error err;
+    char *val = malloc(70001);
+    assert_non_null(val);
+    memset(val, 'v', 70000);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        ads_record_builder *b;
+        assert_int_equal(ads_record_builder_new(&b, arena, &err), 0);
+        for (size_t i = 0; i < cases[c].n; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "a%05zu", i);
+            const char *kept = ads_arena_strndup(arena, name, strlen(name)); /* not copied */
+            ads_value v = ads_string(val, cases[c].vlen);
+            assert_int_equal(ads_record_builder_add_value(b, kept, strlen(kept), &v, &err), 0);
+        }
+        const ads_record *r = ads_record_builder_finish(b);
+        assert_non_null(r);
+        ads_buf_clear(&mine);
+        ads_buf_clear(&ref);
+        ads_buf_adds(&mine, "prefix"); /* a row written after other bytes */
+        if (ads_msgpack_encode_row(&mine, r, NULL, &err))
+            fail_msg("%zu attributes of %zu bytes: %s", cases[c].n, cases[c].vlen, err.message);
+        ref_row(&ref, r);
+        if (mine.len != ref.len + 6 || memcmp(mine.p, "prefix", 6) != 0 ||
+            memcmp(mine.p + 6, ref.p, ref.len) != 0)
+            fail_msg("%zu attributes of %zu bytes: %zu bytes, msgpack-c %zu", cases[c].n,
+                     cases[c].vlen, mine.len - 6, ref.len);
+        ads_arena_reset(arena);
+    }
+    free(val);
+    ads_buf_free(&mine);
+    ads_buf_free(&ref);
+}
+
 /* r with its name number which replaced by name (same order, same values). */
 static const ads_record *renamed(const ads_record *r, size_t which, const char *name)
 {
@@ -2262,6 +2309,7 @@ int main(void)
         T(encode__same_value_built_differently_gives_same_bytes),
         T(encode__refuses_records_with_names_equal_ignoring_case),
         T(encode__writer_gives_the_bytes_of_msgpack_c_packer),
+        T(encode__headers_of_every_size_match_msgpack_c),
         T(encode__name_order_memo_gives_the_same_bytes),
         T(encode__name_order_memo_sees_a_one_byte_difference_anywhere),
         T(encode__name_order_memo_of_many_shapes_gives_the_same_bytes),
