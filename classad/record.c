@@ -402,14 +402,7 @@ const ads_record *ads_record__with_index(ads_arena *a, const ads_str *names,
     if (!r || !own)
         return NULL;
     memcpy(own, slots, cap * sizeof *own);
-    r->n = n;
-    r->names = names;
-    r->exprs = exprs;
-    r->hashes = hashes;
-    r->slots = own;
-    r->cap = cap;
-    r->block = NULL;
-    r->block_len = 0;
+    *r = (ads_record){n, names, exprs, hashes, own, cap, NULL, 0};
     return r;
 }
 
