@@ -121,7 +121,8 @@ struct ads_json_reader {
     ads_buf memo_text;
     /* the index of the last top-level record built whole whose names are
      * all in the memo, without a repeated name (shape_n of them, 0: none):
-     * a record of the very same names in the same order has that index */
+     * a record of the very same names in the same order has that index.
+     * While shape_n > 0 the memo's first shape_n names are that record's. */
     uint32_t *shape_slots;
     size_t shape_n, shape_cap;
     unsigned memo_lost; /* times the memo's text could not grow */
@@ -824,6 +825,7 @@ static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size
         r->nmemo = i;
         r->memo_text.len = m->at;
         r->memo_text.p[m->at] = '\0';
+        r->shape_n = 0; /* the shape's names are the memo's: no longer */
     }
     uint32_t h = ads_name_hash(name, len);
     if (i == r->nmemo && i < ADS_JSON_NAME_MEMO_MAX &&
@@ -842,6 +844,7 @@ static uint32_t member_hash(ads_json_reader *r, size_t i, const char *name, size
         if (r->memo_text.failed) {
             ads_buf_clear(&r->memo_text);
             r->nmemo = 0;
+            r->shape_n = 0;
             r->memo_lost++;
             return h;
         }
@@ -1002,9 +1005,8 @@ static int parse_object(ads_json_reader *r, const ads_record **rec, bool *all_li
                                     : ads_name_hash(text, len);
             same = same && hit;
             /* a name in the memo is copied with the others at the end */
-            char *name = depth == 1 && i < r->nmemo ? NULL
-                                                    : ads_arena_strndup(r->arena, text, len);
-            if (!name && !(depth == 1 && i < r->nmemo))
+            char *name = NULL;
+            if (!(depth == 1 && i < r->nmemo) && !(name = ads_arena_strndup(r->arena, text, len)))
                 return oom(r);
             skip_ws(r);
             if (peek(r) != ':')
