@@ -229,6 +229,10 @@ struct ads_record {
     size_t block_len;
 };
 
+/* e (memory the caller has) made the literal node of v: ads_expr_literal
+ * for a caller that allocates its nodes a block at a time. e. */
+const ads_expr *ads_expr__literal_in(ads_expr *e, const ads_value *v);
+
 /* A record of the n attributes in the arrays given (kept where they are:
  * in a's memory, or memory that outlives the record) and a copy of the
  * index slots (cap of them, as ads_record::cap): the index of a record of

@@ -143,21 +143,29 @@ static void put_count(wr *w, size_t n, unsigned char fix, unsigned char t16)
 }
 
 /* An extension header for a payload of len bytes (the payload follows). */
+/* The header of an extension of len bytes (at most UINT32_MAX) and type, at
+ * h (NULL: only counted): the fixext form for 1, 2, 4, 8 and 16 bytes, else
+ * ext8, ext16 or ext32. Its length, 2 to 6 bytes. */
+static inline size_t ext_head(unsigned char *h, size_t len, int type)
+{
+    unsigned char fix = len == 1 ? 0xd4 : len == 2 ? 0xd5 : len == 4 ? 0xd6 : len == 8 ? 0xd7
+                      : len == 16 ? 0xd8 : 0;
+    unsigned width = fix ? 0 : len <= 0xff ? 1 : len <= 0xffff ? 2 : 4;
+    if (h) {
+        h[0] = fix ? fix : width == 1 ? 0xc7 : width == 2 ? 0xc8 : 0xc9;
+        put_be(h + 1, len, width);
+        h[1 + width] = (unsigned char)type;
+    }
+    return 2 + width;
+}
+
 static int put_ext_head(wr *w, size_t len, int type)
 {
     if (len > UINT32_MAX)
         return ads_error_set(w->err, ADS_ELIMIT, "msgpack: extension of %zu bytes is too large",
                              len);
-    unsigned char fix = len == 1 ? 0xd4 : len == 2 ? 0xd5 : len == 4 ? 0xd6 : len == 8 ? 0xd7
-                      : len == 16 ? 0xd8 : 0;
-    if (fix)
-        put_head(w, fix, (uint64_t)(uint8_t)type, 1);
-    else if (len <= 0xff)
-        put_head(w, 0xc7, len << 8 | (uint8_t)type, 2);
-    else if (len <= 0xffff)
-        put_head(w, 0xc8, len << 8 | (uint8_t)type, 3);
-    else
-        put_head(w, 0xc9, len << 8 | (uint8_t)type, 5);
+    unsigned char h[6];
+    ads_buf_add(w->out, h, ext_head(h, len, type));
     return 0;
 }
 
@@ -609,11 +617,7 @@ int ads_msgpack_encode_expr(ads_buf *out, const ads_expr *x, ads_error *err)
 static size_t row_head_len(size_t n, unsigned width)
 {
     size_t plen = 2 + n * width;
-    size_t ext = plen == 1 || plen == 2 || plen == 4 || plen == 8 || plen == 16 ? 2
-                 : plen <= 0xff                                                 ? 3
-                 : plen <= 0xffff                                               ? 4
-                                                                                : 6;
-    return 1 + ext + plen;
+    return 1 + ext_head(NULL, plen, ADS_MSGPACK_EXT_ROW) + plen;
 }
 
 /*
@@ -643,25 +647,10 @@ static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets,
         w->out->len = start + hlen + body;
         p[w->out->len] = '\0';
     }
-    /* the header, written in place: the ext header as put_ext_head writes it */
-    size_t plen = 2 + n * width;
+    /* the header, written in place */
     unsigned char *h = p + start;
     *h++ = 0x92;
-    if (plen == 1 || plen == 2 || plen == 4 || plen == 8 || plen == 16) {
-        *h++ = plen == 1 ? 0xd4 : plen == 2 ? 0xd5 : plen == 4 ? 0xd6 : plen == 8 ? 0xd7 : 0xd8;
-    } else if (plen <= 0xff) {
-        *h++ = 0xc7;
-        *h++ = (unsigned char)plen;
-    } else if (plen <= 0xffff) {
-        *h++ = 0xc8;
-        put_be(h, plen, 2);
-        h += 2;
-    } else {
-        *h++ = 0xc9;
-        put_be(h, plen, 4);
-        h += 4;
-    }
-    *h++ = (unsigned char)ADS_MSGPACK_EXT_ROW;
+    h += ext_head(h, 2 + n * width, ADS_MSGPACK_EXT_ROW);
     *h++ = (unsigned char)version;
     *h++ = (unsigned char)width;
     for (size_t i = 0; i < n; i++, h += width)

@@ -456,15 +456,20 @@ int ads_record_prepend(const ads_record **out, ads_arena *a, const ads_record *r
     return 0;
 }
 
+const ads_expr *ads_expr__literal_in(ads_expr *e, const ads_value *v)
+{
+    memset(e, 0, sizeof *e);
+    e->kind = N_LITERAL;
+    e->u.lit = *v;
+    return e;
+}
+
 int ads_expr_literal(const ads_expr **out, ads_arena *a, const ads_value *v, ads_error *err)
 {
     ads_expr *e = ads_arena_alloc(a, sizeof *e);
     if (!e)
         return ads_error_set(err, ADS_ENOMEM, "expression: out of memory");
-    memset(e, 0, sizeof *e);
-    e->kind = N_LITERAL;
-    e->u.lit = *v;
-    *out = e;
+    *out = ads_expr__literal_in(e, v);
     return 0;
 }
 

@@ -676,12 +676,8 @@ static int literal(ads_json_reader *r, const ads_expr **out, ads_value v)
             return oom(r);
         r->nnodes = n;
     }
-    ads_expr *e = r->nodes++;
+    *out = ads_expr__literal_in(r->nodes++, &v);
     r->nnodes--;
-    memset(e, 0, sizeof *e);
-    e->kind = N_LITERAL;
-    e->u.lit = v;
-    *out = e;
     return 0;
 }
 

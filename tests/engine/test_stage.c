@@ -152,6 +152,25 @@ static void stage__rows_come_back_in_key_then_added_order_across_many_runs(void 
  * merged: every row is rewritten once per level (about twice here), not
  * once per merge as a merge of every run on disk would (about ten times
  * for these 600-odd runs). The rows still come back in key order. */
+/* Where the file system cannot make a file without a name, the runs are
+ * made with mkstemp and unlinked at once: the same rows in the same order,
+ * nothing left in the directory. */
+static void stage__runs_made_with_mkstemp_come_back_the_same(void **state)
+{
+    (void)state;
+    const int n = 1500;
+    assert_int_equal(setenv("ADSTORE_TEST_NO_TMPFILE", "1", 1), 0);
+    ads_stage *s = staged_machines(n, n / 3, 1500);
+    unsetenv("ADSTORE_TEST_NO_TMPFILE");
+    ads_error err;
+    assert_true(ads_stage_runs(s) > ADS_STAGE_MERGE_WAYS);
+    assert_int_equal(runs_in_dir(ts.path), 0);
+    assert_int_equal(ads_stage_merge(s, &err), 0);
+    comes_back_in_order(s, n);
+    ads_stage_free(s);
+    assert_int_equal(runs_in_dir(ts.path), 0);
+}
+
 static void stage__many_runs_are_merged_by_level_in_linear_bytes(void **state)
 {
     (void)state;
@@ -270,6 +289,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             stage__rows_come_back_in_key_then_added_order_across_many_runs, setup, teardown),
+        cmocka_unit_test_setup_teardown(stage__runs_made_with_mkstemp_come_back_the_same, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(stage__many_runs_are_merged_by_level_in_linear_bytes,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(stage__rows_without_a_sort_key_come_last_in_added_order,
