@@ -1228,6 +1228,35 @@ bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip,
     return bat == bend;
 }
 
+bool ads_msgpack__same_as_ids(const ads_msgpack_view *a, const uint64_t *ids, const size_t *vat,
+                              const size_t *vend, const size_t *skip, size_t nskip,
+                              const ads_msgpack_view *b)
+{
+    if (!b->names || a->n < nskip || a->n - nskip != b->n)
+        return false;
+    if (b->n == 0)
+        return nskip == a->n;
+    /* b's entries lie back to back from its first key to the row's end: a
+     * walk through them reads no index but the first offset */
+    size_t at = index_off(b, 0), end = b->body_len, s = 0;
+    if (at > end)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        if (s < nskip && skip[s] == i) {
+            s++;
+            continue;
+        }
+        unsigned char k[5];
+        size_t kl = ads_msgpack__put_id(k, ids[i]), vl = vend[i] - vat[i];
+        if (end - at < kl || end - at - kl < vl || b->body[at] != k[0] ||
+            (kl > 1 && memcmp(b->body + at + 1, k + 1, kl - 1) != 0) ||
+            !ads_bytes_same(a->body + vat[i], b->body + at + kl, vl))
+            return false;
+        at += kl + vl;
+    }
+    return s == nskip && at == end;
+}
+
 int ads_msgpack_view_name(ads_str *out, const ads_msgpack_view *mv, size_t i, ads_error *err)
 {
     if (!out || !mv || i >= mv->n)

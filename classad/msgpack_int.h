@@ -65,6 +65,28 @@ int ads_msgpack__scalar_entry(const unsigned char **p, size_t *n, const ads_msgp
 bool ads_msgpack__entry_bytes(const unsigned char **p, size_t *n, const ads_msgpack_view *mv,
                               size_t i);
 
+/* An attribute id's canonical form as a row's key (a positive fixint, or
+ * uint8, uint16 or uint32): its length in bytes, and written at p (room for
+ * 5). One owner for the form: the writer and the comparison of a given row
+ * with a stored one. */
+static inline size_t ads_msgpack__id_size(uint64_t id)
+{
+    return id <= 0x7f ? 1 : id <= 0xff ? 2 : id <= 0xffff ? 3 : 5;
+}
+
+static inline size_t ads_msgpack__put_id(unsigned char *p, uint64_t id)
+{
+    if (id <= 0x7f) {
+        p[0] = (unsigned char)id;
+        return 1;
+    }
+    size_t width = id <= 0xff ? 1 : id <= 0xffff ? 2 : 4;
+    p[0] = width == 1 ? 0xcc : width == 2 ? 0xcd : 0xce;
+    for (size_t k = 0; k < width; k++)
+        p[1 + k] = (unsigned char)(id >> (8 * (width - 1 - k)));
+    return 1 + width;
+}
+
 /* The offset of attribute i's key in the view's index (from mv->body). */
 static inline size_t ads_msgpack__index_off(const ads_msgpack_view *mv, size_t i)
 {
@@ -102,6 +124,17 @@ int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_i
  * ADS_ENOMEM. */
 int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_t *ids,
                          const size_t *vat, const size_t *vend, ads_error *err);
+
+/* What ads_msgpack_view_same_except(a, skip, nskip, b) says, for a row a
+ * (with names) whose attribute i has the id ids[i] and its value at
+ * [vat[i], vend[i]) of a->body (as ads_msgpack__entries gives them), and a
+ * row b with attribute ids: b holds exactly a's attributes but those at
+ * skip (nskip indexes, increasing), keyed by their ids, with the same value
+ * bytes. b's entries are read straight through, without its index or its
+ * names. False also when b names its attributes by strings. */
+bool ads_msgpack__same_as_ids(const ads_msgpack_view *a, const uint64_t *ids, const size_t *vat,
+                              const size_t *vend, const size_t *skip, size_t nskip,
+                              const ads_msgpack_view *b);
 
 /* Append to out the row with names equal to row (with ids resolved through
  * names, or with names, copied as it is). Errors: ADS_ECORRUPT, ADS_EVERSION,

@@ -696,29 +696,11 @@ int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
 /* ---- rows with attribute ids ---- */
 
 /* The bytes of the canonical form of unsigned id. */
-static inline size_t id_size(uint64_t id)
-{
-    return id <= 0x7f ? 1 : id <= 0xff ? 2 : id <= 0xffff ? 3 : 5;
-}
-
-/* Write id's canonical form at p (id_size(id) bytes); its length. */
-static inline size_t put_id(unsigned char *p, uint64_t id)
-{
-    if (id <= 0x7f) {
-        p[0] = (unsigned char)id;
-        return 1;
-    }
-    unsigned width = id <= 0xff ? 1 : id <= 0xffff ? 2 : 4;
-    p[0] = width == 1 ? 0xcc : width == 2 ? 0xcd : 0xce;
-    put_be(p + 1, id, width);
-    return 1 + width;
-}
-
 /* The bytes of attribute i's key: its id, or its name with its header. */
 static inline size_t entry_size(const uint64_t *ids, const ads_str *keys, size_t i)
 {
     if (!keys)
-        return id_size(ids[i]);
+        return ads_msgpack__id_size(ids[i]);
     size_t l = keys[i].len;
     return (l <= 31 ? 1 : l <= 0xff ? 2 : l <= 0xffff ? 3 : 5) + l;
 }
@@ -770,7 +752,7 @@ static int w_rekeyed(wr *w, const ads_msgpack_view *mv, const uint64_t *ids, con
     if (!at)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        at += put_id(at, ids[i]);
+        at += ads_msgpack__put_id(at, ids[i]);
         memcpy(at, mv->body + vat[i], vend[i] - vat[i]);
         at += vend[i] - vat[i];
     }
@@ -849,7 +831,7 @@ int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_
     uint64_t last = mh, total = mh;
     for (size_t i = 0; i < n; i++) {
         last = total;
-        total += id_size(ids[i]) + (vend[i] - vat[i]);
+        total += ads_msgpack__id_size(ids[i]) + (vend[i] - vat[i]);
     }
     if (last > UINT32_MAX)
         return ads_error_set(err, ADS_ELIMIT,
@@ -881,7 +863,7 @@ int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_
             *o = (unsigned char)off;
         else
             put_be(o, off, width);
-        size_t idl = put_id(at, ids[i]);
+        size_t idl = ads_msgpack__put_id(at, ids[i]);
         memcpy(at + idl, mv->body + vat[i], vlen);
         at += idl + vlen;
         off += idl + vlen;

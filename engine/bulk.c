@@ -216,11 +216,12 @@ cleanup:
 }
 
 /* The stored keys of the latest rows of type t whose records the snapshot
- * lacks, back to back in out (ends[i]: where the i-th ends). Only keys and
- * envelope flags are read, not rows: a row is read for a long key (its
- * stored key is a hash; the whole key is in the row). A flag wrong either
- * way is caught by the checksum when that row, or the row the sync then
- * deletes, is read. */
+ * lacks and are not deleted already, back to back in out (ends[i]: where
+ * the i-th ends). A row is read (its checksum checked) only for a long key
+ * (its stored key is a hash; the whole key is in the row) and for a record
+ * the snapshot lacks, to leave out one deleted already (most of those: a
+ * record that vanished stays deleted in `latest` until retention forgets
+ * it, and every snapshot lacks it again). */
 static int sync_missing(ads_sync *s, ads_txn *txn, const ads_type *t, ads_buf *out,
                         size_t **ends, size_t *n, ads_error *err)
 {
@@ -243,7 +244,8 @@ static int sync_missing(ads_sync *s, ads_txn *txn, const ads_type *t, ads_buf *o
         const unsigned char *full = k.mv_data;
         size_t flen = k.mv_size;
         row_env env;
-        if (v.mv_size > 5 && (((const unsigned char *)v.mv_data)[5] & ROW_LONGKEY)) {
+        bool parsed = v.mv_size > 5 && (((const unsigned char *)v.mv_data)[5] & ROW_LONGKEY);
+        if (parsed) {
             if ((rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
                                      t->name, err)))
                 break;
@@ -252,6 +254,11 @@ static int sync_missing(ads_sync *s, ads_txn *txn, const ads_type *t, ads_buf *o
         }
         if (sync_find(s, full, flen, key_hash(full, flen))->hash)
             continue;
+        if (!parsed && (rc = ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
+                                            t->name, err)))
+            break;
+        if (env.flags & ROW_DELETED)
+            continue; /* deleted already, and stays so */
         if (*n == cap) {
             cap = cap ? 2 * cap : 64;
             size_t *e = realloc(*ends, cap * sizeof *e);

@@ -480,6 +480,10 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
 int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err);
 /* Attributes of the largest row shape ads_names__shape knows. */
 #define ADS_NAMES_SHAPE_MAX 64
+/* A shape's id for a timeline attribute (which, 1-4, as
+ * ads_row__timeline_attr says): ADS_NAMES_TIMELINE + which, above every
+ * attribute id. */
+#define ADS_NAMES_TIMELINE (UINT64_C(1) << 32)
 /* Whether the row of view mv (with names) has the names, in order, of a
  * row kept by ads_names__keep_shape: 1 with *ids (the names' ids, valid for
  * the handle's life), *tag (what the keeper said of them), vat[i] and
@@ -488,8 +492,9 @@ int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, a
 int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size_t *vend,
                      const uint64_t **ids, uint64_t *tag);
 /* Remember the names of the row of view mv (with names) that txn has just
- * written with ids, when they all have published ids, with tag (a fact of
- * the caller's about those names, given back by ads_names__shape). */
+ * written with ids, when they all have published ids (timeline attributes
+ * aside: those get ADS_NAMES_TIMELINE + which), with tag (a fact of the
+ * caller's about those names, given back by ads_names__shape). */
 void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t tag);
 /* A write transaction's own changes were dropped (its parent lives on):
  * forget the ids it added. */

@@ -538,11 +538,15 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
     for (size_t i = 0; i < n; i++) {
         size_t off = ads_msgpack__index_off(mv, i);
         unsigned t = off < mv->body_len ? mv->body[off] : 0;
-        uint32_t id;
-        /* only published ids: a new one may be handed out again if this
+        if ((t & 0xe0) != 0xa0 || mv->body_len - off - 1 < (t & 31))
+            return;
+        const char *name = (const char *)mv->body + off + 1;
+        int which = ads_row__timeline_attr(name, t & 31);
+        uint32_t id = 0;
+        /* a timeline attribute has no id (rows never hold one); otherwise
+         * only published ids: a new one may be handed out again if this
          * transaction's work is dropped */
-        if ((t & 0xe0) != 0xa0 || mv->body_len - off - 1 < (t & 31) ||
-            !known(nm, (const char *)mv->body + off + 1, t & 31, &id) || id >= published)
+        if (!which && (!known(nm, name, t & 31, &id) || id >= published))
             return;
         size_t klen = 1 + (t & 31);
         unsigned char h[8] = {0}, m[8] = {0};
@@ -552,7 +556,7 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
         s->at[i] = (uint16_t)at;
         memcpy(&s->head[i], h, 8);
         memcpy(&s->mask[i], m, 8);
-        s->ids[i] = id;
+        s->ids[i] = which ? ADS_NAMES_TIMELINE + (uint64_t)which : id;
         memcpy(s->keys + at, mv->body + off, klen);
         at += klen;
     }

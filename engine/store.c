@@ -336,6 +336,27 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
     return 0;
 }
 
+/* look_over's findings for a row of a known shape, from the shape's ids:
+ * its names were looked over when the shape was kept. */
+static void shape_over(given_info *gi, const ads_msgpack_view *mv, const uint64_t *ids,
+                       const size_t *vat, const size_t *vend)
+{
+    for (size_t i = 0; i < mv->n; i++) {
+        if (vend[i] == vat[i] + 1 && mv->body[vat[i]] == 0xc0)
+            gi->nil = true;
+        if (ids[i] < ADS_NAMES_TIMELINE)
+            continue;
+        gi->special = true;
+        if (ids[i] == ADS_NAMES_TIMELINE + 1)
+            note_at(&gi->ts_at, i);
+        else if (ids[i] == ADS_NAMES_TIMELINE + 4)
+            note_at(&gi->del_at, i);
+        if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
+            gi->tl[gi->ntl] = i;
+        gi->ntl++;
+    }
+}
+
 /* The signature of the given row's names (for Attribute bookkeeping), made
  * only for a row that is stored: most of a snapshot's records are not. The
  * names were read once already by look_over. */
@@ -374,7 +395,8 @@ static void unchanged_info(ads_write_info *info, const ads_type *t, bool latest,
  * byte, so the merge would give it back. 1 unchanged (*latest parsed), 0
  * otherwise or when in doubt: the full path decides, and reports errors. */
 static int quick_unchanged(ads_txn *txn, row_env *latest, const ads_msgpack_view *mv,
-                           const given_info *gi, const MDB_val *lv, const unsigned char *skey,
+                           const given_info *gi, const uint64_t *shape_ids, const size_t *vat,
+                           const size_t *vend, const MDB_val *lv, const unsigned char *skey,
                            size_t slen, double ts, bool has_ts, ads_arena *a)
 {
     ads_msgpack_view lw;
@@ -383,6 +405,8 @@ static int quick_unchanged(ads_txn *txn, row_env *latest, const ads_msgpack_view
         (latest->flags & ROW_DELETED) || (has_ts && ts < latest->ts) ||
         ads_msgpack__view_open(&lw, latest->data, latest->len, ads_txn__names(txn), a, NULL))
         return 0;
+    if (shape_ids)
+        return ads_msgpack__same_as_ids(mv, shape_ids, vat, vend, gi->tl, gi->ntl, &lw);
     return ads_msgpack_view_same_except(mv, gi->tl, gi->ntl, &lw);
 }
 
@@ -645,9 +669,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
         goto cleanup;
     if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
-        for (size_t i = 0; i < mv.n; i++)
-            if (vend[i] == vat[i] + 1 && mv.body[vat[i]] == 0xc0)
-                gi.nil = true;
+        shape_over(&gi, &mv, shape_ids, vat, vend);
     } else if ((rc = look_over(&gi, &mv, t, err))) {
         goto cleanup;
     }
@@ -737,7 +759,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     row_env latest = {0};
     if (found && r->merge && !ne && !deleted && !t->keep_unchanged &&
-        quick_unchanged(txn, &latest, &mv, &gi, &lv, skey, slen, ts, has_ts, a)) {
+        quick_unchanged(txn, &latest, &mv, &gi, shape_ids, vat, vend, &lv, skey, slen, ts,
+                        has_ts, a)) {
         /* the common case of a snapshot: the record as it was */
         unchanged_info(info, t, true, &latest, full);
         rc = 0;
@@ -810,6 +833,11 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     } else if (as_given) {
         sig = given_sig(&mv);
         ads_names__keep_shape(txn, &mv, sig);
+    } else if (gi.special && !shape_ids) {
+        /* a snapshot's rows name _Timestamp: their shape spares the next
+         * row of these names look_over and lets quick_unchanged compare by
+         * ids (the tag is only ever used for a row stored as given) */
+        ads_names__keep_shape(txn, &mv, 0);
     }
 
     /* A store that changes nothing appends nothing: the row in effect at its
