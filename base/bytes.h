@@ -1,7 +1,8 @@
 /*
- * base/bytes.h: short byte compares inline. Attribute names are a few to a
- * few dozen bytes, and the readers and the encoder compare many of them
- * with names they remember; a memcmp call costs more than such a compare.
+ * base/bytes.h: short byte compares and copies inline. Attribute names are
+ * a few to a few dozen bytes, and the readers and the encoder compare and
+ * copy many of them (and values as short); a memcmp or memcpy call costs
+ * more than such a compare or copy.
  */
 #ifndef ADS_BASE_BYTES_H
 #define ADS_BASE_BYTES_H
@@ -39,6 +40,34 @@ static inline bool ads_bytes_same(const void *a, const void *b, size_t n)
         if (p[i] != q[i])
             return false;
     return true;
+}
+
+/* memcpy(dst, src, n) for regions that do not overlap: up to 16 bytes in
+ * two loads and two stores of 8 or 4 from each end (they overlap), longer
+ * ones by memcpy. */
+static inline void ads_bytes_copy(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (n > 16) {
+        memcpy(d, s, n);
+    } else if (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, s, 8);
+        memcpy(&y, s + n - 8, 8);
+        memcpy(d, &x, 8);
+        memcpy(d + n - 8, &y, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n - 1] = s[n - 1];
+        d[n / 2] = s[n / 2];
+    }
 }
 
 #endif

@@ -123,7 +123,7 @@ static inline void put_str(wr *w, const char *p, size_t n)
         unsigned char *at = (unsigned char *)b->p + b->len;
         at[0] = (unsigned char)(0xa0 | n);
         if (n)
-            memcpy(at + 1, p, n);
+            ads_bytes_copy(at + 1, p, n);
         b->len += n + 1;
         b->p[b->len] = '\0';
         return;
@@ -753,7 +753,7 @@ static int w_rekeyed(wr *w, const ads_msgpack_view *mv, const uint64_t *ids, con
         return 0;
     for (size_t i = 0; i < n; i++) {
         at += ads_msgpack__put_id(at, ids[i]);
-        memcpy(at, mv->body + vat[i], vend[i] - vat[i]);
+        ads_bytes_copy(at, mv->body + vat[i], vend[i] - vat[i]);
         at += vend[i] - vat[i];
     }
     return 0;
@@ -864,7 +864,7 @@ int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_
         else
             put_be(o, off, width);
         size_t idl = ads_msgpack__put_id(at, ids[i]);
-        memcpy(at + idl, mv->body + vat[i], vlen);
+        ads_bytes_copy(at + idl, mv->body + vat[i], vlen);
         at += idl + vlen;
         off += idl + vlen;
     }

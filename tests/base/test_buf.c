@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "base/buf.h"
+#include "base/bytes.h"
 
 static void buf__appends_and_terminates(void **state)
 {
@@ -92,6 +93,34 @@ static void buf__extend_gives_room_to_write_in_place(void **state)
     ads_buf_free(&b);
 }
 
+/* base/bytes.h's short copy and compare: every length 0..40 at every
+ * alignment 0..7 of source and destination, against memcpy and memcmp; the
+ * bytes just before and after the destination stay as they were. */
+static void bytes__short_copies_and_compares_match_the_library(void **state)
+{
+    (void)state;
+    unsigned char src[64], dst[64], want[64];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i * 37 + 11);
+    for (size_t n = 0; n <= 40; n++)
+        for (size_t so = 0; so < 8; so++)
+            for (size_t d0 = 0; d0 < 8; d0++) {
+                memset(dst, 0xee, sizeof dst);
+                memset(want, 0xee, sizeof want);
+                ads_bytes_copy(dst + 1 + d0, src + so, n);
+                memcpy(want + 1 + d0, src + so, n);
+                if (memcmp(dst, want, sizeof dst) != 0)
+                    fail_msg("copy of %zu bytes from +%zu to +%zu differs", n, so, d0);
+                assert_true(ads_bytes_same(dst + 1 + d0, src + so, n));
+                for (size_t k = 0; k < n; k++) {
+                    dst[1 + d0 + k] ^= 0x40;
+                    if (ads_bytes_same(dst + 1 + d0, src + so, n))
+                        fail_msg("%zu bytes differing at %zu compare the same", n, k);
+                    dst[1 + d0 + k] ^= 0x40;
+                }
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +128,7 @@ int main(void)
         cmocka_unit_test(buf__grows_through_many_doublings),
         cmocka_unit_test(buf__impossible_append_marks_failed),
         cmocka_unit_test(buf__extend_gives_room_to_write_in_place),
+        cmocka_unit_test(bytes__short_copies_and_compares_match_the_library),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
