@@ -40,6 +40,7 @@
 #include <xxhash.h>
 
 #include "engine/engine_int.h"
+#include "engine/stage_sort.h"
 
 int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
@@ -559,7 +560,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
     type_memo m = {0};
     ads_buf *keys = &b->keys;
     size_t *ends = b->key_ends;
-    sort_ent *ents = NULL;
+    ads_stage_ref *refs = NULL;
     int rc = 0;
     bool ascending = true;
     ads_buf_clear(keys);
@@ -592,22 +593,24 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
     }
     if (ascending) /* already in order (a load in key order) */
         goto cleanup;
-    if (!(ents = malloc(b->n * sizeof *ents))) {
+    if (!(refs = malloc(b->n * sizeof *refs))) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
         goto cleanup;
     }
+    /* sort_ent_cmp's order (key bytes, a key before the longer keys it
+     * begins, then the place in the batch), by the sorted load's radix
+     * sort, which reads each key once per eight bytes its place depends on */
     for (size_t i = 0; i < b->n; i++) {
         size_t from = i ? ends[i - 1] : 0;
-        ents[i].key = (const unsigned char *)keys->p + from;
-        ents[i].len = ends[i] - from;
-        ents[i].i = i;
+        refs[i] = (ads_stage_ref){(const unsigned char *)keys->p + from, i, i, 0,
+                                  (uint32_t)(ends[i] - from), 0, 1};
     }
-    qsort(ents, b->n, sizeof *ents, sort_ent_cmp);
+    ads_stage__sort(refs, b->n);
     for (size_t i = 0; i < b->n; i++)
-        order[i] = ents[i].i;
+        order[i] = (size_t)refs[i].seq;
     *sorted = true;
 cleanup:
-    free(ents);
+    free(refs);
     return rc;
 }
 
