@@ -1,7 +1,8 @@
 /*
  * engine/stage_sort.h: the order a sorted load's run in memory is written
- * in (engine/stage.c). Shared with its test, which checks the sort against
- * the comparison it must agree with.
+ * in (engine/stage.c), and a bulk load's batch is stored in
+ * (engine/bulk.c). Shared with its test, which checks the sort against the
+ * comparison it must agree with.
  */
 #ifndef ADS_ENGINE_STAGE_SORT_H
 #define ADS_ENGINE_STAGE_SORT_H
