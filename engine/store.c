@@ -296,6 +296,20 @@ static void note_at(size_t *at, size_t i)
     *at = *at == GIVEN_NONE ? i : GIVEN_MANY;
 }
 
+/* Attribute i of the given row is timeline attribute which (1-4, as
+ * ads_row__timeline_attr says). */
+static void note_timeline(given_info *gi, int which, size_t i)
+{
+    gi->special = true;
+    if (which == 1)
+        note_at(&gi->ts_at, i);
+    else if (which == 4)
+        note_at(&gi->del_at, i);
+    if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
+        gi->tl[gi->ntl] = i;
+    gi->ntl++; /* more than four (a name given twice): no quick comparison */
+}
+
 static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
 {
     gi->special = gi->nil = false;
@@ -317,16 +331,8 @@ static int look_over(given_info *gi, const ads_msgpack_view *mv, const ads_type 
                                      "type %s: %.*s is maintained by the store and cannot be set",
                                      t->name, (int)(name.len > 60 ? 60 : name.len), name.p);
             int which = ads_row__timeline_attr(name.p, name.len);
-            if (which) {
-                gi->special = true;
-                if (which == 1)
-                    note_at(&gi->ts_at, i);
-                else if (which == 4)
-                    note_at(&gi->del_at, i);
-                if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
-                    gi->tl[gi->ntl] = i;
-                gi->ntl++; /* more than four (a name given twice): no quick comparison */
-            }
+            if (which)
+                note_timeline(gi, which, i);
         }
         size_t vat = (size_t)((const unsigned char *)name.p + name.len - mv->body);
         size_t end = i + 1 < mv->n ? ads_msgpack__index_off(mv, i + 1) : mv->body_len;
@@ -344,16 +350,8 @@ static void shape_over(given_info *gi, const ads_msgpack_view *mv, const uint64_
     for (size_t i = 0; i < mv->n; i++) {
         if (vend[i] == vat[i] + 1 && mv->body[vat[i]] == 0xc0)
             gi->nil = true;
-        if (ids[i] < ADS_NAMES_TIMELINE)
-            continue;
-        gi->special = true;
-        if (ids[i] == ADS_NAMES_TIMELINE + 1)
-            note_at(&gi->ts_at, i);
-        else if (ids[i] == ADS_NAMES_TIMELINE + 4)
-            note_at(&gi->del_at, i);
-        if (gi->ntl < sizeof gi->tl / sizeof gi->tl[0])
-            gi->tl[gi->ntl] = i;
-        gi->ntl++;
+        if (ids[i] >= ADS_NAMES_TIMELINE)
+            note_timeline(gi, (int)(ids[i] - ADS_NAMES_TIMELINE), i);
     }
 }
 
