@@ -80,6 +80,11 @@
  * over its next writes, or at once with PURGE HISTORY / adstore compact):
  * it bounds the work a retention adds to one write. */
 #define ADS_RETENTION_TRIM_PER_WRITE 16u
+/* A record's history rows are kept as differences from the nearest whole
+ * row before them (engine/history.c); a row moving to history is kept whole
+ * when this many rows since that one would otherwise be differences from
+ * it, so that differences stay small as a record drifts from its keyframe. */
+#define ADS_HISTORY_KEYFRAME_ROWS 16u
 /* Records of its type a write examines under HistoryRetention, from where
  * the type's last write stopped (in key order, wrapping around), removing
  * those deleted before the cut: it bounds the work of making deleted

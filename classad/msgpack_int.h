@@ -136,6 +136,20 @@ bool ads_msgpack__same_as_ids(const ads_msgpack_view *a, const uint64_t *ids, co
                               const size_t *vend, const size_t *skip, size_t nskip,
                               const ads_msgpack_view *b);
 
+/* Append to out the difference of row (len bytes) from base (blen bytes),
+ * two rows of one version (docs/formats.md, "Row differences"): 0; 1 when
+ * the two cannot be written so (versions differ, or bytes that are not a
+ * row as the encoders lay one out), out as it was; -1 out of memory. */
+int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *base,
+                       size_t blen);
+
+/* Append to out the row that difference ops (olen bytes) makes of base.
+ * Errors: ADS_ECORRUPT (steps that do not fit the base, a base that is not
+ * a row), ADS_ELIMIT, ADS_ENOMEM; out as it was. The row made is not
+ * checked further: the caller reads it as any stored row. */
+int ads_msgpack__undelta(ads_buf *out, const void *ops, size_t olen, const void *base,
+                         size_t blen, ads_error *err);
+
 /* Append to out the row with names equal to row (with ids resolved through
  * names, or with names, copied as it is). Errors: ADS_ECORRUPT, ADS_EVERSION,
  * ADS_ELIMIT, ADS_ENOMEM. */

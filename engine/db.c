@@ -267,6 +267,15 @@ int ads_db__format_composite(ads_txn *txn, ads_error *err)
     return format_raise(txn, ADS_DB_FORMAT_COMPOSITE, err);
 }
 
+int ads_db__format_deltas(ads_txn *txn, ads_error *err)
+{
+    if (txn->deltas_raised)
+        return 0;
+    int rc = format_raise(txn, ADS_DB_FORMAT_DELTAS, err);
+    txn->deltas_raised = rc == 0;
+    return rc;
+}
+
 /* The records of a new store: format, node, fresh generator state. */
 static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
 {
@@ -344,12 +353,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     if (rc)
         goto cleanup;
-    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_COMPOSITE) {
+    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_DELTAS) {
         rc = ads_error_set(err, ADS_EVERSION,
                            "%s is a store of format version %llu; this build reads versions %d "
                            "to %d",
                            dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION,
-                           ADS_DB_FORMAT_COMPOSITE);
+                           ADS_DB_FORMAT_DELTAS);
         goto cleanup;
     }
     rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);
@@ -358,6 +367,7 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     if (rc)
         goto cleanup;
     db->node = get_le(buf, 8);
+    db->keyframe_rows = ads_hist__keyframe_rows();
     if ((rc = mdb_dbi_open(txn, "latest", create, &db->latest)) ||
         (rc = mdb_dbi_open(txn, "history", create, &db->history))) {
         rc = rc == MDB_NOTFOUND
@@ -376,6 +386,18 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
         rc = rc == MDB_NOTFOUND
                  ? ads_error_set(err, ADS_ECORRUPT, "%s: the store's tables are missing", dir)
                  : lmdb_plain(err, rc, "opening store tables");
+        goto cleanup;
+    }
+    /* the keyframes of trimmed histories came with format 5 (history.c): as
+     * the index table, an older store gets it (empty) when opened for
+     * writing, and a read-only open of one without it has none to read */
+    rc = mdb_dbi_open(txn, "bases", writable ? MDB_CREATE : 0, &db->bases);
+    if (rc == MDB_NOTFOUND && !writable) {
+        rc = 0;
+        db->bases = 0;
+    }
+    if (rc) {
+        rc = lmdb_plain(err, rc, "opening store tables");
         goto cleanup;
     }
     /* the attribute-name table came with format 3: as the index table, an
@@ -791,6 +813,8 @@ static void txn_free(ads_txn *t)
         ads_buf_free(&t->ws[i].oldrow);
         ads_buf_free(&t->ws[i].newrow);
         ads_buf_free(&t->ws[i].ids);
+        ads_buf_free(&t->ws[i].hist);
+        ads_buf_free(&t->ws[i].base);
     }
     ads_buf_free(&t->tmp);
     free(t->counts);

@@ -41,6 +41,9 @@ typedef struct wout {
     /* a row with names and its rewrite on the way, kept from row to row:
      * two buffers grown anew per row were a quarter of a dump's work */
     ads_buf row, scratch;
+    /* history rows kept as differences, made whole */
+    ads_hist_walk hw;
+    ads_buf whole;
 } wout;
 
 static void out_flush(wout *o)
@@ -204,7 +207,10 @@ int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
     if (klen < min) {
         snprintf(e.message, sizeof e.message, "%s: a key of %zu bytes", what, klen);
     } else if (ads_row__parse(&env, key, klen, val, vlen, what, &e) == 0) {
-        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e) == 0)
+        /* a dump holds whole rows (a store's differences are made whole) */
+        if (env.flags & ROW_DELTA)
+            snprintf(e.message, sizeof e.message, "kept as a difference, not whole");
+        else if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e) == 0)
             return 0;
         pre = latest ? "latest row: " : "history row: ";
     }
@@ -250,6 +256,44 @@ static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, con
 
 /* One row: left out by the filters, checked (a key too short to name a type
  * is a bad row, not one of another type), then written. */
+/* A history row as a dump holds it: whole. A row kept as a difference is
+ * made whole from its keyframe (its checksum made anew), into o->whole and
+ * *v. 0, 1 to leave it out (salvage: it cannot be made whole), or an error.
+ * A row that does not parse is left as it is, for dump_check to name. */
+static int whole_history(wout *o, ads_txn *txn, const MDB_val *k, MDB_val *v,
+                         const ads_dump_options *opt, ads_dump_result *res, ads_arena *a,
+                         ads_error *err)
+{
+    row_env env;
+    if (k->mv_size <= 16 ||
+        ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL))
+        return 0;
+    bool delta = (env.flags & ROW_DELTA) != 0;
+    ads_error e;
+    char name[400];
+    if (ads_hist__walk(&o->hw, txn, k->mv_data, k->mv_size, &env, false, "history row", &e)) {
+        if (!opt->salvage || e.code != ADS_ECORRUPT)
+            return ads_error_set(err, e.code, "%s", e.message);
+        ads_dump__row_name(name, sizeof name, txn, k->mv_data, k->mv_size - 16, a);
+        char why[sizeof name + ADS_ERROR_MESSAGE_MAX + 2];
+        snprintf(why, sizeof why, "%s: %s", name, e.message);
+        res->skipped++;
+        if (opt->bad_row)
+            opt->bad_row(opt->ctx, why);
+        return 1;
+    }
+    if (!delta)
+        return 0;
+    ads_buf_clear(&o->whole);
+    ads_row__build(&o->whole, k->mv_data, k->mv_size, env.flags, env.ts, env.offset, env.systs,
+                   env.full_key, env.full_key_len, env.data, env.len);
+    if (o->whole.failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    v->mv_data = o->whole.p;
+    v->mv_size = o->whole.len;
+    return 0;
+}
+
 static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, const MDB_val *k,
                     const MDB_val *v, bool latest, const ads_dump_options *opt,
                     ads_dump_result *res, ads_arena *a, ads_error *err)
@@ -257,7 +301,12 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
     if (k->mv_size >= 4 && !keep_type(fl, ads_key__get_typeid(k->mv_data)))
         return 0;
     ads_arena_reset(a);
-    int rc = dump_check(txn, k, v, latest, opt, res, a, err);
+    MDB_val wv = *v;
+    int rc = latest ? 0 : whole_history(o, txn, k, &wv, opt, res, a, err);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    v = &wv;
+    rc = dump_check(txn, k, v, latest, opt, res, a, err);
     if (rc)
         return rc < 0 ? rc : 0;
     if (opt->format == ADS_DUMP_TEXT) {
@@ -290,7 +339,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
         res = &local;
     memset(res, 0, sizeof *res);
     bool text = opt->format == ADS_DUMP_TEXT;
-    wout o = {f, ADS_BUF_INIT, XXH3_createState(), true, 0, 0, false, ADS_BUF_INIT, ADS_BUF_INIT};
+    wout o = {.f = f, .h = XXH3_createState(), .hashing = true};
     ads_txn *txn = NULL;
     ads_arena *a = ads_arena_new();
     filt fl = {NULL, NULL, 0, 0};
@@ -467,6 +516,8 @@ cleanup:
     ads_buf_free(&o.b);
     ads_buf_free(&o.row);
     ads_buf_free(&o.scratch);
+    ads_hist__walk_free(&o.hw);
+    ads_buf_free(&o.whole);
     XXH3_freeState(o.h);
     ads_arena_free(a);
     return rc;

@@ -68,12 +68,16 @@ extern "C" {
  * its rows, and version 4 when its first composite index (an Attribute
  * record's IndexWith) is declared, so that a build which knows only
  * single-attribute indexes refuses it instead of reading the composite's
- * registry name as one attribute's. The version only rises: version 3 may
- * hold indexes, version 4 a name table. This build reads all four. */
+ * registry name as one attribute's, and version 5 when it first keeps a
+ * history row as its difference from an earlier row (engine/history.c), so
+ * that a build which knows only whole rows refuses it instead of misreading
+ * those rows. The version only rises: version 3 may hold indexes, version 4
+ * a name table, version 5 both. This build reads all five. */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
 #define ADS_DB_FORMAT_NAMES 3
 #define ADS_DB_FORMAT_COMPOSITE 4
+#define ADS_DB_FORMAT_DELTAS 5
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;

@@ -12,6 +12,8 @@
  *   index    be32(index id) ++ value ++ record key's rest -> be16 offset
  *            (secondary indexes of latest rows: engine/index.c)
  *   names    be32(attribute id) -> the attribute name (engine/names.c)
+ *   bases    record key -> the keyframe of the record's first history rows,
+ *            when retention removed it (engine/history.c)
  * A record key is be32(type id) ++ the key attribute values, each in an
  * order-preserving encoding normalised as `===` compares (key.c). A row is a
  * 32-byte envelope (checksum, flags, the timeline attributes) followed by the
@@ -114,7 +116,7 @@ long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigne
 
 #define ADS_ROW_HEADER 32
 #define ADS_ROW_VERSION 1
-enum { ROW_DELETED = 1, ROW_LONGKEY = 2 };
+enum { ROW_DELETED = 1, ROW_LONGKEY = 2, ROW_DELTA = 4 };
 
 /* The parts of a stored row. */
 typedef struct row_env {
@@ -124,8 +126,9 @@ typedef struct row_env {
     int64_t systs;
     const unsigned char *full_key; /* ROW_LONGKEY: the whole record key */
     size_t full_key_len;
-    const unsigned char *data;     /* the MessagePack row */
+    const unsigned char *data;     /* the MessagePack row (ROW_DELTA: history.c's form) */
     size_t len;
+    uint32_t sum;                  /* the stored checksum (0 for a row not read) */
 } row_env;
 
 /* A row's checksum of bytes p[0..len): the low 32 bits of XXH3-64 (on
@@ -172,6 +175,82 @@ bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsign
 void ads_row__fill(ads_row *row, ads_txn *txn, const ads_type *t, const unsigned char *skey,
                    size_t skey_len, const row_env *e, bool latest, ads_arena *a);
 
+
+/* ---- history rows kept as differences (history.c) ----
+ *
+ * A history row flagged ROW_DELTA holds, where a whole row holds its
+ * MessagePack row, the checksum of its keyframe (4 bytes, little-endian:
+ * the first 4 bytes of that row's stored value) and the difference of its
+ * row from the keyframe's (ads_msgpack__delta). Its keyframe is the nearest
+ * whole row before it in the same record's history, or, for the rows before
+ * the first whole one, the record's base: the keyframe retention removed
+ * from the history and kept in `bases`. The latest row is always whole. */
+
+#define ADS_HIST_REF 4
+
+/* ADS_HISTORY_KEYFRAME_ROWS, or ADSTORE_TEST_KEYFRAME_ROWS's value (2..255)
+ * when that is set (tests reach the keyframe rules in a few writes). */
+unsigned ads_hist__keyframe_rows(void);
+
+/* Put the history row (envelope fields, the MessagePack row data) of the
+ * record at stored key skey (slen bytes) under history key hkey (slen + 16
+ * bytes): as a difference from its keyframe where that is smaller, or
+ * whole. Rows after it that the change of keyframe concerns are written
+ * again. scratch and base are the caller's buffers. */
+int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned flags, double ts,
+                  int32_t offset, int64_t systs, const unsigned char *full_key,
+                  size_t full_key_len, const unsigned char *data, size_t len, ads_buf *scratch,
+                  ads_buf *base, ads_error *err);
+
+/* Before retention removes the history rows of the record at skey (slen
+ * bytes) that come before kept (its first row kept, slen + 16 bytes; NULL:
+ * none is kept): when kept is a difference whose keyframe is among the rows
+ * that go, that keyframe becomes the record's base (table `bases`); when no
+ * difference is left to need it, the base goes. */
+int ads_hist__trim(ads_txn *txn, const unsigned char *skey, size_t slen,
+                   const unsigned char *kept, ads_error *err);
+/* The record at skey is purged: its base goes too. */
+int ads_hist__purge(ads_txn *txn, const unsigned char *skey, size_t slen, ads_error *err);
+
+/* The row of env, a history row parsed at hkey (hklen bytes), made whole
+ * into out if it is a difference (env->data, env->len then point into out
+ * and ROW_DELTA is cleared); its keyframe found in txn. */
+int ads_hist__resolve(ads_txn *txn, const unsigned char *hkey, size_t hklen, row_env *env,
+                      ads_buf *out, const char *where, ads_error *err);
+
+/* The keyframe of a row at history key hkey (slen + 16 bytes; the row may
+ * not be there yet): the nearest whole row of the record before it, or the
+ * record's base when there is none, parsed into *kf (its data LMDB's, valid
+ * until txn writes). 1, 0 when the record has none, or an error. */
+int ads_hist__keyframe(ads_txn *txn, const unsigned char *hkey, size_t slen, row_env *kf,
+                       const char *where, ads_error *err);
+
+/* A difference's row made whole from its keyframe's row (kf, kflen bytes:
+ * the keyframe's MessagePack row) whose stored value began with the
+ * checksum kf_sum, into out; env->data, env->len then point into out and
+ * ROW_DELTA is cleared. ADS_ECORRUPT when the difference names another
+ * keyframe or does not fit this one. */
+int ads_hist__apply(row_env *env, uint32_t kf_sum, const unsigned char *kf, size_t kflen,
+                    ads_buf *out, const char *where, ads_error *err);
+
+/* A walk through history rows in key order (scans, dumps, verify): the
+ * last whole row seen is the keyframe of the differences after it. */
+typedef struct ads_hist_walk {
+    unsigned char rec[ADS_KEY_INLINE_MAX]; /* the keyframe's record (stored key) */
+    size_t rlen;                           /* 0: no keyframe */
+    const unsigned char *kf;               /* its row: LMDB's, or in copy */
+    size_t kflen;
+    uint32_t sum;
+    ads_buf copy, out;
+} ads_hist_walk;
+
+/* Note env, the history row parsed at hkey (hklen bytes): a whole row
+ * becomes the keyframe (copied when copy is set: the walk's transaction
+ * writes between rows); a difference is made whole into w->out (valid until
+ * the next call), from the walk's keyframe or one found in txn. */
+int ads_hist__walk(ads_hist_walk *w, ads_txn *txn, const unsigned char *hkey, size_t hklen,
+                   row_env *env, bool copy, const char *where, ads_error *err);
+void ads_hist__walk_free(ads_hist_walk *w);
 
 /* Entries of a canonical MessagePack row: raw bytes of name and value. */
 typedef struct row_entry {
@@ -262,12 +341,14 @@ typedef struct ads_names ads_names;
 struct ads_db {
     MDB_env *env;
     MDB_dbi meta, latest, history, index;
+    MDB_dbi bases; /* keyframes of trimmed histories (history.c; 0: none in a read-only store) */
     _Atomic MDB_dbi names_dbi; /* the attribute-name table (0: none yet, names_late) */
     bool names_late;         /* opened read-only on a store without the table: it is read
                               * in transactions of names.c's own (names.c, load_own) */
     ads_names *names;
     uint64_t node;
     int flags;
+    unsigned keyframe_rows; /* ADS_HISTORY_KEYFRAME_ROWS, or a test's (history.c) */
     ads_clock clock;
     pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
     atomic_uint grown;       /* times this handle changed the map's size */
@@ -324,7 +405,7 @@ struct ads_txn {
     /* per nesting level of writes (a store may store an Attribute record) */
     struct write_scratch {
         ads_arena *a;
-        ads_buf full, merged, oldrow, newrow, ids;
+        ads_buf full, merged, oldrow, newrow, ids, hist, base;
     } ws[4];
     int wdepth;
     /* the greatest key in `latest` as far as this transaction knows: a new
@@ -338,6 +419,7 @@ struct ads_txn {
     bool systs_loaded, systs_dirty;
     int64_t systs;
     bool now_read; /* the clock is read once per transaction */
+    bool deltas_raised; /* the store's format allows history rows as differences */
     int64_t now_ns;
     bool types_loaded;
     uint64_t types_token;
@@ -464,6 +546,9 @@ size_t ads_db__resident_file_bytes(void);
 int ads_db__format_indexed(ads_txn *txn, ads_error *err);
 /* Mark the store as holding a composite index (format version 4), in txn. */
 int ads_db__format_composite(ads_txn *txn, ads_error *err);
+/* Raise the store's format to ADS_DB_FORMAT_DELTAS (its first history row
+ * kept as a difference), once per transaction. */
+int ads_db__format_deltas(ads_txn *txn, ads_error *err);
 /* Raise the store's format to ADS_DB_FORMAT_NAMES (its first stored name). */
 int ads_db__format_names(ads_txn *txn, ads_error *err);
 

@@ -103,7 +103,7 @@ int ads_hooks__note(ads_txn *txn, const ads_type *t, ads_change_kind kind,
         txn->capchanges = cap;
     }
     ads_row row;
-    row_env env = {0, ts, 0, systs, NULL, 0, data, len};
+    row_env env = {0, ts, 0, systs, NULL, 0, data, len, 0};
     ads_row__fill(&row, txn, t, NULL, 0, &env, latest, txn->change_arena);
     ads_change *c = &txn->changes[txn->nchanges];
     int rc = ads_row_key_values(&c->key, &row, txn->change_arena, err);

@@ -29,6 +29,23 @@
 #include "base/limits.h"
 #include "engine/engine_int.h"
 
+/* The key of the record's history row after the first go (on cursor c),
+ * copied into at (slen + 16 bytes). LMDB's return code. */
+static int first_kept(MDB_cursor *c, const unsigned char *skey, size_t slen, uint64_t go,
+                      unsigned char *at)
+{
+    MDB_val k = {slen, (void *)skey}, v;
+    int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    for (uint64_t i = 0; rc == 0 && i < go; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    if (rc)
+        return rc;
+    if (k.mv_size != slen + 16 || memcmp(k.mv_data, skey, slen) != 0)
+        return MDB_NOTFOUND; /* every history row goes */
+    memcpy(at, k.mv_data, k.mv_size);
+    return 0;
+}
+
 /* Trim the history of the record stored under skey (slen bytes) at cut,
  * removing at most max rows (0: no bound), oldest first (any prefix of the
  * rows to remove leaves the answers as they were). latest_ts is the date of
@@ -60,6 +77,20 @@ static int trim_rows(ads_txn *txn, const ads_type *t, const unsigned char *skey,
     uint64_t go = latest_ts <= cut ? before : before ? before - 1 : 0;
     if (max && go > max)
         go = max;
+    /* the keyframe of the first row kept, if it goes, becomes the base */
+    unsigned char kept[ADS_KEY_INLINE_MAX + 16];
+    if (go) {
+        mrc = first_kept(c, skey, slen, go, kept);
+        if ((mrc == 0 || mrc == MDB_NOTFOUND) &&
+            (rc = ads_hist__trim(txn, skey, slen, mrc ? NULL : kept, err))) {
+            mdb_cursor_close(c);
+            return rc;
+        }
+        if (mrc && mrc != MDB_NOTFOUND) {
+            mdb_cursor_close(c);
+            return ads_db__lmdb(txn, err, mrc, "trimming history");
+        }
+    }
     uint64_t n = 0;
     mrc = 0;
     while (n < go) {

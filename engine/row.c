@@ -223,9 +223,10 @@ static int parse_envelope(row_env *out, const unsigned char *skey, size_t skey_l
     if (v[4] != ADS_ROW_VERSION)
         return ads_error_set(err, ADS_ECORRUPT, "%s: row envelope version %u is unknown", where,
                              v[4]);
-    if (v[5] & ~(ROW_DELETED | ROW_LONGKEY))
+    if (v[5] & ~(ROW_DELETED | ROW_LONGKEY | ROW_DELTA))
         return ads_error_set(err, ADS_ECORRUPT, "%s: row has unknown flags 0x%02x", where, v[5]);
     uint64_t tsbits = get_le64(v + 8);
+    out->sum = get_le32(v);
     out->flags = v[5];
     memcpy(&out->ts, &tsbits, 8);
     out->offset = (int32_t)(uint32_t)get_le32(v + 16);

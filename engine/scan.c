@@ -36,6 +36,7 @@ struct ads_scan {
     uint64_t visited;    /* records visited (the map's pages are dropped every 2^17) */
     uint64_t read;       /* rows read */
     ads_index_walk *ix;  /* an index scan (engine/index_scan.c) */
+    ads_hist_walk hw;    /* history rows kept as differences made whole */
 };
 
 static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
@@ -257,6 +258,7 @@ void ads_scan_close(ads_scan *s)
     if (s->hc)
         mdb_cursor_close(s->hc);
     ads_arena_free(s->arena);
+    ads_hist__walk_free(&s->hw);
     free(s);
 }
 
@@ -456,7 +458,19 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
                  t->name);
         return ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
     }
-    if ((env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED))
+    if (latest && (env.flags & ROW_DELTA))
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "latest row of type %s: kept as a difference (the store is corrupt)",
+                             t->name);
+    bool skip = (env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED);
+    /* a history row: whole, the keyframe of the differences after it; a
+     * difference, made whole (the caller may write between rows of a write
+     * transaction: the walk keeps a copy of its keyframe then) */
+    if (!latest && (!(env.flags & ROW_DELTA) || !skip) &&
+        (rc = ads_hist__walk(&s->hw, s->txn, k->mv_data, k->mv_size, &env, !s->txn->readonly,
+                             t->name, err)))
+        return rc;
+    if (skip)
         return 0;
     ads_arena_reset(s->arena);
     size_t klen = latest ? k->mv_size : k->mv_size - 16;

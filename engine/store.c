@@ -794,8 +794,10 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 rc = pr;
                 goto cleanup;
             }
-            if (pr == 1 && (rc = ads_row__parse(&base_env, hk.mv_data, hk.mv_size, hv.mv_data,
-                                                hv.mv_size, t->name, err)))
+            if (pr == 1 && ((rc = ads_row__parse(&base_env, hk.mv_data, hk.mv_size, hv.mv_data,
+                                                 hv.mv_size, t->name, err)) ||
+                            (rc = ads_hist__resolve(txn, hk.mv_data, hk.mv_size, &base_env,
+                                                    &ws->base, t->name, err))))
                 goto cleanup;
         }
         bdata = base_env.data;
@@ -862,7 +864,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
 
     if (t->has_hooks && t->hooks.trigger) {
         ads_row oldr, newr;
-        row_env ne_env = {deleted ? ROW_DELETED : 0, ts, offset, systs, NULL, 0, ndata, nlen};
+        row_env ne_env = {deleted ? ROW_DELETED : 0, ts, offset, systs, NULL, 0, ndata, nlen, 0};
         ads_row__fill(&newr, txn, t, skey, slen, &ne_env, to_latest, a);
         row_env be = latest;
         if (found)
@@ -905,9 +907,11 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     unsigned char hkey[ADS_KEY_INLINE_MAX + 16];
     if (to_latest) {
         if (found) {
+            /* the latest row moves to history (a difference from its keyframe) */
             hist_key(hkey, skey, slen, latest.ts, latest.systs);
-            if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, oldrow->p, oldrow->len,
-                                  0, err)))
+            if ((rc = ads_hist__put(txn, hkey, slen, latest.flags, latest.ts, latest.offset,
+                                    latest.systs, latest.full_key, latest.full_key_len,
+                                    latest.data, latest.len, &ws->hist, &ws->base, err)))
                 goto cleanup;
         }
         ads_row__build(newrow, skey, slen, flags, ts, offset, systs, fk, full->len, ndata, nlen);
@@ -936,14 +940,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
     } else {
         hist_key(hkey, skey, slen, ts, systs);
-        ads_row__build(newrow, hkey, slen + 16, flags, ts, offset, systs, fk, full->len, ndata,
-                       nlen);
-        if (newrow->failed) {
-            rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
-            goto cleanup;
-        }
-        if ((rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, newrow->p, newrow->len, 0,
-                              err)))
+        if ((rc = ads_hist__put(txn, hkey, slen, flags, ts, offset, systs, fk, full->len, ndata,
+                                nlen, &ws->hist, &ws->base, err)))
             goto cleanup;
     }
     bool was_deleted = found && (latest.flags & ROW_DELETED);
@@ -1202,6 +1200,8 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
     mdb_cursor_close(c);
     if (mrc && mrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, mrc, "purging history");
+    if ((rc = ads_hist__purge(txn, skey, slen, err)))
+        return rc;
     return ads_types__count(txn, t->id, -1, was_deleted ? -1 : 0, -removed, err);
 }
 

@@ -19,10 +19,21 @@
 
 #define TL_BUF 8
 
+/* A history row kept as a difference names its keyframe, the nearest whole
+ * row before it (engine/history.c): the record's last whole row read, kept
+ * with the item (LMDB's memory, valid for the read transaction) and made
+ * whole as the item is yielded. */
+typedef struct tl_kf {
+    const unsigned char *data; /* NULL: not known (found when needed) */
+    size_t len;
+    uint32_t sum;
+} tl_kf;
+
 typedef struct tl_item {
     MDB_val k, v;
     row_env env;
     bool latest;
+    tl_kf kf;
 } tl_item;
 
 typedef struct tl_rec {
@@ -34,6 +45,7 @@ typedef struct tl_rec {
     bool latest_done;    /* the latest row has been queued or is out of range */
     tl_item buf[TL_BUF];
     int nbuf, pos;
+    tl_kf kf;            /* the last whole history row read */
 } tl_rec;
 
 struct ads_timeline {
@@ -46,6 +58,7 @@ struct ads_timeline {
     MDB_cursor *hc;
     ads_arena *arena;
     ads_row row;
+    ads_buf whole;       /* the yielded row, when it was kept as a difference */
     size_t key_off;
     bool by_record; /* yield record by record (ads_timeline_by_record) */
     size_t cur;     /* then: the record being read */
@@ -103,15 +116,25 @@ static void heap_down(ads_timeline *tl, size_t i)
 static int parse_item(ads_timeline *tl, tl_rec *r, tl_item *it, bool latest, ads_error *err)
 {
     it->latest = latest;
+    it->kf.data = NULL;
+    if (latest)
+        return ads_row__parse(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
+                              it->v.mv_size, "latest row", err);
     /* a history row's key begins with its record's latest key, checked when
      * the record was set up (the callers compared the two) */
-    if (!latest)
-        return ads_row__parse_history(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
-                                      it->v.mv_size, "history row", err);
-    return ads_row__parse(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data, it->v.mv_size,
-                          "latest row", err);
+    int rc = ads_row__parse_history(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
+                                    it->v.mv_size, "history row", err);
+    if (rc)
+        return rc;
+    if (it->env.flags & ROW_DELTA) {
+        it->kf = r->kf;
+    } else {
+        r->kf.data = it->env.data;
+        r->kf.len = it->env.len;
+        r->kf.sum = it->env.sum;
+    }
     (void)tl;
-    (void)r;
+    return 0;
 }
 
 /* Refill r's buffer with its next rows before t2. */
@@ -220,6 +243,16 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
         it->v = v;
         if ((rc = parse_item(tl, r, it, false, err)))
             return rc;
+        if (it->env.flags & ROW_DELTA) {
+            /* its keyframe: also that of the differences read after it */
+            row_env kf;
+            if ((rc = ads_hist__keyframe(tl->txn, k.mv_data, klen, &kf, "history row", err)) < 0)
+                return rc;
+            if (rc == 1) {
+                r->kf = (tl_kf){kf.data, kf.len, kf.sum};
+                it->kf = r->kf;
+            }
+        }
         r->nbuf++;
         r->hlast = k;
     } else {
@@ -362,14 +395,24 @@ fail:
 
 /* Yield it, r's row, unless a later row of the record at the same
  * _Timestamp replaces it: it was never in effect (docs/query.md, "Rows at
- * one instant"). 1 with *row, 0 when replaced. */
-static int yield(ads_row **row, ads_timeline *tl, const tl_rec *r, const tl_item *it)
+ * one instant"). 1 with *row, 0 when replaced, or an error. */
+static int yield(ads_row **row, ads_timeline *tl, const tl_rec *r, const tl_item *it,
+                 ads_error *err)
 {
     if (r->pos < r->nbuf && r->buf[r->pos].env.ts == it->env.ts)
         return 0;
     ads_arena_reset(tl->arena);
     size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
-    ads_row__fill(&tl->row, tl->txn, r->type, it->k.mv_data, klen, &it->env, it->latest,
+    row_env env = it->env;
+    if (env.flags & ROW_DELTA) {
+        int rc = it->kf.data ? ads_hist__apply(&env, it->kf.sum, it->kf.data, it->kf.len,
+                                               &tl->whole, r->type->name, err)
+                             : ads_hist__resolve(tl->txn, it->k.mv_data, it->k.mv_size, &env,
+                                                 &tl->whole, r->type->name, err);
+        if (rc)
+            return rc;
+    }
+    ads_row__fill(&tl->row, tl->txn, r->type, it->k.mv_data, klen, &env, it->latest,
                   tl->arena);
     *row = &tl->row;
     return 1;
@@ -395,7 +438,10 @@ static int next_in_time(ads_row **row, size_t *record, ads_timeline *tl, ads_err
             if (tl->nheap)
                 heap_down(tl, 0);
         }
-        if (yield(row, tl, r, &it)) {
+        int y = yield(row, tl, r, &it, err);
+        if (y < 0)
+            return y;
+        if (y) {
             if (record)
                 *record = ri;
             return 1;
@@ -418,7 +464,10 @@ static int next_by_record(ads_row **row, size_t *record, ads_timeline *tl, ads_e
             if (rc)
                 return rc;
         }
-        if (yield(row, tl, r, &it)) {
+        int y = yield(row, tl, r, &it, err);
+        if (y < 0)
+            return y;
+        if (y) {
             if (record)
                 *record = tl->cur;
             return 1;
@@ -454,5 +503,6 @@ void ads_timeline_close(ads_timeline *tl)
     free(tl->recs);
     free(tl->heap);
     ads_arena_free(tl->arena);
+    ads_buf_free(&tl->whole);
     free(tl);
 }

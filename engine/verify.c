@@ -169,6 +169,11 @@ static int walk_latest(vstate *vs, ads_error *err)
         size_t fl = env.full_key ? env.full_key_len : k.mv_size;
         ads_key__text(kt, sizeof kt, fk, fl, vs->a);
         snprintf(where, sizeof where, "type %s, key %s", tname, kt);
+        if (env.flags & ROW_DELTA) {
+            problem(vs, "%s: the latest row is kept as a difference (only history rows are)",
+                    where);
+            continue;
+        }
         if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
             problem(vs, "%s: latest row: %s", where, e.message);
             continue;
@@ -290,6 +295,7 @@ static int walk_history(vstate *vs, ads_error *err)
         return ads_db__lmdb(txn, err, rc, "verifying");
     MDB_val k, v;
     char kt[400], tn[64];
+    ads_hist_walk hw = {.rlen = 0};
     int mrc;
     for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
          mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
@@ -313,6 +319,12 @@ static int walk_history(vstate *vs, ads_error *err)
         }
         if (env.full_key)
             ads_key__text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
+        /* a row kept as a difference: made whole from its keyframe, the last
+         * whole row of its record walked (or the nearest found before it) */
+        if (ads_hist__walk(&hw, txn, k.mv_data, k.mv_size, &env, false, "history row", &e)) {
+            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+            continue;
+        }
         if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
             problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
             continue;
@@ -331,6 +343,7 @@ static int walk_history(vstate *vs, ads_error *err)
             problem(vs, "type %s, key %s: history rows without a latest row", tname, kt);
         } else if (g) {
             mdb_cursor_close(c);
+            ads_hist__walk_free(&hw);
             return ads_db__lmdb(txn, err, g, "verifying");
         } else {
             row_env le;
@@ -343,11 +356,71 @@ static int walk_history(vstate *vs, ads_error *err)
         tcount *tc = count_of(vs, id);
         if (!tc) {
             mdb_cursor_close(c);
+            ads_hist__walk_free(&hw);
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
         }
         tc->history++;
     }
     mdb_cursor_close(c);
+            ads_hist__walk_free(&hw);
+    if (mrc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, mrc, "verifying");
+    return 0;
+}
+
+/* The keyframes retention kept in `bases` (engine/history.c): each whole,
+ * sound, and of a record that still has history rows. */
+static int walk_bases(vstate *vs, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    if (!txn->db->bases)
+        return 0;
+    MDB_cursor *c, *hc;
+    int rc = mdb_cursor_open(txn->txn, txn->db->bases, &c);
+    if (!rc && (rc = mdb_cursor_open(txn->txn, txn->db->history, &hc)))
+        mdb_cursor_close(c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
+    MDB_val k, v;
+    char kt[400], tn[64];
+    int mrc;
+    for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
+         mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        ads_arena_reset(vs->a);
+        if (k.mv_size < 5) {
+            problem(vs, "bases: a key of %zu bytes", k.mv_size);
+            continue;
+        }
+        const char *tname = type_name(vs, ads_key__get_typeid(k.mv_data), tn, sizeof tn);
+        ads_key__text(kt, sizeof kt, k.mv_data, k.mv_size, vs->a);
+        row_env env;
+        ads_error e;
+        if (ads_row__parse_found(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size,
+                                 "history keyframe", &e)) {
+            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+            continue;
+        }
+        if (env.flags & ROW_DELTA) {
+            problem(vs, "type %s, key %s: a history keyframe kept as a difference", tname, kt);
+            continue;
+        }
+        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
+            problem(vs, "type %s, key %s: history keyframe: %s", tname, kt, e.message);
+            continue;
+        }
+        /* the record's first history row comes right after its key */
+        MDB_val fk = k, fv;
+        if ((rc = mdb_cursor_get(hc, &fk, &fv, MDB_SET_RANGE)) && rc != MDB_NOTFOUND)
+            break;
+        if (rc || fk.mv_size != k.mv_size + 16 || memcmp(fk.mv_data, k.mv_data, k.mv_size))
+            problem(vs, "type %s, key %s: a history keyframe of a record without history",
+                    tname, kt);
+        rc = 0;
+    }
+    mdb_cursor_close(hc);
+    mdb_cursor_close(c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "verifying");
     if (mrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, mrc, "verifying");
     return 0;
@@ -455,7 +528,7 @@ int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
     else
         problem(&vs, "identifier state: %s", e.message);
     if (!(rc = walk_names(&vs, err)) && !(rc = walk_latest(&vs, err)) &&
-        !(rc = walk_history(&vs, err)) &&
+        !(rc = walk_history(&vs, err)) && !(rc = walk_bases(&vs, err)) &&
         !(rc = check_counts(&vs, err)))
         rc = ads_index__verify(vs.txn, report, ctx, &out->problems, err);
     if (!rc && progress)

@@ -179,6 +179,7 @@ typedef struct memo {
     size_t len[ADS_TL_MEMO_NAMES];
     bool where_ok;
     tgroup *g; /* its group once found (WHERE true) */
+    ads_buf held; /* the bytes p[] point to, copied */
 } memo;
 
 /* Add e's names to m's, or turn m off. */
@@ -250,8 +251,20 @@ static int memo_same(memo *m, const ads_view *view)
         m->have = true;
         return 1;
     }
-    /* the bytes stay valid for the read transaction, as the rows do */
-    memcpy(m->p, p, m->n * sizeof *p);
+    /* a copy: a row's bytes are valid until the next row is read (a
+     * history row kept as a difference is made whole in the timeline's
+     * buffer, which the next row takes) */
+    size_t off[ADS_TL_MEMO_NAMES];
+    ads_buf_clear(&m->held);
+    for (size_t i = 0; i < m->n; i++) {
+        off[i] = m->held.len;
+        if (p[i])
+            ads_buf_add(&m->held, p[i], len[i]);
+    }
+    if (m->held.failed)
+        return -1;
+    for (size_t i = 0; i < m->n; i++)
+        m->p[i] = p[i] ? (const unsigned char *)m->held.p + off[i] : NULL;
     memcpy(m->len, len, m->n * sizeof *len);
     return 0;
 }
@@ -360,6 +373,7 @@ int ads_q__tl_by_record(tl *x, ads_query *q, ads_timeline *it, ads_error *err)
     if (rc == 0 && rs.contrib)
         rc = span(x, rs.g, rs.since, x->t2, rs.vals);
     free(rs.vals);
+    ads_buf_free(&m.held);
     if (rc == 0)
         defined_times(x);
     return rc < 0 ? rc : 0;

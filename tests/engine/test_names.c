@@ -357,6 +357,62 @@ static void names__a_format_1_store_reads_and_is_upgraded_by_a_write(void **stat
     db = ts_reopen(&ts);
 }
 
+/* The history rows of the store kept as differences (engine/history.c). */
+static size_t history_differences(const char *dir)
+{
+    rawenv r;
+    raw_open(&r, dir);
+    MDB_cursor *c;
+    MDB_val k, v;
+    size_t n = 0;
+    assert_int_equal(mdb_cursor_open(r.txn, raw_dbi(&r, "history"), &c), 0);
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT))
+        n += (((const unsigned char *)v.mv_data)[5] & 4) != 0; /* ROW_DELTA */
+    mdb_cursor_close(c);
+    raw_close(&r);
+    return n;
+}
+
+/* History rows are kept as differences from a keyframe of their own row
+ * version. A row with ids stored between two rows with names (a format-1
+ * store's) cannot be one: it is whole, and the difference after it, which
+ * its keyframe before it served, is made whole too. */
+static void names__a_row_between_rows_with_names_keeps_the_history_readable(void **state)
+{
+    (void)state;
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m\"; Memory = 1; Arch = \"x\" ]");
+    ts_time(&ts, T0 + 5);
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m\"; Memory = 2 ]");
+    ts_reopen_close(&ts);
+    make_format_1(ts.path);
+    db = ts_reopen(&ts);
+    /* the row with names moves to history as a difference from the first */
+    ts_time(&ts, T0 + 10);
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m\"; Memory = 3 ]");
+    ts_reopen_close(&ts);
+    assert_int_equal(history_differences(ts.path), 1);
+    db = ts_reopen(&ts);
+    /* a row dated between the first two */
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m\"; Disk = 7; "
+                 "_Timestamp = 1700000002 ]");
+    char *h = ts_history(db, "Machine", "{ \"m\" }");
+    const char *want[] = {"Memory = 1; Name", "Disk = 7; Memory = 1; Name", "Memory = 2;",
+                          "Memory = 3;"};
+    const char *at = h;
+    for (int i = 0; i < 4; i++) {
+        const char *f = strstr(at, want[i]);
+        if (!f)
+            fail_msg("history:\n%s\nlacks %s", h, want[i]);
+        at = f + strlen(want[i]);
+    }
+    free(h);
+    assert_int_equal(ts_verify(db), 0);
+    ts_reopen_close(&ts);
+    assert_int_equal(history_differences(ts.path), 0);
+    db = ts_reopen(&ts);
+}
+
 static char *dump_to_memory(ads_db *d, size_t *len)
 {
     char *p = NULL;
@@ -580,6 +636,7 @@ int main(void)
         T(names__a_second_handle_reads_names_the_first_added),
         T(names__an_aborted_write_leaves_no_name),
         T(names__a_format_1_store_reads_and_is_upgraded_by_a_write),
+        T(names__a_row_between_rows_with_names_keeps_the_history_readable),
         T(names__dump_carries_names_and_restore_gives_ids_back),
         T(names__verify_catches_an_unknown_id_and_a_gap),
         T(names__writers_in_groups_add_names_at_once),

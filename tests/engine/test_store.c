@@ -52,7 +52,7 @@ static void store_ok(const char *text)
 {
     ads_error err;
     if (ts_store(db, &err, text))
-        fail_msg("store %s: %s", text, err.message);
+        fail_msg("store %s: %s (code %d)", text, err.message, err.code);
 }
 
 static void store_fails(const char *text, int code, const char *message)
@@ -568,7 +568,7 @@ static void store_values(const char *text, ads_write_info *info)
     memset(info, 0xa5, sizeof *info);
     assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
     if (ads_txn_store(txn, ads_record_builder_finish(b), info, &err))
-        fail_msg("store %s: %s", text, err.message);
+        fail_msg("store %s: %s (code %d)", text, err.message, err.code);
     assert_int_equal(ads_txn_commit(txn, NULL), 0);
     ads_arena_free(a);
 }

@@ -1,0 +1,370 @@
+/*
+ * classad/msgpack_delta.c: a row written as its difference from a base row
+ * (docs/formats.md, "Row differences"). The store keeps most history rows
+ * so (engine/history.c): a record's rows differ from each other in a few
+ * attributes.
+ *
+ * A row (docs/formats.md, "Rows") is a header indexing its entries and a
+ * map whose entries (key, value) are in name order. The difference of a row
+ * R from a base B of the same version is a list of steps over B's entries,
+ * taken in order, that yields R's entries:
+ *
+ *   00..7f   copy the next n = byte + 1 entries of B          (1..128)
+ *   80..bf   skip the next n = byte - 0x7f entries of B       (1..64)
+ *   c0..ff   n = byte - 0xbf entries of R's own (1..64), each as its length
+ *            in bytes (unsigned LEB128, at least 1) and its bytes
+ *
+ * B's entries after the last step are left out. R's header is made again
+ * from its entries. Keys are compared as bytes: both rows are canonical, so
+ * an attribute is spelled the same in both or R holds it as its own.
+ */
+#include <string.h>
+
+#include "classad/msgpack_int.h"
+
+/* ---- a row's entries, found through its index ---- */
+
+typedef struct spans {
+    unsigned version, width;
+    size_t n;
+    const unsigned char *idx; /* n offsets of width bytes, big-endian */
+    const unsigned char *map; /* the map's first byte */
+    size_t maplen;
+} spans;
+
+static size_t get_be(const unsigned char *p, unsigned w)
+{
+    size_t v = 0;
+    for (unsigned i = 0; i < w; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static size_t off_of(const spans *s, size_t i)
+{
+    return get_be(s->idx + i * s->width, s->width);
+}
+
+/* Entry i of s: where it starts in s->map, and its length. */
+static void entry(const spans *s, size_t i, const unsigned char **p, size_t *len)
+{
+    size_t at = off_of(s, i), end = i + 1 < s->n ? off_of(s, i + 1) : s->maplen;
+    *p = s->map + at;
+    *len = end - at;
+}
+
+/* The row's header, map header and index: 0, or -1 when the bytes are not
+ * a row laid out as the encoders lay one out. Entries are not decoded. */
+static int spans_of(spans *s, const unsigned char *p, size_t len)
+{
+    static const unsigned char fixext[] = {0xd5, 2, 0xd6, 4, 0xd7, 8, 0xd8, 16};
+    size_t at = 2, plen = 0;
+    if (len < 6 || p[0] != 0x92)
+        return -1;
+    for (size_t i = 0; i < sizeof fixext; i += 2)
+        if (p[1] == fixext[i])
+            plen = fixext[i + 1];
+    if (p[1] == 0xc7 || p[1] == 0xc8 || p[1] == 0xc9) {
+        unsigned w = p[1] == 0xc7 ? 1 : p[1] == 0xc8 ? 2 : 4;
+        if (len < 2 + w)
+            return -1;
+        plen = get_be(p + 2, w);
+        at = 2 + w;
+    } else if (!plen) {
+        return -1;
+    }
+    if (at >= len || p[at] != ADS_MSGPACK_EXT_ROW || plen < 2 || plen > len - at - 1)
+        return -1;
+    at++;
+    s->version = p[at];
+    s->width = p[at + 1];
+    if ((s->width != 1 && s->width != 2 && s->width != 4) || (plen - 2) % s->width)
+        return -1;
+    s->n = (plen - 2) / s->width;
+    s->idx = p + at + 2;
+    s->map = p + at + plen;
+    s->maplen = len - at - plen;
+    size_t n, head;
+    if (s->maplen >= 1 && (s->map[0] & 0xf0) == 0x80) {
+        n = s->map[0] & 0x0f;
+        head = 1;
+    } else if (s->maplen >= 3 && s->map[0] == 0xde) {
+        n = get_be(s->map + 1, 2);
+        head = 3;
+    } else if (s->maplen >= 5 && s->map[0] == 0xdf) {
+        n = get_be(s->map + 1, 4);
+        head = 5;
+    } else {
+        return -1;
+    }
+    if (n != s->n || (n == 0 && s->maplen != head))
+        return -1;
+    size_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t o = off_of(s, i);
+        if ((i == 0 ? o != head : o <= prev) || o >= s->maplen)
+            return -1;
+        prev = o;
+    }
+    return 0;
+}
+
+/* The length of the key that begins entry p (len bytes): an attribute id
+ * or a name. 0 when it is neither or runs past the entry. */
+static size_t key_len(const unsigned char *p, size_t len)
+{
+    unsigned char b = p[0];
+    size_t k;
+    if (b <= 0x7f)
+        k = 1;
+    else if ((b & 0xe0) == 0xa0)
+        k = 1 + (size_t)(b & 0x1f);
+    else if (b == 0xcc || b == 0xcd || b == 0xce)
+        k = b == 0xcc ? 2 : b == 0xcd ? 3 : 5;
+    else if (b == 0xd9 && len >= 2)
+        k = 2 + (size_t)p[1];
+    else if (b == 0xda && len >= 3)
+        k = 3 + get_be(p + 1, 2);
+    else if (b == 0xdb && len >= 5)
+        k = 5 + get_be(p + 1, 4);
+    else
+        return 0;
+    return k < len ? k : 0;
+}
+
+/* ---- writing the steps ---- */
+
+enum { OP_COPY = 0x00, OP_SKIP = 0x80, OP_OWN = 0xc0 };
+
+typedef struct steps {
+    ads_buf *out;
+    int kind;     /* of the last step written; -1 none */
+    size_t at;    /* where its byte is in out */
+    unsigned cnt; /* entries it covers */
+} steps;
+
+static void step(steps *s, int kind, size_t n)
+{
+    unsigned cap = kind == OP_COPY ? 128 : 64;
+    while (n > 0 && !s->out->failed) {
+        if (s->kind == kind && s->cnt < cap) {
+            size_t more = cap - s->cnt < n ? cap - s->cnt : n;
+            s->cnt += (unsigned)more;
+            s->out->p[s->at] = (char)(kind + s->cnt - 1);
+            n -= more;
+            continue;
+        }
+        s->kind = kind;
+        s->at = s->out->len;
+        s->cnt = 1;
+        ads_buf_addc(s->out, (char)kind);
+        if (s->out->failed)
+            return;
+        n--;
+    }
+}
+
+static void own(steps *s, const unsigned char *p, size_t len)
+{
+    step(s, OP_OWN, 1);
+    unsigned char leb[10];
+    size_t n = 0, v = len;
+    do {
+        leb[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    ads_buf_add(s->out, leb, n);
+    ads_buf_add(s->out, p, len);
+}
+
+int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *base, size_t blen)
+{
+    spans r, b;
+    if (spans_of(&r, row, len) || spans_of(&b, base, blen) || r.version != b.version)
+        return 1;
+    if (out->failed)
+        return -1;
+    steps s = {out, -1, 0, 0};
+    size_t start = out->len, j = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const unsigned char *rp, *bp = NULL;
+        size_t rl, bl = 0, rk, m;
+        entry(&r, i, &rp, &rl);
+        if (!(rk = key_len(rp, rl))) {
+            out->len = start;
+            return 1;
+        }
+        /* the base's entry of this key: at j, or later past entries R lacks */
+        for (m = j; m < b.n; m++) {
+            entry(&b, m, &bp, &bl);
+            if (bl > rk && memcmp(bp, rp, rk) == 0 && key_len(bp, bl) == rk)
+                break;
+        }
+        if (m == b.n) {
+            own(&s, rp, rl);
+            continue;
+        }
+        step(&s, OP_SKIP, m - j);
+        j = m + 1;
+        if (bl == rl && memcmp(bp, rp, rl) == 0) {
+            step(&s, OP_COPY, 1);
+        } else {
+            step(&s, OP_SKIP, 1);
+            own(&s, rp, rl);
+        }
+    }
+    if (out->failed) {
+        out->len = start;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- applying them ---- */
+
+static int bad(ads_error *err, const char *what)
+{
+    return ads_error_set(err, ADS_ECORRUPT, "msgpack: a row difference %s", what);
+}
+
+/* What the steps make: the number of entries, their bytes, the last one's. */
+typedef struct made {
+    size_t n, bytes, last;
+} made;
+
+typedef void (*entry_fn)(void *ctx, const unsigned char *p, size_t len);
+
+/* Walk the steps over b: each entry of the row they make goes, in order, to
+ * fn (NULL: only counted into *m). 0, or ADS_ECORRUPT. */
+static int walk(const unsigned char *op, size_t olen, const spans *b, entry_fn fn, void *ctx,
+                made *m, ads_error *err)
+{
+    size_t at = 0, j = 0;
+    memset(m, 0, sizeof *m);
+    while (at < olen) {
+        unsigned char c = op[at++];
+        if (c < OP_OWN) {
+            size_t k = c < OP_SKIP ? (size_t)c + 1 : (size_t)(c - OP_SKIP) + 1;
+            if (k > b->n - j)
+                return bad(err, "steps past the end of its base");
+            for (size_t i = 0; c < OP_SKIP && i < k; i++) {
+                const unsigned char *p;
+                size_t len;
+                entry(b, j + i, &p, &len);
+                if (fn)
+                    fn(ctx, p, len);
+                m->bytes += len;
+                m->last = len;
+                m->n++;
+            }
+            j += k;
+            continue;
+        }
+        for (size_t k = (size_t)(c - OP_OWN) + 1; k > 0; k--) {
+            size_t len = 0;
+            for (unsigned shift = 0;; shift += 7) {
+                if (at >= olen || shift > 28)
+                    return bad(err, "ends inside a length");
+                len |= (size_t)(op[at] & 0x7f) << shift;
+                if (!(op[at++] & 0x80))
+                    break;
+            }
+            if (len == 0 || len > olen - at)
+                return bad(err, "holds an entry that runs past its end");
+            if (fn)
+                fn(ctx, op + at, len);
+            at += len;
+            m->bytes += len;
+            m->last = len;
+            m->n++;
+        }
+    }
+    return 0;
+}
+
+typedef struct emit {
+    ads_buf *out;
+    size_t off; /* the next entry's offset from the map's first byte */
+    unsigned width;
+} emit;
+
+static void put_offset(void *ctx, const unsigned char *p, size_t len)
+{
+    emit *e = ctx;
+    unsigned char o[4];
+    for (unsigned i = 0; i < e->width; i++)
+        o[i] = (unsigned char)(e->off >> (8 * (e->width - 1 - i)));
+    ads_buf_add(e->out, o, e->width);
+    e->off += len;
+    (void)p;
+}
+
+static void put_entry(void *ctx, const unsigned char *p, size_t len)
+{
+    emit *e = ctx;
+    ads_buf_add(e->out, p, len);
+}
+
+/* A map's header for n entries, in its shortest form. */
+static size_t map_head(unsigned char *h, size_t n)
+{
+    if (n <= 15) {
+        h[0] = (unsigned char)(0x80 | n);
+        return 1;
+    }
+    unsigned w = n <= 0xffff ? 2 : 4;
+    h[0] = w == 2 ? 0xde : 0xdf;
+    for (unsigned i = 0; i < w; i++)
+        h[1 + i] = (unsigned char)(n >> (8 * (w - 1 - i)));
+    return 1 + w;
+}
+
+/* The row header's extension head for a payload of len bytes, in the
+ * shortest form (fixext where one fits exactly). */
+static size_t ext_head(unsigned char *h, size_t len)
+{
+    static const unsigned char fix[] = {2, 0xd5, 4, 0xd6, 8, 0xd7, 16, 0xd8};
+    for (size_t i = 0; i < sizeof fix; i += 2)
+        if (len == fix[i]) {
+            h[0] = fix[i + 1];
+            h[1] = ADS_MSGPACK_EXT_ROW;
+            return 2;
+        }
+    unsigned w = len <= 0xff ? 1 : len <= 0xffff ? 2 : 4;
+    h[0] = w == 1 ? 0xc7 : w == 2 ? 0xc8 : 0xc9;
+    for (unsigned i = 0; i < w; i++)
+        h[1 + i] = (unsigned char)(len >> (8 * (w - 1 - i)));
+    h[1 + w] = ADS_MSGPACK_EXT_ROW;
+    return 2 + w;
+}
+
+int ads_msgpack__undelta(ads_buf *out, const void *ops, size_t olen, const void *base, size_t blen,
+                         ads_error *err)
+{
+    spans b;
+    made m;
+    if (spans_of(&b, base, blen))
+        return bad(err, "has a base that is not a row");
+    int rc = walk(ops, olen, &b, NULL, NULL, &m, err);
+    if (rc)
+        return rc;
+    unsigned char mh[5], xh[7];
+    size_t mhl = map_head(mh, m.n), last = mhl + m.bytes - m.last;
+    if (last > UINT32_MAX || m.n > (UINT32_MAX - 2) / 4)
+        return ads_error_set(err, ADS_ELIMIT, "msgpack: a row of %zu bytes is too large",
+                             mhl + m.bytes);
+    emit e = {out, mhl, last <= 0xff ? 1 : last <= 0xffff ? 2 : 4};
+    size_t start = out->len;
+    unsigned char vw[3] = {0x92, (unsigned char)b.version, (unsigned char)e.width};
+    ads_buf_add(out, vw, 1);
+    ads_buf_add(out, xh, ext_head(xh, 2 + m.n * e.width));
+    ads_buf_add(out, vw + 1, 2);
+    walk(ops, olen, &b, put_offset, &e, &m, err);
+    ads_buf_add(out, mh, mhl);
+    walk(ops, olen, &b, put_entry, &e, &m, err);
+    if (out->failed) {
+        out->len = start;
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    return 0;
+}

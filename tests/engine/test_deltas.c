@@ -1,0 +1,469 @@
+/*
+ * tests/engine/test_deltas.c: history rows kept as differences from their
+ * keyframe (engine/history.c).
+ *
+ * Each test writes the same operations into two stores: one as the engine
+ * keeps history (differences), and a reference whose appended rows are all
+ * kept whole (ADSTORE_TEST_KEYFRAME_ROWS=1 when it was opened). Every
+ * record's history must read back the same from both, row for row, after
+ * appends, backfills into the middle and retention trims. The stored form is
+ * checked in the raw table: which rows are differences, the keyframe rule,
+ * the format version. Damage is found by reads and by verify; a dump holds
+ * whole rows and restores to a store that dumps the same bytes again.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <lmdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "base/buf.h"
+#include "engine/engine_int.h"
+#include "tests/engine/helpers.h"
+
+#define T0 1700000000.0
+
+static tstore ts, ref;
+static ads_db *db, *rdb;
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("ADSTORE_TEST_KEYFRAME_ROWS", "1", 1);
+    rdb = ts_open(&ref, T0);
+    unsetenv("ADSTORE_TEST_KEYFRAME_ROWS");
+    db = ts_open(&ts, T0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    ts_close(&ts);
+    ts_close(&ref);
+    return 0;
+}
+
+/* Both stores at secs. */
+static void at(double secs)
+{
+    ts_time(&ts, secs);
+    ts_time(&ref, secs);
+}
+
+/* Store text (ClassAd text of records) in both stores. */
+static void both(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void both(const char *fmt, ...)
+{
+    char text[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    ads_error err;
+    if (ts_store(db, &err, text) || ts_store(rdb, &err, text))
+        fail_msg("store %s: %s", text, err.message);
+}
+
+static void declare_both(const char *type, const char *extra)
+{
+    ts_declare(db, type, "Name", extra);
+    ts_declare(rdb, type, "Name", extra);
+}
+
+/* The record's history reads the same from both stores. */
+static void same_history(const char *type, const char *key)
+{
+    char *a = ts_history(db, type, key), *b = ts_history(rdb, type, key);
+    if (strcmp(a, b) != 0)
+        fail_msg("%s %s: kept as differences:\n%s\nkept whole:\n%s", type, key, a, b);
+    free(a);
+    free(b);
+}
+
+/* A raw LMDB transaction on the store at path (write: read-write), behind
+ * the store's back; raw_end commits or aborts it and closes the store. */
+static MDB_txn *raw_begin(const char *path, bool write, MDB_env **env)
+{
+    MDB_txn *txn;
+    assert_int_equal(mdb_env_create(env), 0);
+    assert_int_equal(mdb_env_set_maxdbs(*env, 8), 0);
+    assert_int_equal(mdb_env_open(*env, path, write ? 0 : MDB_RDONLY, 0600), 0);
+    assert_int_equal(mdb_txn_begin(*env, NULL, write ? 0 : MDB_RDONLY, &txn), 0);
+    return txn;
+}
+
+static void raw_end(MDB_env *env, MDB_txn *txn, bool write)
+{
+    if (write)
+        assert_int_equal(mdb_txn_commit(txn), 0);
+    else
+        mdb_txn_abort(txn);
+    mdb_env_close(env);
+}
+
+/* The flags of the history rows of the store at path, in key order, as a
+ * string: 'd' for a difference, 'w' for a whole row; and the bytes of their
+ * values. */
+static char *history_forms(const char *path, size_t *bytes)
+{
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(path, false, &env);
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    ads_buf b = ADS_BUF_INIT;
+    assert_int_equal(mdb_dbi_open(txn, "history", 0, &dbi), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    *bytes = 0;
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        ads_buf_addc(&b, (((unsigned char *)v.mv_data)[5] & ROW_DELTA) ? 'd' : 'w');
+        *bytes += v.mv_size;
+    }
+    mdb_cursor_close(c);
+    raw_end(env, txn, false);
+    char *out = strdup(ads_buf_cstr(&b));
+    ads_buf_free(&b);
+    return out;
+}
+
+static unsigned format_of(ads_db *d)
+{
+    unsigned f;
+    assert_int_equal(ads_db_format(&f, d, NULL), 0);
+    return f;
+}
+
+/* 40 rows of one record: the load changes each time, the state every
+ * fifth, an attribute comes and goes; the name, memory and a long text stay. */
+static void forty_rows(const char *type, const char *name, double from)
+{
+    for (int i = 0; i < 40; i++) {
+        at(from + 60 * i);
+        both("[ AdType = \"%s\"; Name = \"%s\"; LoadAvg = %d.25; State = \"s%d\"; Memory = 4096; "
+             "Text = \"a machine of the pool, the same from row to row\"; %s ]",
+             type, name, i, i / 5, i % 7 == 3 ? "Extra = { 1, 2 }; " : "");
+    }
+}
+
+static void deltas__appended_rows_read_back_as_stored_whole(void **state)
+{
+    (void)state;
+    declare_both("Machine", "");
+    forty_rows("Machine", "m", T0);
+    same_history("Machine", "{ \"m\" }");
+    /* 39 history rows: a whole row every ADS_HISTORY_KEYFRAME_ROWS, the
+     * others differences from it, a fraction of the size */
+    size_t dbytes, wbytes;
+    char *forms = history_forms(ts.path, &dbytes), *whole = history_forms(ref.path, &wbytes);
+    char want[64] = "";
+    for (int i = 0; i < 39; i++)
+        strcat(want, i % ADS_HISTORY_KEYFRAME_ROWS == 0 ? "w" : "d");
+    assert_string_equal(forms, want);
+    for (int i = 0; i < 39; i++)
+        assert_int_equal(whole[i], 'w');
+    assert_true(dbytes * 2 < wbytes);
+    free(forms);
+    free(whole);
+    /* the format says so; the reference kept every row whole */
+    assert_int_equal(format_of(db), ADS_DB_FORMAT_DELTAS);
+    assert_true(format_of(rdb) < ADS_DB_FORMAT_DELTAS);
+    assert_int_equal(ts_verify(db), 0);
+}
+
+static void deltas__backfilled_rows_between_differences_read_back(void **state)
+{
+    (void)state;
+    declare_both("Machine", "");
+    forty_rows("Machine", "m", T0);
+    at(T0 + 5000);
+    /* before the first row, between differences, on a keyframe's instant,
+     * between the last history row and the latest row */
+    static const int when[] = {-30, 90, 95, 16 * 60 + 30, 16 * 60, 38 * 60 + 10, 38 * 60 + 20};
+    for (size_t i = 0; i < sizeof when / sizeof when[0]; i++)
+        both("[ AdType = \"Machine\"; Name = \"m\"; LoadAvg = %zu.5; Back = true; "
+             "_Timestamp = %.0f ]",
+             i, T0 + when[i]);
+    same_history("Machine", "{ \"m\" }");
+    size_t n;
+    char *forms = history_forms(ts.path, &n);
+    /* the row before all others is whole; the others are differences */
+    assert_int_equal(forms[0], 'w');
+    assert_int_equal(strlen(forms), 39 + 7);
+    free(forms);
+    assert_int_equal(ts_verify(db), 0);
+    /* and the store reads the same after it is opened again */
+    ts_reopen_close(&ts);
+    db = ts_reopen(&ts);
+    same_history("Machine", "{ \"m\" }");
+}
+
+/* The number of entries of table `name` of the store at path. */
+static size_t table_entries(const char *path, const char *name)
+{
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(path, false, &env);
+    MDB_dbi dbi;
+    MDB_stat st;
+    assert_int_equal(mdb_dbi_open(txn, name, 0, &dbi), 0);
+    assert_int_equal(mdb_stat(txn, dbi, &st), 0);
+    raw_end(env, txn, false);
+    return st.ms_entries;
+}
+
+static void deltas__retention_keeps_a_removed_keyframe_as_the_record_s_base(void **state)
+{
+    (void)state;
+    declare_both("Kept", "HistoryRetention = `0:10:00`;");
+    for (int r = 0; r < 3; r++) {
+        char name[8];
+        snprintf(name, sizeof name, "k%d", r);
+        forty_rows("Kept", name, T0 + 7 * r);
+    }
+    /* each record keeps the row in effect 10 minutes back and the 9 after
+     * it; the first of them is a difference from a keyframe that retention
+     * removed, kept as the record's base; no other row was written again */
+    size_t dbytes, wbytes;
+    char *forms = history_forms(ts.path, &dbytes), *whole = history_forms(ref.path, &wbytes);
+    assert_int_equal(strlen(forms), 3 * 10);
+    for (int r = 0; r < 3; r++) {
+        char key[16];
+        snprintf(key, sizeof key, "{ \"k%d\" }", r);
+        same_history("Kept", key);
+        assert_int_equal(forms[10 * r], 'd');
+    }
+    assert_int_equal(table_entries(ts.path, "bases"), 3);
+    assert_int_equal(table_entries(ref.path, "bases"), 0);
+    /* (a keyframe trimmed into the base makes the next row whole: here one
+     * row in 10, the rows a retention of 10 minutes keeps) */
+    assert_true(dbytes * 3 < wbytes * 2);
+    free(forms);
+    free(whole);
+    assert_int_equal(ts_verify(db), 0);
+    /* the same read through a timeline (its rows in effect at the start
+     * found from the base), and after the store is opened again */
+    ts_reopen_close(&ts);
+    db = ts_reopen(&ts);
+    same_history("Kept", "{ \"k1\" }");
+    /* later writes: once the first kept row is whole, the base goes; a
+     * purged record's base goes with it */
+    for (int i = 40; i < 60; i++) {
+        at(T0 + 60 * i);
+        both("[ AdType = \"Kept\"; Name = \"k0\"; LoadAvg = %d.25 ]", i);
+    }
+    same_history("Kept", "{ \"k0\" }");
+    ads_txn *txn;
+    const ads_type *t;
+    ads_row row;
+    ads_value key = ads_string("k1", 2);
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Kept", 4, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_txn_purge(txn, &row, NULL), 0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    ads_arena_free(a);
+    assert_int_equal(ts_verify(db), 0);
+    /* k0's first kept row says whether it still has a base; k2 has one */
+    char *f2 = history_forms(ts.path, &dbytes);
+    assert_int_equal(strlen(f2), 20);
+    assert_int_equal(table_entries(ts.path, "bases"), 1 + (f2[0] == 'd'));
+    free(f2);
+}
+
+/* Delete the n-th history row behind the store's back. */
+static void raw_delete(const char *path, int n)
+{
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(path, true, &env);
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_dbi_open(txn, "history", 0, &dbi), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST);
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+    assert_int_equal(rc, 0);
+    assert_int_equal(mdb_cursor_del(c, 0), 0);
+    mdb_cursor_close(c);
+    raw_end(env, txn, true);
+}
+
+/* The history of m fails to read with ADS_ECORRUPT and a message holding want. */
+static void history_fails(const char *want)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_row row, *r;
+    ads_scan *s;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("m", 1);
+    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
+        ;
+    assert_int_equal(rc, ADS_ECORRUPT);
+    if (!strstr(err.message, want))
+        fail_msg("got %s, want %s", err.message, want);
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+}
+
+/* verify's first problem holds want. */
+static void verify_says(const char *want)
+{
+    ts_reports rep = {0};
+    ads_verify_result res;
+    ads_error err;
+    assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
+    assert_true(res.problems >= 1);
+    if (!strstr(rep.text[0], want))
+        fail_msg("verify: %s, want %s", rep.text[0], want);
+}
+
+static void damage__a_difference_without_its_keyframe_is_corrupt(void **state)
+{
+    (void)state;
+    declare_both("Machine", "");
+    forty_rows("Machine", "m", T0);
+    /* the second keyframe gone: the rows after it follow another whole row */
+    ts_reopen_close(&ts);
+    raw_delete(ts.path, ADS_HISTORY_KEYFRAME_ROWS);
+    db = ts_reopen(&ts);
+    history_fails("Machine: a history row kept as a difference does not follow its keyframe");
+    verify_says("type Machine, key { \"m\" }: history row: a history row kept as a difference "
+                "does not follow its keyframe (the store is corrupt)");
+    /* the first: the rows after it have no whole row before them */
+    ts_reopen_close(&ts);
+    raw_delete(ts.path, 0);
+    db = ts_reopen(&ts);
+    history_fails("Machine: a history row kept as a difference has no whole row before it");
+    verify_says("has no whole row before it (the store is corrupt)");
+}
+
+/* The latest row of m rewritten as if it were a difference. */
+static void latest_as_delta(MDB_txn *txn, MDB_dbi dbi)
+{
+    MDB_cursor *c;
+    MDB_val k, v;
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    assert_int_equal(rc, 0);
+    unsigned char *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    copy[5] |= ROW_DELTA;
+    uint32_t sum = ads_row__checksum(copy + 4, v.mv_size - 4);
+    for (int i = 0; i < 4; i++)
+        copy[i] = (unsigned char)(sum >> (8 * i));
+    MDB_val nv = {v.mv_size, copy}, kc = k;
+    mdb_cursor_close(c);
+    assert_int_equal(mdb_put(txn, dbi, &kc, &nv, 0), 0);
+    free(copy);
+}
+
+static void damage__a_latest_row_kept_as_a_difference_is_corrupt(void **state)
+{
+    (void)state;
+    declare_both("Machine", "");
+    forty_rows("Machine", "m", T0);
+    ts_reopen_close(&ts);
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(ts.path, true, &env);
+    MDB_dbi dbi;
+    assert_int_equal(mdb_dbi_open(txn, "latest", 0, &dbi), 0);
+    latest_as_delta(txn, dbi);
+    raw_end(env, txn, true);
+    db = ts_reopen(&ts);
+    verify_says("type Machine, key { \"m\" }: the latest row is kept as a difference");
+    /* a scan refuses it */
+    ads_txn *t;
+    const ads_type *ty;
+    ads_scan *s;
+    ads_row *r;
+    ads_error err;
+    assert_int_equal(ads_txn_begin(&t, db, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&ty, t, "Machine", 7, NULL), 0);
+    assert_int_equal(ads_scan_open(&s, t, ty, NULL, 0, NULL), 0);
+    assert_int_equal(ads_scan_next(&r, s, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message,
+                        "latest row of type Machine: kept as a difference (the store is corrupt)");
+    ads_scan_close(s);
+    ads_txn_abort(t);
+}
+
+/* The dump of d into a malloc'd buffer (*len bytes). */
+static char *dump_of(ads_db *d, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    ads_error err;
+    ads_dump_options opt = ADS_DUMP_OPTIONS_INIT;
+    if (ads_db_dump(d, f, &opt, NULL, &err))
+        fail_msg("dump: %s", err.message);
+    fclose(f);
+    return buf;
+}
+
+static void dump__holds_whole_rows_and_restores_to_the_same_dump(void **state)
+{
+    (void)state;
+    declare_both("Machine", "");
+    forty_rows("Machine", "m", T0);
+    forty_rows("Machine", "n", T0 + 1);
+    size_t len, len2;
+    char *d1 = dump_of(db, &len);
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/restored", ts.dir);
+    FILE *f = fmemopen(d1, len, "r");
+    ads_error err;
+    ads_restore_options ro = ADS_RESTORE_OPTIONS_INIT;
+    if (ads_restore(dir, f, &ro, NULL, &err))
+        fail_msg("restore: %s", err.message);
+    fclose(f);
+    /* the restored store keeps whole rows, and dumps the same bytes */
+    size_t n;
+    char *forms = history_forms(dir, &n);
+    assert_int_equal(strlen(forms), 78);
+    assert_null(strchr(forms, 'd'));
+    free(forms);
+    ads_db *back;
+    assert_int_equal(ads_db_open(&back, dir, 0, &err), 0);
+    char *d2 = dump_of(back, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(d1, d2, len);
+    char *a = ts_history(db, "Machine", "{ \"n\" }"), *b = ts_history(back, "Machine", "{ \"n\" }");
+    assert_string_equal(a, b);
+    assert_int_equal(ts_verify(back), 0);
+    ads_db_close(back);
+    free(a);
+    free(b);
+    free(d1);
+    free(d2);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(deltas__appended_rows_read_back_as_stored_whole),
+        T(deltas__backfilled_rows_between_differences_read_back),
+        T(deltas__retention_keeps_a_removed_keyframe_as_the_record_s_base),
+        T(damage__a_difference_without_its_keyframe_is_corrupt),
+        T(damage__a_latest_row_kept_as_a_difference_is_corrupt),
+        T(dump__holds_whole_rows_and_restores_to_the_same_dump),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
