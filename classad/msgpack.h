@@ -102,6 +102,14 @@ void ads_msgpack_order_free(ads_msgpack_order *o);
 int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
                            ads_error *err);
 
+/* The row of the record whose attribute names[i] has value values[i] (n of
+ * them, in any order), as ads_msgpack_encode_row writes that record, without
+ * the record: for a writer that has its attributes in arrays (a bulk load's
+ * ads_bulk_add_values). Errors as ads_msgpack_encode_record (two names equal
+ * ignoring case: ADS_EINVAL). */
+int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
+                              size_t n, ads_msgpack_order *memo, ads_error *err);
+
 /*
  * Append the encoding of one value to out, as it appears inside a row (no
  * header, no version: a value is always read in the context of a row or of

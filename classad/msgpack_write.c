@@ -693,6 +693,36 @@ int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
     return ads_msgpack_encode_row(out, r, NULL, err);
 }
 
+int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
+                              size_t n, ads_msgpack_order *memo, ads_error *err)
+{
+    if (!out || (n && (!names || !values)))
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    /* a record of literal nodes for the writer, without the index a record
+     * built for evaluation has: the row is the same */
+    ads_expr small[32];
+    const ads_expr *psmall[32];
+    ads_expr *x = small;
+    const ads_expr **px = psmall;
+    if (n > sizeof small / sizeof small[0]) {
+        x = n > SIZE_MAX / sizeof *x ? NULL : malloc(n * sizeof *x);
+        px = x ? malloc(n * sizeof *px) : NULL;
+        if (!px) {
+            free(x);
+            return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        px[i] = ads_expr__literal_in(&x[i], &values[i]);
+    ads_record r = {n, names, px, NULL, NULL, 0, NULL, 0};
+    int rc = ads_msgpack_encode_row(out, &r, memo, err);
+    if (x != small) {
+        free(x);
+        free(px);
+    }
+    return rc;
+}
+
 /* ---- rows with attribute ids ---- */
 
 /* The bytes of the canonical form of unsigned id. */

@@ -867,6 +867,31 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
     return queued(b, ts, err);
 }
 
+int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *values, size_t n,
+                        ads_error *err)
+{
+    if (!b || (n && (!names || !values)))
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    b->failed = UINT64_MAX;
+    double ts = 0;
+    int rc;
+    if (b->opt.backfill) {
+        const ads_value *at = NULL;
+        for (size_t i = 0; i < n && !at; i++)
+            if (names[i].len == 10 && strncasecmp(names[i].p, ads_attr__timestamp, 10) == 0)
+                at = &values[i];
+        if ((rc = backfill_ts(&ts, b, at, err)))
+            return rc;
+    }
+    if ((rc = queue_room(b, err)))
+        return rc;
+    if ((rc = ads_msgpack_encode_values(&b->rows, names, values, n, b->names, err))) {
+        b->failed = b->added;
+        return rc;
+    }
+    return queued(b, ts, err);
+}
+
 int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
 {
     if (!b || !row)

@@ -729,6 +729,16 @@ int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_
  */
 int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err);
 
+/*
+ * Add the record whose attribute names[i] has value values[i] (n of them,
+ * in any order; copied), as ads_bulk_add adds the record those make, the
+ * same row stored: for a program that has its attributes in arrays (an
+ * agent reading counters), which then builds no record. Values only (an
+ * expression is added through ads_bulk_add). Errors: as ads_bulk_add.
+ */
+int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *values, size_t n,
+                        ads_error *err);
+
 /* Store and commit what is queued. */
 int ads_bulk_flush(ads_bulk *b, ads_error *err);
 

@@ -826,6 +826,47 @@ static void roundtrip__random_rows_through_bytes_and_text(void **state)
     ads_buf_free(&text);
 }
 
+/* A record's attributes given as arrays of names and values, in any order,
+ * encode to the record's row byte for byte, with and without the order
+ * memo; two names equal ignoring case are refused. */
+static void encode__values_in_arrays_give_the_record_s_row(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT, again = ADS_BUF_INIT;
+    ads_error err;
+    ads_msgpack_order *memo;
+    assert_int_equal(ads_msgpack_order_new(&memo, NULL), 0);
+    rng = 777;
+    for (int i = 0; i < 400; i++) {
+        gen_opts o = {false, 2, false};
+        const ads_record *r = gen_record(&o, 0, i % 5 == 0 ? 40 : 12);
+        size_t n = ads_record_size(r);
+        ads_str names[48];
+        ads_value values[48];
+        for (size_t k = 0; k < n; k++) {
+            size_t from = (k * 7 + (size_t)i) % n; /* another order, a permutation when n % 7 */
+            from = n % 7 ? from : k;
+            names[k] = ads_record_name(r, from);
+            values[k] = *ads_expr_literal_value(ads_record_expr(r, from));
+        }
+        encode_record_ok(&b, r);
+        ads_buf_clear(&again);
+        if (ads_msgpack_encode_values(&again, names, values, n, i % 2 ? memo : NULL, &err))
+            fail_msg("record %d: %s", i, err.message);
+        assert_int_equal(again.len, b.len);
+        assert_memory_equal(again.p, b.p, b.len);
+        if (i % 16 == 0)
+            ads_arena_reset(arena);
+    }
+    ads_str dn[2] = {{"Memory", 6}, {"memory", 6}};
+    ads_value dv[2] = {ads_int(1), ads_int(2)};
+    assert_int_equal(ads_msgpack_encode_values(&again, dn, dv, 2, memo, &err), ADS_EINVAL);
+    assert_non_null(strstr(err.message, "two attributes named"));
+    ads_msgpack_order_free(memo);
+    ads_buf_free(&b);
+    ads_buf_free(&again);
+}
+
 static void decode__copy_flag_detaches_the_result_from_the_bytes(void **state)
 {
     (void)state;
@@ -2316,6 +2357,7 @@ int main(void)
         T(roundtrip__random_values_through_bytes),
         T(roundtrip__random_values_through_text),
         T(roundtrip__random_rows_through_bytes_and_text),
+        T(encode__values_in_arrays_give_the_record_s_row),
         T(decode__copy_flag_detaches_the_result_from_the_bytes),
         T(decode__value_api_refuses_a_bare_expression),
         T(decode__refuses_non_canonical_forms_saying_where),

@@ -1420,6 +1420,83 @@ static void bulk__appends_between_other_writes_store_what_single_stores_do(void 
     ads_arena_free(a);
 }
 
+/* ads_bulk_add_values stores what ads_bulk_add stores for the record its
+ * arrays make: the same rows (compared as the history reads back), a
+ * backfill dated by a _Timestamp spelled in any case, and a record refused
+ * whole (two names equal ignoring case) without anything queued. */
+static void bulk__values_in_arrays_store_what_the_record_stores(void **state)
+{
+    (void)state;
+    ts_declare(db, "Pair", "Name", NULL);
+    ads_arena *a = ads_arena_new();
+    ads_bulk_options opt = {.batch = 7, .backfill = true};
+    ads_bulk *b[2];
+    ads_error err;
+    static const char *const types[2] = {"Machine", "Pair"};
+    for (int w = 0; w < 2; w++)
+        assert_int_equal(ads_bulk_begin(&b[w], db, &opt, &err), 0);
+    for (int i = 0; i < 40; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%d", i % 9);
+        ads_value list_items[2] = {ads_int(i), ads_string("x", 1)};
+        ads_value v[7] = {ads_string(NULL, 0), ads_string(name, strlen(name)),
+                          ads_int(i * 1000), ads_real(i / 4.0),
+                          ads_bool(i % 2),   ads_abstime(1600000000.0 + 60 * i, 3600),
+                          ads_list(list_items, 2)};
+        ads_str n[7] = {{"AdType", 6}, {"Name", 4},           {"Memory", 6}, {"LoadAvg", 7},
+                        {"busy", 4},   {"_timestamp", 10}, {"Slots", 5}};
+        for (int w = 0; w < 2; w++) {
+            v[0] = ads_string(types[w], strlen(types[w]));
+            if (w == 0) {
+                if (ads_bulk_add_values(b[w], n, v, 7, &err))
+                    fail_msg("add values %d: %s", i, err.message);
+                continue;
+            }
+            /* the same record built, its attributes in another order */
+            ads_record_builder *rb;
+            assert_int_equal(ads_record_builder_new(&rb, a, &err), 0);
+            for (int k = 6; k >= 0; k--)
+                assert_int_equal(ads_record_builder_add_value(rb, n[k].p, n[k].len, &v[k], &err),
+                                 0);
+            if (ads_bulk_add(b[w], ads_record_builder_finish(rb), &err))
+                fail_msg("add record %d: %s", i, err.message);
+        }
+    }
+    /* two names equal ignoring case: refused, nothing queued */
+    size_t pending = ads_bulk_pending(b[0]);
+    ads_value dv[4] = {ads_string("Machine", 7), ads_string("d", 1), ads_int(1),
+                       ads_abstime(1600000000.0, 0)};
+    ads_str dn[4] = {{"AdType", 6}, {"Name", 4}, {"NAME", 4}, {"_Timestamp", 10}};
+    assert_int_equal(ads_bulk_add_values(b[0], dn, dv, 4, &err), ADS_EINVAL);
+    if (!strstr(err.message, "two attributes named"))
+        fail_msg("%s", err.message);
+    assert_int_equal(ads_bulk_pending(b[0]), pending);
+    for (int w = 0; w < 2; w++)
+        assert_int_equal(ads_bulk_end(b[w], &err), 0);
+    for (int i = 0; i < 9; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "{ \"m%d\" }", i);
+        char *x = ts_history(db, "Machine", key), *y = ts_history(db, "Pair", key);
+        /* the same rows, but for AdType */
+        ads_buf xs = ADS_BUF_INIT;
+        for (const char *p = x; *p;) {
+            const char *m = strstr(p, "AdType = \"Machine\"");
+            size_t upto = m ? (size_t)(m - p) : strlen(p);
+            ads_buf_add(&xs, p, upto);
+            if (!m)
+                break;
+            ads_buf_adds(&xs, "AdType = \"Pair\"");
+            p = m + strlen("AdType = \"Machine\"");
+        }
+        assert_non_null(strstr(y, "_Timestamp = `2020-09-13T"));
+        assert_string_equal(ads_buf_cstr(&xs), y);
+        ads_buf_free(&xs);
+        free(x);
+        free(y);
+    }
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1447,6 +1524,7 @@ int main(void)
         T(bulk__rows_of_known_shapes_store_what_the_long_way_stores),
         T(bulk__ids_of_a_failed_batch_serve_no_remembered_shape),
         T(bulk__appends_between_other_writes_store_what_single_stores_do),
+        T(bulk__values_in_arrays_store_what_the_record_stores),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
