@@ -88,10 +88,20 @@ static void same_history(const char *type, const char *key)
 }
 
 /* A raw LMDB transaction on the store at path (write: read-write), behind
- * the store's back; raw_end commits or aborts it and closes the store. */
+ * the store's back (a test store open on it is closed meanwhile); raw_end
+ * commits or aborts it, closes the environment and opens the store again. */
+static tstore *reopen_after; /* the test store raw_begin closed (LMDB: one handle a process) */
+
 static MDB_txn *raw_begin(const char *path, bool write, MDB_env **env)
 {
     MDB_txn *txn;
+    reopen_after = NULL;
+    tstore *open[2] = {&ts, &ref};
+    for (int i = 0; i < 2; i++)
+        if (open[i]->db && strcmp(open[i]->path, path) == 0) {
+            ts_reopen_close(open[i]);
+            reopen_after = open[i];
+        }
     assert_int_equal(mdb_env_create(env), 0);
     assert_int_equal(mdb_env_set_maxdbs(*env, 8), 0);
     assert_int_equal(mdb_env_open(*env, path, write ? 0 : MDB_RDONLY, 0600), 0);
@@ -106,6 +116,11 @@ static void raw_end(MDB_env *env, MDB_txn *txn, bool write)
     else
         mdb_txn_abort(txn);
     mdb_env_close(env);
+    if (reopen_after == &ts)
+        db = ts_reopen(&ts);
+    else if (reopen_after == &ref)
+        rdb = ts_reopen(&ref);
+    reopen_after = NULL;
 }
 
 /* The flags of the history rows of the store at path, in key order, as a
@@ -276,6 +291,42 @@ static void deltas__retention_keeps_a_removed_keyframe_as_the_record_s_base(void
     assert_int_equal(strlen(f2), 20);
     assert_int_equal(table_entries(ts.path, "bases"), 1 + (f2[0] == 'd'));
     free(f2);
+    /* compaction applies the retention at the real clock's now: every row
+     * of 2023 is past the cut, the history goes and the bases with it */
+    ts_reopen_close(&ts);
+    ads_compact_result res;
+    ads_error cerr;
+    if (ads_db_compact(ts.path, NULL, &res, &cerr))
+        fail_msg("compact: %s", cerr.message);
+    assert_int_equal(res.retention.rows, 20);
+    assert_int_equal(table_entries(ts.path, "history"), 0);
+    assert_int_equal(table_entries(ts.path, "bases"), 0);
+    db = ts_reopen(&ts);
+    assert_int_equal(ts_verify(db), 0);
+}
+
+static void deltas__compaction_copies_the_bases(void **state)
+{
+    (void)state;
+    declare_both("Kept", "HistoryRetention = `0:10:00`;");
+    forty_rows("Kept", "k", T0);
+    assert_int_equal(table_entries(ts.path, "bases"), 1);
+    char *before = ts_history(db, "Kept", "{ \"k\" }");
+    /* a retention long enough that compaction removes nothing more */
+    ts_declare(db, "Kept", "Name", "HistoryRetention = relTime(3e9);");
+    ts_reopen_close(&ts);
+    ads_compact_result res;
+    ads_error err;
+    if (ads_db_compact(ts.path, NULL, &res, &err))
+        fail_msg("compact: %s", err.message);
+    assert_int_equal(res.retention.rows, 0);
+    assert_int_equal(table_entries(ts.path, "bases"), 1);
+    db = ts_reopen(&ts);
+    char *after = ts_history(db, "Kept", "{ \"k\" }");
+    assert_string_equal(before, after);
+    assert_int_equal(ts_verify(db), 0);
+    free(before);
+    free(after);
 }
 
 /* Delete the n-th history row behind the store's back. */
@@ -461,6 +512,7 @@ int main(void)
         T(deltas__appended_rows_read_back_as_stored_whole),
         T(deltas__backfilled_rows_between_differences_read_back),
         T(deltas__retention_keeps_a_removed_keyframe_as_the_record_s_base),
+        T(deltas__compaction_copies_the_bases),
         T(damage__a_difference_without_its_keyframe_is_corrupt),
         T(damage__a_latest_row_kept_as_a_difference_is_corrupt),
         T(dump__holds_whole_rows_and_restores_to_the_same_dump),
