@@ -18,6 +18,7 @@
  * from its entries. Keys are compared as bytes: both rows are canonical, so
  * an attribute is spelled the same in both or R holds it as its own.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "classad/msgpack_int.h"
@@ -227,36 +228,61 @@ static int bad(ads_error *err, const char *what)
     return ads_error_set(err, ADS_ECORRUPT, "msgpack: a row difference %s", what);
 }
 
-/* What the steps make: the number of entries, their bytes, the last one's. */
-typedef struct made {
-    size_t n, bytes, last;
-} made;
+/* The entries the steps make, in order: where each one's bytes are (in the
+ * base's map or in the steps) and how many. */
+typedef struct piece {
+    const unsigned char *p;
+    size_t len;
+} piece;
 
-typedef void (*entry_fn)(void *ctx, const unsigned char *p, size_t len);
+typedef struct pieces {
+    piece *v, small[64];
+    size_t n, cap, bytes;
+} pieces;
 
-/* Walk the steps over b: each entry of the row they make goes, in order, to
- * fn (NULL: only counted into *m). 0, or ADS_ECORRUPT. */
-static int walk(const unsigned char *op, size_t olen, const spans *b, entry_fn fn, void *ctx,
-                made *m, ads_error *err)
+static bool piece_add(pieces *ps, const unsigned char *p, size_t len)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap * 2;
+        piece *v = ps->v == ps->small ? malloc(cap * sizeof *v) : realloc(ps->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        if (ps->v == ps->small)
+            memcpy(v, ps->small, sizeof ps->small);
+        ps->v = v;
+        ps->cap = cap;
+    }
+    ps->v[ps->n].p = p;
+    ps->v[ps->n++].len = len;
+    ps->bytes += len;
+    return true;
+}
+
+/* One run of entries [j, j + k) of the base, copied. */
+static bool copy_run(pieces *ps, const spans *b, size_t j, size_t k)
+{
+    size_t at = off_of(b, j);
+    for (size_t i = j; i < j + k; i++) {
+        size_t end = i + 1 < b->n ? off_of(b, i + 1) : b->maplen;
+        if (!piece_add(ps, b->map + at, end - at))
+            return false;
+        at = end;
+    }
+    return true;
+}
+
+/* Walk the steps over b into ps. 0, ADS_ECORRUPT or ADS_ENOMEM. */
+static int walk(pieces *ps, const unsigned char *op, size_t olen, const spans *b, ads_error *err)
 {
     size_t at = 0, j = 0;
-    memset(m, 0, sizeof *m);
     while (at < olen) {
         unsigned char c = op[at++];
         if (c < OP_OWN) {
             size_t k = c < OP_SKIP ? (size_t)c + 1 : (size_t)(c - OP_SKIP) + 1;
             if (k > b->n - j)
                 return bad(err, "steps past the end of its base");
-            for (size_t i = 0; c < OP_SKIP && i < k; i++) {
-                const unsigned char *p;
-                size_t len;
-                entry(b, j + i, &p, &len);
-                if (fn)
-                    fn(ctx, p, len);
-                m->bytes += len;
-                m->last = len;
-                m->n++;
-            }
+            if (c < OP_SKIP && !copy_run(ps, b, j, k))
+                return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
             j += k;
             continue;
         }
@@ -271,38 +297,12 @@ static int walk(const unsigned char *op, size_t olen, const spans *b, entry_fn f
             }
             if (len == 0 || len > olen - at)
                 return bad(err, "holds an entry that runs past its end");
-            if (fn)
-                fn(ctx, op + at, len);
+            if (!piece_add(ps, op + at, len))
+                return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
             at += len;
-            m->bytes += len;
-            m->last = len;
-            m->n++;
         }
     }
     return 0;
-}
-
-typedef struct emit {
-    ads_buf *out;
-    size_t off; /* the next entry's offset from the map's first byte */
-    unsigned width;
-} emit;
-
-static void put_offset(void *ctx, const unsigned char *p, size_t len)
-{
-    emit *e = ctx;
-    unsigned char o[4];
-    for (unsigned i = 0; i < e->width; i++)
-        o[i] = (unsigned char)(e->off >> (8 * (e->width - 1 - i)));
-    ads_buf_add(e->out, o, e->width);
-    e->off += len;
-    (void)p;
-}
-
-static void put_entry(void *ctx, const unsigned char *p, size_t len)
-{
-    emit *e = ctx;
-    ads_buf_add(e->out, p, len);
 }
 
 /* A map's header for n entries, in its shortest form. */
@@ -338,33 +338,58 @@ static size_t ext_head(unsigned char *h, size_t len)
     return 2 + w;
 }
 
-int ads_msgpack__undelta(ads_buf *out, const void *ops, size_t olen, const void *base, size_t blen,
-                         ads_error *err)
+/* The row of pieces ps (version v) into out. */
+static int put_row(ads_buf *out, const pieces *ps, unsigned version, ads_error *err)
 {
-    spans b;
-    made m;
-    if (spans_of(&b, base, blen))
-        return bad(err, "has a base that is not a row");
-    int rc = walk(ops, olen, &b, NULL, NULL, &m, err);
-    if (rc)
-        return rc;
     unsigned char mh[5], xh[7];
-    size_t mhl = map_head(mh, m.n), last = mhl + m.bytes - m.last;
-    if (last > UINT32_MAX || m.n > (UINT32_MAX - 2) / 4)
+    size_t n = ps->n, mhl = map_head(mh, n);
+    size_t last = n ? mhl + ps->bytes - ps->v[n - 1].len : mhl; /* the last key's offset */
+    if (last > UINT32_MAX || n > (UINT32_MAX - 2) / 4)
         return ads_error_set(err, ADS_ELIMIT, "msgpack: a row of %zu bytes is too large",
-                             mhl + m.bytes);
-    emit e = {out, mhl, last <= 0xff ? 1 : last <= 0xffff ? 2 : 4};
-    size_t start = out->len;
-    unsigned char vw[3] = {0x92, (unsigned char)b.version, (unsigned char)e.width};
-    ads_buf_add(out, vw, 1);
-    ads_buf_add(out, xh, ext_head(xh, 2 + m.n * e.width));
-    ads_buf_add(out, vw + 1, 2);
-    walk(ops, olen, &b, put_offset, &e, &m, err);
-    ads_buf_add(out, mh, mhl);
-    walk(ops, olen, &b, put_entry, &e, &m, err);
-    if (out->failed) {
-        out->len = start;
+                             mhl + ps->bytes);
+    unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    size_t xhl = ext_head(xh, 2 + n * width);
+    unsigned char *p = (unsigned char *)ads_buf_extend(out, 3 + xhl + n * width + mhl + ps->bytes);
+    if (!p)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    *p++ = 0x92;
+    memcpy(p, xh, xhl);
+    p += xhl;
+    *p++ = (unsigned char)version;
+    *p++ = (unsigned char)width;
+    size_t off = mhl;
+    for (size_t i = 0; i < n; off += ps->v[i++].len)
+        for (unsigned b = 0; b < width; b++)
+            *p++ = (unsigned char)(off >> (8 * (width - 1 - b)));
+    memcpy(p, mh, mhl);
+    p += mhl;
+    /* entries next to each other in the base go in one copy */
+    for (size_t i = 0; i < n;) {
+        const unsigned char *from = ps->v[i].p;
+        size_t len = ps->v[i++].len;
+        while (i < n && ps->v[i].p == from + len)
+            len += ps->v[i++].len;
+        memcpy(p, from, len);
+        p += len;
     }
     return 0;
+}
+
+int ads_msgpack__undelta(ads_buf *out, const void *ops, size_t olen, const void *base,
+                         size_t blen, ads_error *err)
+{
+    spans b;
+    if (spans_of(&b, base, blen))
+        return bad(err, "has a base that is not a row");
+    pieces ps;
+    ps.v = ps.small;
+    ps.n = ps.bytes = 0;
+    ps.cap = sizeof ps.small / sizeof ps.small[0];
+    size_t start = out->len;
+    int rc = walk(&ps, ops, olen, &b, err);
+    if (!rc && (rc = put_row(out, &ps, b.version, err)))
+        out->len = start;
+    if (ps.v != ps.small)
+        free(ps.v);
+    return rc;
 }
