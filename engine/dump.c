@@ -172,55 +172,7 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
     return rc;
 }
 
-/* ---- checking rows ---- */
-
-void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char *key,
-                        size_t len, ads_arena *a)
-{
-    if (len < 4) {
-        snprintf(out, cap, "a key of %zu bytes", len);
-        return;
-    }
-    char tn[32];
-    const char *tname = tn;
-    const ads_type *t;
-    ads_error quiet;
-    uint32_t id = ads_key__get_typeid(key);
-    if (ads_types__by_id(&t, txn, id, &quiet) == 0)
-        tname = t->name;
-    else
-        snprintf(tn, sizeof tn, "type id %u", (unsigned)id);
-    char kt[ADS_ERROR_MESSAGE_MAX];
-    ads_key__text(kt, sizeof kt, key, len, a);
-    snprintf(out, cap, "type %s, key %s", tname, kt);
-}
-
-int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
-                        const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
-                        char *why, size_t cap)
-{
-    const char *what = latest ? "latest row" : "history row";
-    size_t min = latest ? 5 : 5 + 16;
-    ads_error e;
-    row_env env;
-    const char *pre = ""; /* ads_row__parse names the row itself */
-    if (klen < min) {
-        snprintf(e.message, sizeof e.message, "%s: a key of %zu bytes", what, klen);
-    } else if (ads_row__parse(&env, key, klen, val, vlen, what, &e) == 0) {
-        /* a dump holds whole rows (a store's differences are made whole) */
-        if (env.flags & ROW_DELTA)
-            snprintf(e.message, sizeof e.message, "kept as a difference, not whole");
-        else if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e) == 0)
-            return 0;
-        pre = latest ? "latest row: " : "history row: ";
-    }
-    /* a long key's full form is in the row, which cannot be trusted: name
-     * the record by the key as stored */
-    char name[400];
-    ads_dump__row_name(name, sizeof name, txn, key, latest || klen < min ? klen : klen - 16, a);
-    snprintf(why, cap, "%s: %s%s", name, pre, e.message);
-    return ADS_ECORRUPT;
-}
+/* ---- checking rows (the checks themselves: dump_check.c) ---- */
 
 /* Check a row before it goes into the dump: 0 to write it, 1 to leave it
  * out (salvage), or ADS_ECORRUPT naming its type and key. */
@@ -254,8 +206,6 @@ static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, con
     return 0;
 }
 
-/* One row: left out by the filters, checked (a key too short to name a type
- * is a bad row, not one of another type), then written. */
 /* A history row as a dump holds it: whole. A row kept as a difference is
  * made whole from its keyframe (its checksum made anew), into o->whole and
  * *v. 0, 1 to leave it out (salvage: it cannot be made whole), or an error.
@@ -294,6 +244,8 @@ static int whole_history(wout *o, ads_txn *txn, const MDB_val *k, MDB_val *v,
     return 0;
 }
 
+/* One row: left out by the filters, checked (a key too short to name a type
+ * is a bad row, not one of another type), then written. */
 static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, const MDB_val *k,
                     const MDB_val *v, bool latest, const ads_dump_options *opt,
                     ads_dump_result *res, ads_arena *a, ads_error *err)

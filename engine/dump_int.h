@@ -1,8 +1,9 @@
 /*
- * engine/dump_int.h: what the dump writer (engine/dump.c), the dump reader
- * (engine/dump_read.c), restore (engine/restore.c) and backup
- * (engine/backup.c) share: the format's name and version, the kinds of
- * item, the reader's state, and the checks of a target directory. Not API.
+ * engine/dump_int.h: what the dump writer (engine/dump.c), its row checks
+ * (engine/dump_check.c), the dump reader (engine/dump_read.c), restore
+ * (engine/restore.c) and backup (engine/backup.c) share: the format's name
+ * and version, the kinds of item, the reader's state, and the checks of a
+ * target directory. Not API.
  */
 #ifndef ADS_ENGINE_DUMP_INT_H
 #define ADS_ENGINE_DUMP_INT_H
