@@ -329,6 +329,53 @@ static void deltas__compaction_copies_the_bases(void **state)
     free(after);
 }
 
+/* A handle opened read-only on a store without the `bases` table (made
+ * before format 5) does not see the table a writer makes later: a history
+ * row whose keyframe went there is an error that says to open the store
+ * again, not a corrupt store; opened again, it reads. */
+static void deltas__a_read_only_handle_older_than_the_bases_says_to_reopen(void **state)
+{
+    (void)state;
+    declare_both("Kept", "HistoryRetention = `0:10:00`;");
+    ts_reopen_close(&ts);
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(ts.path, true, &env);
+    MDB_dbi dbi;
+    assert_int_equal(mdb_dbi_open(txn, "bases", 0, &dbi), 0);
+    assert_int_equal(mdb_drop(txn, dbi, 1), 0);
+    raw_end(env, txn, true);
+    ads_db *ro;
+    ads_error err;
+    assert_int_equal(ads_db_open(&ro, ts.path, ADS_DB_READONLY, &err), 0);
+    db = ts_reopen(&ts);
+    forty_rows("Kept", "k", T0);
+    ads_txn *rt;
+    const ads_type *t;
+    ads_row row, *r;
+    ads_scan *s;
+    ads_arena *a = ads_arena_new();
+    ads_value key = ads_string("k", 1);
+    assert_int_equal(ads_txn_begin(&rt, ro, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, rt, "Kept", 4, NULL), 0);
+    assert_int_equal(ads_txn_get(rt, &row, t, &key, 1, a, NULL), 1);
+    assert_int_equal(ads_history_open(&s, rt, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
+        ;
+    assert_int_equal(rc, ADS_ESTORAGE);
+    assert_non_null(strstr(err.message, "open the store again"));
+    ads_scan_close(s);
+    ads_txn_abort(rt);
+    ads_arena_free(a);
+    ads_db_close(ro);
+    assert_int_equal(ads_db_open(&ro, ts.path, ADS_DB_READONLY, &err), 0);
+    char *h = ts_history(ro, "Kept", "{ \"k\" }"), *w = ts_history(rdb, "Kept", "{ \"k\" }");
+    assert_string_equal(h, w);
+    free(h);
+    free(w);
+    ads_db_close(ro);
+}
+
 /* Delete the n-th history row behind the store's back. */
 static void raw_delete(const char *path, int n)
 {
@@ -513,6 +560,7 @@ int main(void)
         T(deltas__backfilled_rows_between_differences_read_back),
         T(deltas__retention_keeps_a_removed_keyframe_as_the_record_s_base),
         T(deltas__compaction_copies_the_bases),
+        T(deltas__a_read_only_handle_older_than_the_bases_says_to_reopen),
         T(damage__a_difference_without_its_keyframe_is_corrupt),
         T(damage__a_latest_row_kept_as_a_difference_is_corrupt),
         T(dump__holds_whole_rows_and_restores_to_the_same_dump),
