@@ -106,7 +106,8 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
  * them, in any order), as ads_msgpack_encode_row writes that record, without
  * the record: for a writer that has its attributes in arrays (a bulk load's
  * ads_bulk_add_values). Errors as ads_msgpack_encode_record (two names equal
- * ignoring case: ADS_EINVAL). */
+ * ignoring case, a name without bytes but with a length: ADS_EINVAL; out as
+ * it was). */
 int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
                               size_t n, ads_msgpack_order *memo, ads_error *err);
 

@@ -223,9 +223,11 @@ int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *ba
 
 /* ---- applying them ---- */
 
-static int bad(ads_error *err, const char *what)
+/* A damaged difference: what is wrong, and where (a byte of its steps). */
+static int bad(ads_error *err, const char *what, size_t at)
 {
-    return ads_error_set(err, ADS_ECORRUPT, "msgpack: a row difference %s", what);
+    return ads_error_set(err, ADS_ECORRUPT, "msgpack: a row difference %s at byte %zu", what,
+                         at);
 }
 
 /* The entries the steps make, in order: where each one's bytes are (in the
@@ -276,11 +278,12 @@ static int walk(pieces *ps, const unsigned char *op, size_t olen, const spans *b
 {
     size_t at = 0, j = 0;
     while (at < olen) {
+        size_t here = at;
         unsigned char c = op[at++];
         if (c < OP_OWN) {
             size_t k = c < OP_SKIP ? (size_t)c + 1 : (size_t)(c - OP_SKIP) + 1;
             if (k > b->n - j)
-                return bad(err, "steps past the end of its base");
+                return bad(err, "steps past the end of its base", here);
             if (c < OP_SKIP && !copy_run(ps, b, j, k))
                 return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
             j += k;
@@ -290,13 +293,13 @@ static int walk(pieces *ps, const unsigned char *op, size_t olen, const spans *b
             size_t len = 0;
             for (unsigned shift = 0;; shift += 7) {
                 if (at >= olen || shift > 28)
-                    return bad(err, "ends inside a length");
+                    return bad(err, "ends inside a length", at);
                 len |= (size_t)(op[at] & 0x7f) << shift;
                 if (!(op[at++] & 0x80))
                     break;
             }
             if (len == 0 || len > olen - at)
-                return bad(err, "holds an entry that runs past its end");
+                return bad(err, "holds an entry that runs past its end", at);
             if (!piece_add(ps, op + at, len))
                 return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
             at += len;
@@ -380,7 +383,7 @@ int ads_msgpack__undelta(ads_buf *out, const void *ops, size_t olen, const void 
 {
     spans b;
     if (spans_of(&b, base, blen))
-        return bad(err, "has a base that is not a row");
+        return bad(err, "has a base that is not a row", 0);
     pieces ps;
     ps.v = ps.small;
     ps.n = ps.bytes = 0;

@@ -712,10 +712,15 @@ int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_valu
             return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
         }
     }
-    for (size_t i = 0; i < n; i++)
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (!names[i].p && names[i].len)
+            rc = ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu has no name", i);
         px[i] = ads_expr__literal_in(&x[i], &values[i]);
+    }
     ads_record r = {n, names, px, NULL, NULL, 0, NULL, 0};
-    int rc = ads_msgpack_encode_row(out, &r, memo, err);
+    if (!rc)
+        rc = ads_msgpack_encode_row(out, &r, memo, err);
     if (x != small) {
         free(x);
         free(px);

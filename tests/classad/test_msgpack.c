@@ -862,6 +862,11 @@ static void encode__values_in_arrays_give_the_record_s_row(void **state)
     ads_value dv[2] = {ads_int(1), ads_int(2)};
     assert_int_equal(ads_msgpack_encode_values(&again, dn, dv, 2, memo, &err), ADS_EINVAL);
     assert_non_null(strstr(err.message, "two attributes named"));
+    ads_str nn[2] = {{"Memory", 6}, {NULL, 3}};
+    size_t len0 = again.len;
+    assert_int_equal(ads_msgpack_encode_values(&again, nn, dv, 2, memo, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "msgpack: attribute 1 has no name");
+    assert_int_equal(again.len, len0);
     ads_msgpack_order_free(memo);
     ads_buf_free(&b);
     ads_buf_free(&again);

@@ -210,6 +210,9 @@ static void delta__rows_of_two_versions_or_not_rows_are_not_differenced(void **s
     /* steps past the base, an entry past the end, a zero length */
     assert_int_equal(ads_msgpack__undelta(&d, "\x03", 1, a.p, a.len, &err), ADS_ECORRUPT);
     assert_non_null(strstr(err.message, "past the end of its base"));
+    assert_int_equal(ads_msgpack__undelta(&d, "\x00\x02", 2, a.p, a.len, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message,
+                        "msgpack: a row difference steps past the end of its base at byte 1");
     assert_int_equal(ads_msgpack__undelta(&d, "\xc0\x05\x01", 3, a.p, a.len, &err), ADS_ECORRUPT);
     assert_int_equal(ads_msgpack__undelta(&d, "\xc0\x00", 2, a.p, a.len, &err), ADS_ECORRUPT);
     assert_int_equal(ads_msgpack__undelta(&d, "\xc0\x80", 2, a.p, a.len, &err), ADS_ECORRUPT);

@@ -329,6 +329,33 @@ static void deltas__compaction_copies_the_bases(void **state)
     free(after);
 }
 
+/* The history of record key of type through handle d fails to read with
+ * code and a message holding want. */
+static void history_fails(ads_db *d, const char *type, const char *key, int code,
+                          const char *want)
+{
+    ads_txn *txn;
+    const ads_type *t;
+    ads_row row, *r;
+    ads_scan *s;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    ads_value kv = ads_string(key, strlen(key));
+    assert_int_equal(ads_txn_begin(&txn, d, ADS_TXN_READONLY, NULL), 0);
+    assert_int_equal(ads_txn_type(&t, txn, type, strlen(type), NULL), 0);
+    assert_int_equal(ads_txn_get(txn, &row, t, &kv, 1, a, NULL), 1);
+    assert_int_equal(ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
+    int rc;
+    while ((rc = ads_scan_next(&r, s, &err)) == 1)
+        ;
+    assert_int_equal(rc, code);
+    if (!strstr(err.message, want))
+        fail_msg("got %s, want %s", err.message, want);
+    ads_scan_close(s);
+    ads_txn_abort(txn);
+    ads_arena_free(a);
+}
+
 /* A handle opened read-only on a store without the `bases` table (made
  * before format 5) does not see the table a writer makes later: a history
  * row whose keyframe went there is an error that says to open the store
@@ -349,24 +376,7 @@ static void deltas__a_read_only_handle_older_than_the_bases_says_to_reopen(void 
     assert_int_equal(ads_db_open(&ro, ts.path, ADS_DB_READONLY, &err), 0);
     db = ts_reopen(&ts);
     forty_rows("Kept", "k", T0);
-    ads_txn *rt;
-    const ads_type *t;
-    ads_row row, *r;
-    ads_scan *s;
-    ads_arena *a = ads_arena_new();
-    ads_value key = ads_string("k", 1);
-    assert_int_equal(ads_txn_begin(&rt, ro, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_type(&t, rt, "Kept", 4, NULL), 0);
-    assert_int_equal(ads_txn_get(rt, &row, t, &key, 1, a, NULL), 1);
-    assert_int_equal(ads_history_open(&s, rt, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
-    int rc;
-    while ((rc = ads_scan_next(&r, s, &err)) == 1)
-        ;
-    assert_int_equal(rc, ADS_ESTORAGE);
-    assert_non_null(strstr(err.message, "open the store again"));
-    ads_scan_close(s);
-    ads_txn_abort(rt);
-    ads_arena_free(a);
+    history_fails(ro, "Kept", "k", ADS_ESTORAGE, "open the store again");
     ads_db_close(ro);
     assert_int_equal(ads_db_open(&ro, ts.path, ADS_DB_READONLY, &err), 0);
     char *h = ts_history(ro, "Kept", "{ \"k\" }"), *w = ts_history(rdb, "Kept", "{ \"k\" }");
@@ -395,31 +405,6 @@ static void raw_delete(const char *path, int n)
     raw_end(env, txn, true);
 }
 
-/* The history of m fails to read with ADS_ECORRUPT and a message holding want. */
-static void history_fails(const char *want)
-{
-    ads_txn *txn;
-    const ads_type *t;
-    ads_row row, *r;
-    ads_scan *s;
-    ads_error err;
-    ads_arena *a = ads_arena_new();
-    ads_value key = ads_string("m", 1);
-    assert_int_equal(ads_txn_begin(&txn, db, ADS_TXN_READONLY, NULL), 0);
-    assert_int_equal(ads_txn_type(&t, txn, "Machine", 7, NULL), 0);
-    assert_int_equal(ads_txn_get(txn, &row, t, &key, 1, a, NULL), 1);
-    assert_int_equal(ads_history_open(&s, txn, &row, NULL, ADS_SCAN_DELETED, NULL), 0);
-    int rc;
-    while ((rc = ads_scan_next(&r, s, &err)) == 1)
-        ;
-    assert_int_equal(rc, ADS_ECORRUPT);
-    if (!strstr(err.message, want))
-        fail_msg("got %s, want %s", err.message, want);
-    ads_scan_close(s);
-    ads_txn_abort(txn);
-    ads_arena_free(a);
-}
-
 /* verify's first problem holds want. */
 static void verify_says(const char *want)
 {
@@ -441,14 +426,16 @@ static void damage__a_difference_without_its_keyframe_is_corrupt(void **state)
     ts_reopen_close(&ts);
     raw_delete(ts.path, ADS_HISTORY_KEYFRAME_ROWS);
     db = ts_reopen(&ts);
-    history_fails("Machine: a history row kept as a difference does not follow its keyframe");
+    history_fails(db, "Machine", "m", ADS_ECORRUPT,
+                  "Machine: a history row kept as a difference does not follow its keyframe");
     verify_says("type Machine, key { \"m\" }: history row: a history row kept as a difference "
                 "does not follow its keyframe (the store is corrupt)");
     /* the first: the rows after it have no whole row before them */
     ts_reopen_close(&ts);
     raw_delete(ts.path, 0);
     db = ts_reopen(&ts);
-    history_fails("Machine: a history row kept as a difference has no whole row before it");
+    history_fails(db, "Machine", "m", ADS_ECORRUPT,
+                  "Machine: a history row kept as a difference has no whole row before it");
     verify_says("has no whole row before it (the store is corrupt)");
 }
 
