@@ -267,12 +267,12 @@ int ads_db__format_composite(ads_txn *txn, ads_error *err)
     return format_raise(txn, ADS_DB_FORMAT_COMPOSITE, err);
 }
 
-int ads_db__format_deltas(ads_txn *txn, ads_error *err)
+int ads_db__format_rows(ads_txn *txn, ads_error *err)
 {
-    if (txn->deltas_raised)
+    if (txn->rows_raised)
         return 0;
-    int rc = format_raise(txn, ADS_DB_FORMAT_DELTAS, err);
-    txn->deltas_raised = rc == 0;
+    int rc = format_raise(txn, ADS_DB_FORMAT_ENVELOPE, err);
+    txn->rows_raised = rc == 0;
     return rc;
 }
 
@@ -353,12 +353,12 @@ static int load_meta(ads_db *db, const char *dir, ads_error *err)
     }
     if (rc)
         goto cleanup;
-    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_DELTAS) {
+    if (get_le(buf, 4) < ADS_DB_FORMAT_VERSION || get_le(buf, 4) > ADS_DB_FORMAT_ENVELOPE) {
         rc = ads_error_set(err, ADS_EVERSION,
                            "%s is a store of format version %llu; this build reads versions %d "
                            "to %d",
                            dir, (unsigned long long)get_le(buf, 4), ADS_DB_FORMAT_VERSION,
-                           ADS_DB_FORMAT_DELTAS);
+                           ADS_DB_FORMAT_ENVELOPE);
         goto cleanup;
     }
     rc = meta_get_fixed(txn, db->meta, ADS_META_NODE, buf, 8, err);

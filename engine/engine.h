@@ -71,13 +71,18 @@ extern "C" {
  * registry name as one attribute's, and version 5 when it first keeps a
  * history row as its difference from an earlier row (engine/history.c), so
  * that a build which knows only whole rows refuses it instead of misreading
- * those rows. The version only rises: version 3 may hold indexes, version 4
- * a name table, version 5 both. This build reads all five. */
+ * those rows, and version 6 when it first writes a row with the packed
+ * envelope (engine/row.c: 23 bytes for a row in UTC instead of 32, 7 for a
+ * difference, whose dates are its history key's), which a build that knows
+ * only the 32-byte envelope would misread. The version only rises: version
+ * 3 may hold indexes, version 4 a name table, version 5 both, version 6
+ * rows of both envelopes. This build reads all six. */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
 #define ADS_DB_FORMAT_NAMES 3
 #define ADS_DB_FORMAT_COMPOSITE 4
 #define ADS_DB_FORMAT_DELTAS 5
+#define ADS_DB_FORMAT_ENVELOPE 6
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;

@@ -114,9 +114,12 @@ long ads_key__decode_value(ads_value *out, const unsigned char *p, const unsigne
 
 /* ---- row envelope (row.c) ---- */
 
-#define ADS_ROW_HEADER 32
-#define ADS_ROW_VERSION 1
-enum { ROW_DELETED = 1, ROW_LONGKEY = 2, ROW_DELTA = 4 };
+#define ADS_ROW_HEADER 32      /* envelope version 1's size (dumps, stores before format 6) */
+#define ADS_ROW_VERSION 2      /* the packed envelope a store writes */
+#define ADS_ROW_VERSION_DUMP 1 /* the 32-byte envelope of dumps */
+/* Flags of an envelope; ROW_KEYDATES (version 2 only) is the envelope's own
+ * business: row_env.flags never holds it. */
+enum { ROW_DELETED = 1, ROW_LONGKEY = 2, ROW_DELTA = 4, ROW_KEYDATES = 8 };
 
 /* The parts of a stored row. */
 typedef struct row_env {
@@ -136,12 +139,18 @@ typedef struct row_env {
  * value). */
 uint32_t ads_row__checksum(const unsigned char *p, size_t len);
 
-/* Append a stored row: envelope then data, with its checksum. (skey is the
- * key it is stored under; the checksum does not depend on it, so a latest row
- * moves to history as it is.) */
+/* Append a stored row: envelope (version 2) then data, with its checksum.
+ * skey is the key it is stored under: with ROW_KEYDATES in flags, a history
+ * key that ends in exactly these dates lets the row leave them out (the
+ * flag is dropped when it does not, or for -0.0). */
 void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
                     double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
                     size_t full_key_len, const unsigned char *data, size_t len);
+/* The same row as a dump holds it: envelope version 1. */
+void ads_row__build_dump(ads_buf *out, const unsigned char *skey, size_t skey_len,
+                         unsigned flags, double ts, int32_t offset, int64_t systs,
+                         const unsigned char *full_key, size_t full_key_len,
+                         const unsigned char *data, size_t len);
 
 /* Check and split a stored row (value v under stored key skey). ADS_ECORRUPT
  * with a message naming `where` (e.g. "latest row of type Machine"). */
@@ -160,9 +169,9 @@ int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_
                            const unsigned char *v, size_t vlen, const char *where,
                            ads_error *err);
 
-/* Every attribute name of stored row v (vlen bytes: envelope and data) is
- * within ADS_MAX_NAME_LEN: for rows that reach the store without a store
- * call (restore). ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
+/* Every attribute name of a dump's row v (vlen bytes: envelope version 1
+ * and data) is within ADS_MAX_NAME_LEN: for rows that reach the store
+ * without a store call (restore); a row of another envelope is refused. ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
 int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err);
 
 /* Does stored key skey frame key values as its row v says (what
@@ -275,7 +284,8 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
 /* The stored value v (envelope and row, under skey) appended to out with
  * its row's attributes named by ids (a row of the dump's form made the
  * store's, new names taking ids in txn, a write transaction) or by names
- * (the store's form made the dump's); the checksum made anew. scratch holds
+ * (the store's form made the dump's); the envelope the store's (version 2)
+ * or the dump's (version 1), the checksum made anew. scratch holds
  * the rewritten row on the way (cleared first; a caller converting many
  * rows keeps it, and out, so that neither is allocated again per row).
  * Errors: ADS_ECORRUPT, ADS_ENOMEM, and those of ads_names__encode. */
@@ -419,7 +429,7 @@ struct ads_txn {
     bool systs_loaded, systs_dirty;
     int64_t systs;
     bool now_read; /* the clock is read once per transaction */
-    bool deltas_raised; /* the store's format allows history rows as differences */
+    bool rows_raised; /* the store's format allows the packed envelope (and differences) */
     int64_t now_ns;
     bool types_loaded;
     uint64_t types_token;
@@ -546,9 +556,10 @@ size_t ads_db__resident_file_bytes(void);
 int ads_db__format_indexed(ads_txn *txn, ads_error *err);
 /* Mark the store as holding a composite index (format version 4), in txn. */
 int ads_db__format_composite(ads_txn *txn, ads_error *err);
-/* Raise the store's format to ADS_DB_FORMAT_DELTAS (its first history row
- * kept as a difference), once per transaction. */
-int ads_db__format_deltas(ads_txn *txn, ads_error *err);
+/* Raise the store's format to ADS_DB_FORMAT_ENVELOPE before a row is
+ * written (the packed envelope; differences, version 5, come with it), once
+ * per transaction. */
+int ads_db__format_rows(ads_txn *txn, ads_error *err);
 /* Raise the store's format to ADS_DB_FORMAT_NAMES (its first stored name). */
 int ads_db__format_names(ads_txn *txn, ads_error *err);
 

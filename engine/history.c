@@ -67,7 +67,7 @@ static bool of_record(const MDB_val *k, const unsigned char *hkey, size_t slen)
 
 static bool is_delta(const MDB_val *v)
 {
-    return v->mv_size > ADS_ROW_HEADER && (((const unsigned char *)v->mv_data)[5] & ROW_DELTA);
+    return v->mv_size > 5 && (((const unsigned char *)v->mv_data)[5] & ROW_DELTA);
 }
 
 /* The nearest whole row of the record before hkey (slen + 16 bytes), on
@@ -325,9 +325,9 @@ int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned
     uint32_t fsum = found ? kf.sum : 0;
     /* the stored value: into base after the steps, or scratch for a whole row */
     ads_buf *val = delta ? base : scratch;
-    if (delta && (rc = ads_db__format_deltas(txn, err)))
+    if ((rc = ads_db__format_rows(txn, err)))
         return rc;
-    if ((rc = delta ? build(val, hkey, slen, flags | ROW_DELTA, &e,
+    if ((rc = delta ? build(val, hkey, slen, flags | ROW_DELTA | ROW_KEYDATES, &e,
                             (const unsigned char *)scratch->p, scratch->len, err)
                     : build(val, hkey, slen, flags, &e, data, len, err)) ||
         (rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, val->p, val->len, 0, err)))

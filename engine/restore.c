@@ -77,7 +77,7 @@ static int text_to_raw(ads_txn *txn, const ads_record *rec, bool latest, ads_buf
     ads_buf_clear(key);
     ads_buf_add(key, skey, slen);
     ads_buf_clear(val);
-    ads_row__build(val, skey, slen, del.u.b ? ROW_DELETED : 0, ts.u.abs.secs, ts.u.abs.offset,
+    ads_row__build_dump(val, skey, slen, del.u.b ? ROW_DELETED : 0, ts.u.abs.secs, ts.u.abs.offset,
                    systs, full.len > ADS_KEY_INLINE_MAX ? (const unsigned char *)full.p : NULL,
                    full.len, (const unsigned char *)data.p, data.len);
     if (key->failed || val->failed)
@@ -199,10 +199,13 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
         if (b->kind[i] != ITEM_META &&
             (rc = ads_row__check_names((const unsigned char *)v, vl, a, err)))
             break;
-        /* the store keeps attribute ids where the dump has names */
+        /* the store keeps attribute ids where the dump has names, and the
+         * packed envelope (format 6: raised after the dump's own format
+         * entry, which comes before every row) */
         if (b->kind[i] != ITEM_META) {
             ads_buf_clear(&ids);
-            if ((rc = ads_row__to_ids(&ids, &scratch, txn, (const unsigned char *)k, kl,
+            if ((rc = ads_db__format_rows(txn, err)) ||
+                (rc = ads_row__to_ids(&ids, &scratch, txn, (const unsigned char *)k, kl,
                                       (const unsigned char *)v, vl, err)))
                 break;
             v = ids.p;

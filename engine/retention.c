@@ -168,7 +168,7 @@ static void sweep_key(char out[SWEEP_KEY_LEN], uint32_t id)
 static bool looks_deleted_before(const MDB_val *v, double cut)
 {
     const unsigned char *p = v->mv_data;
-    if (v->mv_size < ADS_ROW_HEADER || !(p[5] & ROW_DELETED))
+    if (v->mv_size < 6 || !(p[5] & ROW_DELETED))
         return false;
     uint64_t bits = 0;
     for (int i = 7; i >= 0; i--)

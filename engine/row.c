@@ -1,21 +1,31 @@
 /*
- * engine/row.c: stored rows. A row is a 32-byte envelope and the record's
- * canonical MessagePack row:
+ * engine/row.c: stored rows. A row is an envelope and the record's
+ * canonical MessagePack row. The envelope a store writes (version 2, store
+ * format 6 on; docs/storage.md, "On-disk layout"):
  *
- *   0..3    checksum: low 32 bits of XXH3-64 over bytes 4.. of the value
- *           (a row filed under the wrong key is caught by verify, which
- *           checks keys against the rows' key attributes)
- *   4       envelope version (1)
- *   5       flags: 1 deleted, 2 long key (the whole record key follows)
- *   6..7    zero
- *   8..15   _Timestamp: IEEE double seconds since the epoch, little-endian
- *   16..19  _Timestamp's zone offset, seconds east of UTC, int32 LE
- *   20..23  zero
- *   24..31  __SystemTimestamp: int64 microseconds since the epoch, LE
+ *   0..3    checksum: low 32 bits of XXH3-64 over bytes 4.. of the value;
+ *           for a row whose dates are its key's (flag 8), XXH3-64 of those
+ *           16 key bytes seeded with that (a row filed under the wrong key
+ *           is caught by verify, which checks keys against the rows' key
+ *           attributes)
+ *   4       envelope version (2)
+ *   5       flags: 1 deleted, 2 long key (the whole record key follows),
+ *           4 a history row kept as a difference (engine/history.c), 8 the
+ *           dates are the history key's last 16 bytes, not in the row
+ *   6..     _Timestamp's zone offset, seconds east of UTC: zigzag LEB128
+ *           (one byte for UTC)
+ *   [unless flag 8: _Timestamp, IEEE double seconds since the epoch, then
+ *           __SystemTimestamp, int64 microseconds since the epoch, both LE]
  *   [long key: u32 LE length, then the whole record key]
  *   then    the MessagePack row (classad/msgpack.h), attributes named by
  *           ids of the store's name table (engine/names.c; a format-1
  *           store's rows name them as strings)
+ *
+ * Envelope version 1, 32 bytes, is what stores before format 6 wrote and
+ * what dumps hold (docs/formats.md, "Dump format"): checksum, version 1,
+ * flags (1, 2, 4), two zero bytes, _Timestamp (8..15), its zone offset as
+ * int32 LE (16..19), four zero bytes, __SystemTimestamp (24..31). Both are
+ * read; a store writes version 2, a dump version 1.
  *
  * The timeline attributes live in the envelope, not in the MessagePack row:
  * a scan can test them without decoding, and the row view below adds them
@@ -110,6 +120,44 @@ static uint64_t get_le64(const unsigned char *p)
     return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The zone offset of a packed envelope: zigzag, then LEB128 (1 byte for
+ * UTC, 3 for any real zone). */
+static size_t zone_put(unsigned char *p, int32_t offset)
+{
+    uint32_t z = ((uint32_t)offset << 1) ^ (uint32_t)(offset < 0 ? -1 : 0);
+    size_t n = 0;
+    for (; z >= 0x80; z >>= 7)
+        p[n++] = (unsigned char)(z | 0x80);
+    p[n++] = (unsigned char)z;
+    return n;
+}
+
+/* Its bytes used (1..5), or 0 when p (n bytes) holds no zone in its
+ * shortest form. */
+static size_t zone_get(const unsigned char *p, size_t n, int32_t *offset)
+{
+    uint64_t z = 0;
+    for (size_t i = 0; i < n && i < 5; i++) {
+        z |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+        if (p[i] & 0x80)
+            continue;
+        if ((i > 0 && p[i] == 0) || z > UINT32_MAX)
+            return 0; /* not the shortest form, or over 32 bits */
+        uint32_t u = (uint32_t)z;
+        *offset = (int32_t)((u >> 1) ^ (0u - (u & 1)));
+        return i + 1;
+    }
+    return 0;
+}
+
 #ifdef ROW_AVX2
 /* XXH3-64 of len > XXH3_MIDSIZE_MAX bytes with the default secret, AVX2 */
 __attribute__((__target__("avx2"), __noinline__)) static uint64_t xxh3_long_avx2(
@@ -120,37 +168,72 @@ __attribute__((__target__("avx2"), __noinline__)) static uint64_t xxh3_long_avx2
 }
 #endif
 
-uint32_t ads_row__checksum(const unsigned char *p, size_t len)
+static uint64_t hash64(const unsigned char *p, size_t len)
 {
 #ifdef ROW_AVX2
     if (len > XXH3_MIDSIZE_MAX && __builtin_cpu_supports("avx2"))
-        return (uint32_t)xxh3_long_avx2(p, len);
+        return xxh3_long_avx2(p, len);
 #endif
-    return (uint32_t)XXH3_64bits(p, len);
+    return XXH3_64bits(p, len);
 }
 
+uint32_t ads_row__checksum(const unsigned char *p, size_t len)
+{
+    return (uint32_t)hash64(p, len);
+}
+
+/* The checksum of stored value v: over bytes 4.., and for a row whose dates
+ * are its key's (ROW_KEYDATES), over those 16 bytes of the key too, so that
+ * a flipped byte there fails it as one in the row would. */
 static uint32_t checksum(const unsigned char *v, size_t vlen, const unsigned char *skey,
                          size_t skey_len)
 {
-    (void)skey;
-    (void)skey_len;
-    return ads_row__checksum(v + 4, vlen - 4);
+    uint64_t h = hash64(v + 4, vlen - 4);
+    if (v[4] == ADS_ROW_VERSION && (v[5] & ROW_KEYDATES))
+        h = XXH3_64bits_withSeed(skey + skey_len - 16, 16, h);
+    return (uint32_t)h;
 }
 
-void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
-                    double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
-                    size_t full_key_len, const unsigned char *data, size_t len)
+/* Does history key skey end in exactly these dates, so that they read back
+ * from it bit for bit (-0.0 would read back as 0.0)? */
+static bool dates_in_key(const unsigned char *skey, size_t skey_len, double ts, int64_t systs)
+{
+    if (skey_len < 16 || ads_key__check_dates(skey, skey_len, ts, systs))
+        return false;
+    double back = ads_key__double_of_sortable(skey + skey_len - 16);
+    return memcmp(&back, &ts, 8) == 0;
+}
+
+static void build(ads_buf *out, unsigned version, const unsigned char *skey, size_t skey_len,
+                  unsigned flags, double ts, int32_t offset, int64_t systs,
+                  const unsigned char *full_key, size_t full_key_len, const unsigned char *data,
+                  size_t len)
 {
     unsigned char h[ADS_ROW_HEADER] = {0};
     uint64_t tsbits;
+    size_t at;
     memcpy(&tsbits, &ts, 8);
-    h[4] = ADS_ROW_VERSION;
-    h[5] = (unsigned char)(flags | (full_key ? ROW_LONGKEY : 0));
-    put_le(h + 8, tsbits, 8);
-    put_le(h + 16, (uint32_t)offset, 4);
-    put_le(h + 24, (uint64_t)systs, 8);
+    flags = (flags & (ROW_DELETED | ROW_DELTA | ROW_KEYDATES)) | (full_key ? ROW_LONGKEY : 0);
+    if (version == ADS_ROW_VERSION_DUMP) {
+        put_le(h + 8, tsbits, 8);
+        put_le(h + 16, (uint32_t)offset, 4);
+        put_le(h + 24, (uint64_t)systs, 8);
+        flags &= ~(unsigned)ROW_KEYDATES;
+        at = ADS_ROW_HEADER;
+    } else {
+        if ((flags & ROW_KEYDATES) && !dates_in_key(skey, skey_len, ts, systs))
+            flags &= ~(unsigned)ROW_KEYDATES;
+        at = 6 + zone_put(h + 6, offset);
+        if (!(flags & ROW_KEYDATES)) {
+            put_le(h + at, tsbits, 8);
+            put_le(h + at + 8, (uint64_t)systs, 8);
+            at += 16;
+        }
+    }
+    h[4] = (unsigned char)version;
+    h[5] = (unsigned char)flags;
     size_t start = out->len;
-    ads_buf_add(out, h, sizeof h);
+    ads_buf_add(out, h, at);
     if (full_key) {
         unsigned char l[4];
         put_le(l, full_key_len, 4);
@@ -164,19 +247,146 @@ void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, un
     put_le(v, checksum(v, out->len - start, skey, skey_len), 4);
 }
 
+void ads_row__build(ads_buf *out, const unsigned char *skey, size_t skey_len, unsigned flags,
+                    double ts, int32_t offset, int64_t systs, const unsigned char *full_key,
+                    size_t full_key_len, const unsigned char *data, size_t len)
+{
+    build(out, ADS_ROW_VERSION, skey, skey_len, flags, ts, offset, systs, full_key,
+          full_key_len, data, len);
+}
+
+void ads_row__build_dump(ads_buf *out, const unsigned char *skey, size_t skey_len,
+                         unsigned flags, double ts, int32_t offset, int64_t systs,
+                         const unsigned char *full_key, size_t full_key_len,
+                         const unsigned char *data, size_t len)
+{
+    build(out, ADS_ROW_VERSION_DUMP, skey, skey_len, flags, ts, offset, systs, full_key,
+          full_key_len, data, len);
+}
+
+/* What split finds wrong with a stored value. */
+enum { ENV_OK, ENV_SHORT, ENV_FLAGS, ENV_ZONE, ENV_NODATES, ENV_VERSION, ENV_LONGKEY_CUT,
+       ENV_LONGKEY_LEN };
+
+/* The dates of a packed envelope at d: the row's own (little-endian), or
+ * its history key's last 16 bytes (ROW_KEYDATES: sortable, big-endian). */
+static void read_dates(row_env *out, const unsigned char *d, bool from_key)
+{
+    if (from_key) {
+        out->ts = ads_key__double_of_sortable(d);
+        out->systs = (int64_t)get_be64(d + 8);
+    } else {
+        uint64_t tsbits = get_le64(d);
+        memcpy(&out->ts, &tsbits, 8);
+        out->systs = (int64_t)get_le64(d + 8);
+    }
+}
+
+/* The fields of envelope version 2 of v into out; *at is where it ends. */
+static int split_packed(row_env *out, const unsigned char *skey, size_t skey_len,
+                        const unsigned char *v, size_t vlen, size_t *at)
+{
+    if (v[5] & ~(ROW_DELETED | ROW_LONGKEY | ROW_DELTA | ROW_KEYDATES))
+        return ENV_FLAGS;
+    size_t zn = zone_get(v + 6, vlen - 6, &out->offset);
+    if (zn == 0)
+        return ENV_ZONE;
+    *at = 6 + zn;
+    if (v[5] & ROW_KEYDATES) {
+        if (skey_len < 16 + 5)
+            return ENV_NODATES;
+        read_dates(out, skey + skey_len - 16, true);
+        return ENV_OK;
+    }
+    if (vlen - *at < 16)
+        return ENV_SHORT;
+    read_dates(out, v + *at, false);
+    *at += 16;
+    return ENV_OK;
+}
+
+/* Split stored value v (under skey) into out, checking its form but not
+ * its checksum: ENV_OK or what is wrong. */
+static int split(row_env *out, const unsigned char *skey, size_t skey_len,
+                 const unsigned char *v, size_t vlen)
+{
+    if (vlen < 6)
+        return ENV_SHORT;
+    size_t at;
+    out->flags = v[5] & (ROW_DELETED | ROW_LONGKEY | ROW_DELTA);
+    if (v[4] == ADS_ROW_VERSION_DUMP) {
+        if (vlen < ADS_ROW_HEADER + 3)
+            return ENV_SHORT;
+        if (v[5] & ~(ROW_DELETED | ROW_LONGKEY | ROW_DELTA))
+            return ENV_FLAGS;
+        read_dates(out, v + 8, false);
+        out->systs = (int64_t)get_le64(v + 24);
+        out->offset = (int32_t)get_le32(v + 16);
+        at = ADS_ROW_HEADER;
+    } else if (v[4] == ADS_ROW_VERSION) {
+        int rc = split_packed(out, skey, skey_len, v, vlen, &at);
+        if (rc)
+            return rc;
+    } else {
+        return ENV_VERSION;
+    }
+    out->full_key = NULL;
+    out->full_key_len = 0;
+    if (v[5] & ROW_LONGKEY) {
+        if (vlen - at < 4)
+            return ENV_LONGKEY_CUT;
+        size_t kl = get_le32(v + at);
+        at += 4;
+        if (kl > vlen - at || kl <= ADS_KEY_INLINE_MAX)
+            return ENV_LONGKEY_LEN;
+        out->full_key = v + at;
+        out->full_key_len = kl;
+        at += kl;
+    }
+    if (vlen - at < 3)
+        return ENV_SHORT;
+    out->sum = get_le32(v);
+    out->data = v + at;
+    out->len = vlen - at;
+    return ENV_OK;
+}
+
+static int envelope_error(int why, const unsigned char *v, size_t vlen, const char *where,
+                          ads_error *err)
+{
+    switch (why) {
+    case ENV_SHORT:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row of %zu bytes is too short", where, vlen);
+    case ENV_FLAGS:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row has unknown flags 0x%02x", where, v[5]);
+    case ENV_ZONE:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: the row's zone offset is malformed", where);
+    case ENV_NODATES:
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "%s: the row takes its dates from a key that holds none", where);
+    case ENV_VERSION:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: row envelope version %u is unknown", where,
+                             v[4]);
+    case ENV_LONGKEY_CUT:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: truncated long key", where);
+    default:
+        return ads_error_set(err, ADS_ECORRUPT, "%s: bad long key length", where);
+    }
+}
+
 int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err)
 {
-    size_t at = ADS_ROW_HEADER;
-    if (vlen < at + 3)
-        return ads_error_set(err, ADS_ECORRUPT, "a row of %zu bytes is too short", vlen);
-    if (v[5] & ROW_LONGKEY) {
-        size_t kl = vlen - at >= 4 ? get_le32(v + at) : SIZE_MAX;
-        if (kl > vlen - at - 4)
-            return ads_error_set(err, ADS_ECORRUPT, "a row with a truncated long key");
-        at += 4 + kl;
-    }
+    /* a dump's row: its dates are in it, no key is needed */
+    if (vlen >= 5 && v[4] != ADS_ROW_VERSION_DUMP)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "a row of envelope version %u (a dump's rows have version %d)", v[4],
+                             ADS_ROW_VERSION_DUMP);
+    row_env e;
+    int why = split(&e, NULL, 0, v, vlen);
+    if (why)
+        return envelope_error(why, v, vlen, "a dump's row", err);
     ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, v + at, vlen - at, a, err);
+    int rc = ads_msgpack_view_init(&mv, e.data, e.len, a, err);
     for (size_t i = 0; i < mv.n && !rc; i++) {
         ads_str name;
         if ((rc = ads_msgpack_view_name(&name, &mv, i, err)))
@@ -192,62 +402,26 @@ int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_
 bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                         size_t vlen)
 {
-    if (vlen < ADS_ROW_HEADER + 3)
+    row_env e;
+    if (split(&e, skey, skey_len, v, vlen))
         return false;
-    uint64_t tsbits = get_le64(v + 8);
-    double ts;
-    memcpy(&ts, &tsbits, 8);
-    const unsigned char *full = NULL;
-    size_t fl = 0;
-    if (v[5] & ROW_LONGKEY) {
-        if (vlen - ADS_ROW_HEADER < 4)
-            return false;
-        fl = get_le32(v + ADS_ROW_HEADER);
-        if (fl > vlen - ADS_ROW_HEADER - 4)
-            return false;
-        full = v + ADS_ROW_HEADER + 4;
-    }
-    return ads_key__check_stored(skey, skey_len, full, fl, ts, (int64_t)get_le64(v + 24)) == 0;
+    return ads_key__check_stored(skey, skey_len, e.full_key, e.full_key_len, e.ts, e.systs) == 0;
 }
 
-/* The envelope of stored row v: checksum, version, flags, dates, long key. */
+/* The envelope of stored value v: checksum (first, as far as the value's
+ * length lets it be computed), version, flags, dates, long key. */
 static int parse_envelope(row_env *out, const unsigned char *skey, size_t skey_len,
                           const unsigned char *v, size_t vlen, const char *where, ads_error *err)
 {
-    if (vlen < ADS_ROW_HEADER + 3)
-        return ads_error_set(err, ADS_ECORRUPT, "%s: row of %zu bytes is too short", where,
-                             vlen);
+    if (vlen < 6 || (v[4] == ADS_ROW_VERSION_DUMP && vlen < ADS_ROW_HEADER + 3))
+        return envelope_error(ENV_SHORT, v, vlen, where, err);
+    if (v[4] == ADS_ROW_VERSION && (v[5] & ROW_KEYDATES) && skey_len < 16 + 5)
+        return envelope_error(ENV_NODATES, v, vlen, where, err);
     if ((uint32_t)get_le32(v) != checksum(v, vlen, skey, skey_len))
         return ads_error_set(err, ADS_ECORRUPT, "%s: row checksum mismatch (the row is corrupt)",
                              where);
-    if (v[4] != ADS_ROW_VERSION)
-        return ads_error_set(err, ADS_ECORRUPT, "%s: row envelope version %u is unknown", where,
-                             v[4]);
-    if (v[5] & ~(ROW_DELETED | ROW_LONGKEY | ROW_DELTA))
-        return ads_error_set(err, ADS_ECORRUPT, "%s: row has unknown flags 0x%02x", where, v[5]);
-    uint64_t tsbits = get_le64(v + 8);
-    out->sum = get_le32(v);
-    out->flags = v[5];
-    memcpy(&out->ts, &tsbits, 8);
-    out->offset = (int32_t)(uint32_t)get_le32(v + 16);
-    out->systs = (int64_t)get_le64(v + 24);
-    size_t at = ADS_ROW_HEADER;
-    out->full_key = NULL;
-    out->full_key_len = 0;
-    if (v[5] & ROW_LONGKEY) {
-        if (vlen - at < 4)
-            return ads_error_set(err, ADS_ECORRUPT, "%s: truncated long key", where);
-        size_t kl = get_le32(v + at);
-        at += 4;
-        if (kl > vlen - at || kl <= ADS_KEY_INLINE_MAX)
-            return ads_error_set(err, ADS_ECORRUPT, "%s: bad long key length %zu", where, kl);
-        out->full_key = v + at;
-        out->full_key_len = kl;
-        at += kl;
-    }
-    out->data = v + at;
-    out->len = vlen - at;
-    return 0;
+    int why = split(out, skey, skey_len, v, vlen);
+    return why ? envelope_error(why, v, vlen, where, err) : 0;
 }
 
 /* The checksum covers the value, not the key it is stored under: a flipped
@@ -546,7 +720,8 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
 /* ---- rows between the store's form and the dump's ---- */
 
 /* The stored value v (under skey) again, its MessagePack row rewritten: to
- * attribute ids through txn's name table (ids), or back to names. */
+ * attribute ids through txn's name table (ids: a stored row, envelope
+ * version 2), or back to names (a dump's row, envelope version 1). */
 static int rekey(ads_buf *out, ads_buf *data, ads_txn *txn, bool ids, const unsigned char *skey,
                  size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err)
 {
@@ -558,9 +733,9 @@ static int rekey(ads_buf *out, ads_buf *data, ads_txn *txn, bool ids, const unsi
     rc = ids ? ads_names__encode(txn, data, env.data, env.len, err)
              : ads_msgpack__to_names(data, env.data, env.len, ads_txn__names(txn), err);
     if (!rc) {
-        ads_row__build(out, skey, skey_len, env.flags & ROW_DELETED, env.ts, env.offset,
-                       env.systs, env.full_key, env.full_key_len, (const unsigned char *)data->p,
-                       data->len);
+        build(out, ids ? ADS_ROW_VERSION : ADS_ROW_VERSION_DUMP, skey, skey_len,
+              env.flags & ROW_DELETED, env.ts, env.offset, env.systs, env.full_key,
+              env.full_key_len, (const unsigned char *)data->p, data->len);
         if (out->failed)
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     }

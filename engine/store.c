@@ -914,6 +914,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                                     latest.data, latest.len, &ws->hist, &ws->base, err)))
                 goto cleanup;
         }
+        if ((rc = ads_db__format_rows(txn, err)))
+            goto cleanup;
         ads_row__build(newrow, skey, slen, flags, ts, offset, systs, fk, full->len, ndata, nlen);
         if (newrow->failed) {
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");

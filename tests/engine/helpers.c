@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "tests/cli/run.h"
 #include "tests/engine/helpers.h"
@@ -327,4 +329,97 @@ size_t ts_flip_file(const char *path, const void *pat, size_t plen, size_t off,
     assert_int_equal(fclose(f), 0);
     free(d);
     return n;
+}
+
+/* ---- stored rows, read as the documents lay them out ---- */
+
+static uint64_t le_get(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void le_put(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++, v >>= 8)
+        p[i] = (unsigned char)v;
+}
+
+/* A history key's sortable _Timestamp (big-endian) as the double it is. */
+static double key_ts(const unsigned char *p)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++)
+        u = u << 8 | p[i];
+    u = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+int ts_env_read(ts_env *e, const void *vp, size_t vlen, const void *kp, size_t klen)
+{
+    const unsigned char *v = vp, *k = kp;
+    if (vlen < 6)
+        return -1;
+    e->version = v[4];
+    e->flags = v[5];
+    uint64_t bits;
+    if (v[4] == 1) {
+        if (vlen < 32)
+            return -1;
+        bits = le_get(v + 8, 8);
+        memcpy(&e->ts, &bits, 8);
+        e->offset = (int32_t)(uint32_t)le_get(v + 16, 4);
+        e->systs = (int64_t)le_get(v + 24, 8);
+        e->at = 32;
+        return 0;
+    }
+    if (v[4] != 2)
+        return -1;
+    uint32_t z = 0;
+    size_t at = 6;
+    for (int shift = 0; at < vlen; shift += 7) {
+        z |= (uint32_t)(v[at] & 0x7f) << shift;
+        if (!(v[at++] & 0x80))
+            break;
+    }
+    e->offset = (int32_t)((z >> 1) ^ (0u - (z & 1)));
+    if (e->flags & 8) {
+        if (klen < 16)
+            return -1;
+        e->ts = key_ts(k + klen - 16);
+        e->systs = 0;
+        for (int i = 0; i < 8; i++)
+            e->systs = (int64_t)((uint64_t)e->systs << 8 | k[klen - 8 + i]);
+    } else {
+        if (vlen < at + 16)
+            return -1;
+        bits = le_get(v + at, 8);
+        memcpy(&e->ts, &bits, 8);
+        e->systs = (int64_t)le_get(v + at + 8, 8);
+        at += 16;
+    }
+    e->at = at;
+    return 0;
+}
+
+void ts_env_v1(ads_buf *out, const ts_env *e, const void *body, size_t len)
+{
+    unsigned char h[32] = {0};
+    uint64_t bits;
+    memcpy(&bits, &e->ts, 8);
+    h[4] = 1;
+    h[5] = (unsigned char)(e->flags & 7);
+    le_put(h + 8, bits, 8);
+    le_put(h + 16, (uint32_t)e->offset, 4);
+    le_put(h + 24, (uint64_t)e->systs, 8);
+    size_t start = out->len;
+    ads_buf_add(out, h, sizeof h);
+    ads_buf_add(out, body, len);
+    assert_false(out->failed);
+    unsigned char *p = (unsigned char *)out->p + start;
+    le_put(p, (uint32_t)XXH3_64bits(p + 4, out->len - start - 4), 4);
 }

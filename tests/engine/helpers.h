@@ -62,4 +62,21 @@ typedef struct ts_reports {
 } ts_reports;
 void ts_collect(void *ctx, const char *problem);
 
+
+/* The parts of stored row v under key k as docs/storage.md lays them out
+ * (envelope version 1, 32 bytes, or version 2, packed), read without the
+ * engine: 0, or -1 when v is not such a row. flags are as stored (8: the
+ * dates are the key's last 16 bytes). */
+typedef struct ts_env {
+    unsigned version, flags;
+    double ts;
+    int32_t offset;
+    int64_t systs;
+    size_t at; /* where the long key's length, or the MessagePack row, starts */
+} ts_env;
+int ts_env_read(ts_env *e, const void *v, size_t vlen, const void *k, size_t klen);
+/* Append to out the row of e's fields in envelope version 1 (flag 8
+ * dropped), then body (what followed e->at), its checksum made. */
+void ts_env_v1(ads_buf *out, const ts_env *e, const void *body, size_t len);
+
 #endif

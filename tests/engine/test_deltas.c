@@ -158,14 +158,19 @@ static unsigned format_of(ads_db *d)
 
 /* 40 rows of one record: the load changes each time, the state every
  * fifth, an attribute comes and goes; the name, memory and a long text stay. */
-static void forty_rows(const char *type, const char *name, double from)
+static void n_rows(const char *type, const char *name, double from, int n)
 {
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < n; i++) {
         at(from + 60 * i);
         both("[ AdType = \"%s\"; Name = \"%s\"; LoadAvg = %d.25; State = \"s%d\"; Memory = 4096; "
              "Text = \"a machine of the pool, the same from row to row\"; %s ]",
              type, name, i, i / 5, i % 7 == 3 ? "Extra = { 1, 2 }; " : "");
     }
+}
+
+static void forty_rows(const char *type, const char *name, double from)
+{
+    n_rows(type, name, from, 40);
 }
 
 static void deltas__appended_rows_read_back_as_stored_whole(void **state)
@@ -187,9 +192,10 @@ static void deltas__appended_rows_read_back_as_stored_whole(void **state)
     assert_true(dbytes * 2 < wbytes);
     free(forms);
     free(whole);
-    /* the format says so; the reference kept every row whole */
-    assert_int_equal(format_of(db), ADS_DB_FORMAT_DELTAS);
-    assert_true(format_of(rdb) < ADS_DB_FORMAT_DELTAS);
+    /* the format says so (6: the packed envelope, which came with the
+     * first row, and differences) */
+    assert_int_equal(format_of(db), ADS_DB_FORMAT_ENVELOPE);
+    assert_int_equal(format_of(rdb), ADS_DB_FORMAT_ENVELOPE);
     assert_int_equal(ts_verify(db), 0);
 }
 
@@ -539,6 +545,151 @@ static void dump__holds_whole_rows_and_restores_to_the_same_dump(void **state)
     free(d2);
 }
 
+/* ---- stores of the 32-byte envelope (format 5 and before) ---- */
+
+typedef struct sum_map {
+    uint32_t from[256], to[256];
+    size_t n;
+} sum_map;
+
+static uint32_t le32_at(const void *p)
+{
+    const unsigned char *b = p;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Every row of table name made again with the 32-byte envelope (as a
+ * build before format 6 wrote it): a difference's keyframe checksum
+ * follows its keyframe's new one (m maps old checksums to new). Returns
+ * the rows rewritten. */
+static size_t to_envelope_1(MDB_txn *txn, const char *name, sum_map *m)
+{
+    MDB_dbi d;
+    MDB_cursor *c;
+    MDB_val k, v;
+    ads_buf keys[256], rows[256];
+    size_t n = 0;
+    assert_int_equal(mdb_dbi_open(txn, name, 0, &d), 0);
+    assert_int_equal(mdb_cursor_open(txn, d, &c), 0);
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        ts_env e;
+        assert_true(n < 256);
+        assert_int_equal(ts_env_read(&e, v.mv_data, v.mv_size, k.mv_data, k.mv_size), 0);
+        assert_int_equal(e.version, 2);
+        ads_buf_init(&keys[n]);
+        ads_buf_init(&rows[n]);
+        ads_buf_add(&keys[n], k.mv_data, k.mv_size);
+        ads_buf body = ADS_BUF_INIT;
+        ads_buf_add(&body, (const char *)v.mv_data + e.at, v.mv_size - e.at);
+        if (e.flags & ROW_DELTA) { /* no long keys here: the reference comes first */
+            uint32_t kf = le32_at(body.p);
+            size_t i = 0;
+            while (i < m->n && m->from[i] != kf)
+                i++;
+            assert_true(i < m->n);
+            for (int b = 0; b < 4; b++)
+                body.p[b] = (char)(m->to[i] >> (8 * b));
+        }
+        ts_env_v1(&rows[n], &e, body.p, body.len);
+        ads_buf_free(&body);
+        if (!(e.flags & ROW_DELTA)) {
+            assert_true(m->n < 256);
+            m->from[m->n] = le32_at(v.mv_data);
+            m->to[m->n++] = le32_at(rows[n].p);
+        }
+        n++;
+    }
+    mdb_cursor_close(c);
+    for (size_t i = 0; i < n; i++) {
+        MDB_val nk = {keys[i].len, keys[i].p}, nv = {rows[i].len, rows[i].p};
+        assert_int_equal(mdb_put(txn, d, &nk, &nv, 0), 0);
+        ads_buf_free(&keys[i]);
+        ads_buf_free(&rows[i]);
+    }
+    return n;
+}
+
+/* Envelope versions of the history rows of the store at path: how many of
+ * version 1 (*v1) and 2 (*v2). */
+static void history_versions(const char *path, size_t *v1, size_t *v2)
+{
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(path, false, &env);
+    MDB_dbi dbi;
+    MDB_cursor *c;
+    MDB_val k, v;
+    *v1 = *v2 = 0;
+    assert_int_equal(mdb_dbi_open(txn, "history", 0, &dbi), 0);
+    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
+    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        unsigned ver = ((const unsigned char *)v.mv_data)[4];
+        *v1 += ver == 1;
+        *v2 += ver == 2;
+    }
+    mdb_cursor_close(c);
+    raw_end(env, txn, false);
+}
+
+/* A store written before format 6 (every row in the 32-byte envelope,
+ * history as differences, bases) reads as it did, dumps the same bytes,
+ * and takes writes: new rows in the packed envelope, differences from
+ * keyframes of the old one, the format raised to 6. */
+static void envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes(void **state)
+{
+    (void)state;
+    declare_both("Kept", "HistoryRetention = `0:10:00`;");
+    forty_rows("Kept", "k0", T0);
+    forty_rows("Kept", "k1", T0 + 3);
+    /* the format entry first (a dump carries it), then every row */
+    MDB_env *env;
+    MDB_txn *txn = raw_begin(ts.path, true, &env);
+    MDB_dbi meta;
+    assert_int_equal(mdb_dbi_open(txn, "meta", 0, &meta), 0);
+    unsigned char five[4] = {ADS_DB_FORMAT_DELTAS, 0, 0, 0};
+    MDB_val fk = {6, "format"}, fv = {4, five};
+    assert_int_equal(mdb_put(txn, meta, &fk, &fv, 0), 0);
+    raw_end(env, txn, true);
+    size_t len, len2;
+    char *d1 = dump_of(db, &len);
+    txn = raw_begin(ts.path, true, &env);
+    sum_map m = {.n = 0};
+    assert_true(to_envelope_1(txn, "bases", &m) == 2);
+    assert_true(to_envelope_1(txn, "history", &m) == 20);
+    assert_true(to_envelope_1(txn, "latest", &m) > 2);
+    raw_end(env, txn, true);
+    assert_int_equal(format_of(db), ADS_DB_FORMAT_DELTAS);
+    same_history("Kept", "{ \"k0\" }");
+    same_history("Kept", "{ \"k1\" }");
+    assert_int_equal(ts_verify(db), 0);
+    char *d2 = dump_of(db, &len2);
+    assert_int_equal(len2, len);
+    assert_memory_equal(d1, d2, len);
+    /* writes: differences from the old keyframes beside the old rows */
+    n_rows("Kept", "k0", T0 + 40 * 60, 4);
+    n_rows("Kept", "k1", T0 + 40 * 60 + 3, 4);
+    same_history("Kept", "{ \"k0\" }");
+    same_history("Kept", "{ \"k1\" }");
+    assert_int_equal(ts_verify(db), 0);
+    assert_int_equal(format_of(db), ADS_DB_FORMAT_ENVELOPE);
+    size_t v1, v2;
+    history_versions(ts.path, &v1, &v2);
+    assert_int_equal(v1 + v2, 20);
+    assert_int_equal(v2, 8);
+    /* then new keyframes, retention removing every old row */
+    forty_rows("Kept", "k0", T0 + 50 * 60);
+    forty_rows("Kept", "k1", T0 + 50 * 60 + 3);
+    same_history("Kept", "{ \"k0\" }");
+    same_history("Kept", "{ \"k1\" }");
+    assert_int_equal(ts_verify(db), 0);
+    history_versions(ts.path, &v1, &v2);
+    assert_int_equal(v1, 0);
+    assert_int_equal(v2, 20);
+    free(d1);
+    free(d2);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -551,6 +702,7 @@ int main(void)
         T(damage__a_difference_without_its_keyframe_is_corrupt),
         T(damage__a_latest_row_kept_as_a_difference_is_corrupt),
         T(dump__holds_whole_rows_and_restores_to_the_same_dump),
+        T(envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -393,7 +393,7 @@ static void index__composite(void **state)
     unsigned f;
     ads_error err;
     assert_int_equal(ads_db_format(&f, db, &err), 0);
-    assert_int_equal(f, ADS_DB_FORMAT_COMPOSITE);
+    assert_int_equal(f, ADS_DB_FORMAT_ENVELOPE); /* its rows were written first */
     char got[200] = "";
     assert_int_equal(ads_db_index_stats(db, count_stats, got, &err), 0);
     assert_string_equal(got, "Job.(owner, status)=6 ");
@@ -479,7 +479,7 @@ static void index__stats_and_restore(void **state)
     assert_int_equal(ts_verify(r), 0);
     unsigned fmt;
     assert_int_equal(ads_db_format(&fmt, r, &err), 0);
-    assert_int_equal(fmt, ADS_DB_FORMAT_COMPOSITE);
+    assert_int_equal(fmt, ADS_DB_FORMAT_ENVELOPE); /* holds composites; rows packed */
     ads_db_close(r);
     char cmd[2600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", dir, dump);
@@ -599,16 +599,16 @@ static void index__declaring_marks_the_store_format(void **state)
     unsigned f;
     ads_error err;
     store_ok("[ AdType = \"Job\"; Id = 1; Owner = \"ann\" ]");
-    /* the store's first row (setup declared the type) put its names into
-     * the name table: format 3, which may hold indexes too, so declaring
-     * one leaves it at 3 (a format is never lowered) */
+    /* the store's first row (setup declared the type) was written with
+     * the packed envelope: format 6, which may hold indexes too, so
+     * declaring one leaves it at 6 (a format is never lowered) */
     assert_int_equal(ads_db_format(&f, db, &err), 0); /* as committed, at once */
-    assert_int_equal(f, ADS_DB_FORMAT_NAMES);
+    assert_int_equal(f, ADS_DB_FORMAT_ENVELOPE);
     index_on("Owner", "true");
     assert_int_equal(ads_db_format(&f, db, &err), 0);
-    assert_int_equal(f, ADS_DB_FORMAT_NAMES);
+    assert_int_equal(f, ADS_DB_FORMAT_ENVELOPE);
     ts_reopen_close(&ts);
-    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_NAMES);
+    assert_int_equal(format_of(ts.path), ADS_DB_FORMAT_ENVELOPE);
     db = ts_reopen(&ts);
 }
 
