@@ -43,7 +43,16 @@ static size_t get_be(const unsigned char *p, unsigned w)
 
 static size_t off_of(const spans *s, size_t i)
 {
-    return get_be(s->idx + i * s->width, s->width);
+    /* a load per width: every entry's offset is read, often twice */
+    const unsigned char *p = s->idx + i * s->width;
+    switch (s->width) {
+    case 1:
+        return p[0];
+    case 2:
+        return (size_t)p[0] << 8 | p[1];
+    default:
+        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
+    }
 }
 
 /* Entry i of s: where it starts in s->map, and its length. */
@@ -178,6 +187,41 @@ static void own(steps *s, const unsigned char *p, size_t len)
     ads_buf_add(s->out, p, len);
 }
 
+/* Where entries i (of s) end: the next one's offset, or the map's end. */
+static size_t end_of(const spans *s, size_t i)
+{
+    return i + 1 < s->n ? off_of(s, i + 1) : s->maplen;
+}
+
+/* How many entries from r's i and b's j on are the same, byte for byte: the
+ * run whose lengths match pair by pair, cut at its first differing byte
+ * (one pass over the bytes, not a comparison per entry: most of a record's
+ * attributes are as they were). */
+static size_t same_run(const spans *r, size_t i, const spans *b, size_t j)
+{
+    size_t k = 0, r0 = off_of(r, i), b0 = off_of(b, j), rend = r0;
+    while (i + k < r->n && j + k < b->n) {
+        size_t rn = end_of(r, i + k), bn = end_of(b, j + k);
+        if (rn - rend != bn - (b0 + (rend - r0)))
+            break;
+        rend = rn;
+        k++;
+    }
+    const unsigned char *p = r->map + r0, *q = b->map + b0;
+    size_t n = rend - r0, d = 0;
+    while (d + 8 <= n && memcmp(p + d, q + d, 8) == 0)
+        d += 8;
+    while (d < n && p[d] == q[d])
+        d++;
+    if (d == n)
+        return k;
+    /* entries wholly before the first difference */
+    size_t m = 0;
+    while (m < k && end_of(r, i + m) - r0 <= d)
+        m++;
+    return m;
+}
+
 int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *base, size_t blen)
 {
     spans r, b;
@@ -188,6 +232,13 @@ int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *ba
     steps s = {out, -1, 0, 0};
     size_t start = out->len, j = 0;
     for (size_t i = 0; i < r.n; i++) {
+        size_t same = j < b.n ? same_run(&r, i, &b, j) : 0;
+        if (same) {
+            step(&s, OP_COPY, same);
+            i += same - 1;
+            j += same;
+            continue;
+        }
         const unsigned char *rp, *bp = NULL;
         size_t rl, bl = 0, rk, m;
         entry(&r, i, &rp, &rl);

@@ -57,3 +57,17 @@ int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
     snprintf(why, cap, "%s: %s%s", name, pre, e.message);
     return ADS_ECORRUPT;
 }
+
+int ads_dump__check_envelope(ads_txn *txn, const unsigned char *key, size_t klen,
+                             const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
+                             char *why, size_t cap)
+{
+    if (vlen >= 5 && val[4] == ADS_ROW_VERSION_DUMP)
+        return 0;
+    char name[400];
+    ads_dump__row_name(name, sizeof name, txn, key, latest ? klen : klen - 16, a);
+    snprintf(why, cap, "%s: %s: a row of envelope version %u (a dump's rows have version %d)",
+             name, latest ? "latest row" : "history row", vlen >= 5 ? val[4] : 0,
+             ADS_ROW_VERSION_DUMP);
+    return ADS_ECORRUPT;
+}

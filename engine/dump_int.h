@@ -76,6 +76,12 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
                         const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
                         char *why, size_t cap);
+/* A row read from a dump (one ads_dump__check_row passed): its envelope is
+ * a dump's (version 1), not a store's packed one. 0, or ADS_ECORRUPT with
+ * "type T, key K: latest row: a row of envelope version 2 ..." in why. */
+int ads_dump__check_envelope(ads_txn *txn, const unsigned char *key, size_t klen,
+                             const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
+                             char *why, size_t cap);
 
 /* ---- target directories (restore, backup) ---- */
 

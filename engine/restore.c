@@ -190,7 +190,10 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
             char why[ADS_ERROR_MESSAGE_MAX];
             ads_arena_reset(a);
             if (ads_dump__check_row(txn, (const unsigned char *)k, kl, (const unsigned char *)v, vl,
-                                    b->kind[i] == ITEM_LATEST, a, why, sizeof why)) {
+                                    b->kind[i] == ITEM_LATEST, a, why, sizeof why) ||
+                ads_dump__check_envelope(txn, (const unsigned char *)k, kl,
+                                         (const unsigned char *)v, vl, b->kind[i] == ITEM_LATEST,
+                                         a, why, sizeof why)) {
                 rc = ads_error_set(err, ADS_ECORRUPT, "the dump is corrupt: %s", why);
                 break;
             }

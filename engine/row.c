@@ -198,7 +198,7 @@ static uint32_t checksum(const unsigned char *v, size_t vlen, const unsigned cha
  * from it bit for bit (-0.0 would read back as 0.0)? */
 static bool dates_in_key(const unsigned char *skey, size_t skey_len, double ts, int64_t systs)
 {
-    if (skey_len < 16 || ads_key__check_dates(skey, skey_len, ts, systs))
+    if (skey_len < 16 + 5 || ads_key__check_dates(skey, skey_len, ts, systs))
         return false;
     double back = ads_key__double_of_sortable(skey + skey_len - 16);
     return memcmp(&back, &ts, 8) == 0;

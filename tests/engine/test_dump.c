@@ -929,7 +929,16 @@ static void dump__salvage_leaves_bad_rows_out_and_lists_them(void **state)
  * value's byte at (value length - back) flipped, with a trailer made anew so
  * its counts and checksum match: a dump of a corrupt row, as a build that did
  * not check rows would have written it. */
+static mem redo_dump_with(const mem *d, int n, size_t back, const void *repl, size_t repl_len);
+
 static mem redo_dump(const mem *d, int n, size_t back)
+{
+    return redo_dump_with(d, n, back, NULL, 0);
+}
+
+/* The same, item n's value replaced by repl (repl_len bytes) when repl is
+ * set. */
+static mem redo_dump_with(const mem *d, int n, size_t back, const void *repl, size_t repl_len)
 {
     mem out = {NULL, 0};
     FILE *f = open_memstream(&out.p, &out.len);
@@ -949,6 +958,26 @@ static mem redo_dump(const mem *d, int n, size_t back)
                 meta++;
             else
                 rows++;
+            if (item == n && repl) {
+                msgpack_sbuffer sb;
+                msgpack_sbuffer_init(&sb);
+                msgpack_packer pk;
+                msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+                const msgpack_object *a = u.data.via.array.ptr;
+                msgpack_pack_array(&pk, 3);
+                msgpack_pack_uint64(&pk, a[0].via.u64);
+                msgpack_pack_bin(&pk, a[1].via.bin.size);
+                msgpack_pack_bin_body(&pk, a[1].via.bin.ptr, a[1].via.bin.size);
+                msgpack_pack_bin(&pk, repl_len);
+                msgpack_pack_bin_body(&pk, repl, repl_len);
+                fwrite(sb.data, 1, sb.size, f);
+                XXH3_64bits_update(h, sb.data, sb.size);
+                msgpack_sbuffer_destroy(&sb);
+                free(bytes);
+                item++;
+                prev = off;
+                continue;
+            }
             if (item == n) {
                 size_t at = (size_t)(val->via.bin.ptr - (d->p + prev)) + val->via.bin.size - back;
                 bytes[at] ^= 0x10;
@@ -1015,6 +1044,39 @@ static void restore__refuses_a_dump_carrying_a_corrupt_row(void **state)
                                      "row: row checksum mismatch (the row is corrupt)");
     assert_false(exists(dir));
     no_leftovers(dir);
+    /* the row sound but in the packed envelope a store keeps (version 2,
+     * in UTC, its dates in it): not a dump's row */
+    const msgpack_object *row = NULL;
+    msgpack_unpacked u;
+    msgpack_unpacked_init(&u);
+    size_t off = 0;
+    for (int i = 0; i < items - 2; i++) /* the header, then every item but the trailer */
+        assert_int_equal(msgpack_unpack_next(&u, d.p, d.len, &off), MSGPACK_UNPACK_SUCCESS);
+    row = &u.data.via.array.ptr[2];
+    ts_env e;
+    assert_int_equal(ts_env_read(&e, row->via.bin.ptr, row->via.bin.size, NULL, 0), 0);
+    assert_int_equal(e.version, 1);
+    assert_int_equal(e.offset, 0);
+    unsigned char packed[512];
+    size_t plen = 0;
+    packed[4] = 2;
+    packed[5] = (unsigned char)e.flags;
+    packed[6] = 0; /* UTC */
+    memcpy(packed + 7, row->via.bin.ptr + 8, 8);
+    memcpy(packed + 15, row->via.bin.ptr + 24, 8);
+    plen = 23 + row->via.bin.size - 32;
+    assert_true(plen <= sizeof packed);
+    memcpy(packed + 23, row->via.bin.ptr + 32, row->via.bin.size - 32);
+    uint32_t sum = (uint32_t)XXH3_64bits(packed + 4, plen - 4);
+    memcpy(packed, &sum, 4);
+    mem other = redo_dump_with(&d, items - 3, 0, packed, plen);
+    msgpack_unpacked_destroy(&u);
+    assert_int_equal(restore_from(dir, other.p, other.len, false, &err), ADS_ECORRUPT);
+    assert_string_equal(err.message, "the dump is corrupt: type Machine, key { \"m0\" }: latest "
+                                     "row: a row of envelope version 2 (a dump's rows have "
+                                     "version 1)");
+    assert_false(exists(dir));
+    free(other.p);
     free(same.p);
     free(bad.p);
     free(d.p);
