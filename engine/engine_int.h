@@ -171,7 +171,8 @@ int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_
 
 /* Every attribute name of a dump's row v (vlen bytes: envelope version 1
  * and data) is within ADS_MAX_NAME_LEN: for rows that reach the store
- * without a store call (restore); a row of another envelope is refused. ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
+ * without a store call (restore); a row of another envelope is refused.
+ * ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
 int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err);
 
 /* Does stored key skey frame key values as its row v says (what

@@ -77,9 +77,10 @@ static int text_to_raw(ads_txn *txn, const ads_record *rec, bool latest, ads_buf
     ads_buf_clear(key);
     ads_buf_add(key, skey, slen);
     ads_buf_clear(val);
-    ads_row__build_dump(val, skey, slen, del.u.b ? ROW_DELETED : 0, ts.u.abs.secs, ts.u.abs.offset,
-                   systs, full.len > ADS_KEY_INLINE_MAX ? (const unsigned char *)full.p : NULL,
-                   full.len, (const unsigned char *)data.p, data.len);
+    ads_row__build_dump(val, skey, slen, del.u.b ? ROW_DELETED : 0, ts.u.abs.secs,
+                        ts.u.abs.offset, systs,
+                        full.len > ADS_KEY_INLINE_MAX ? (const unsigned char *)full.p : NULL,
+                        full.len, (const unsigned char *)data.p, data.len);
     if (key->failed || val->failed)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
 out:

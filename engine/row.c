@@ -129,7 +129,7 @@ static uint64_t get_be64(const unsigned char *p)
 }
 
 /* The zone offset of a packed envelope: zigzag, then LEB128 (1 byte for
- * UTC, 3 for any real zone). */
+ * UTC, 2 up to +-2:16, 3 for any other real zone). */
 static size_t zone_put(unsigned char *p, int32_t offset)
 {
     uint32_t z = ((uint32_t)offset << 1) ^ (uint32_t)(offset < 0 ? -1 : 0);
