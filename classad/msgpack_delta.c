@@ -43,16 +43,7 @@ static size_t get_be(const unsigned char *p, unsigned w)
 
 static size_t off_of(const spans *s, size_t i)
 {
-    /* a load per width: every entry's offset is read, often twice */
-    const unsigned char *p = s->idx + i * s->width;
-    switch (s->width) {
-    case 1:
-        return p[0];
-    case 2:
-        return (size_t)p[0] << 8 | p[1];
-    default:
-        return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
-    }
+    return ads_msgpack__offset_at(s->idx, s->width, i);
 }
 
 /* Entry i of s: where it starts in s->map, and its length. */

@@ -87,11 +87,12 @@ static inline size_t ads_msgpack__put_id(unsigned char *p, uint64_t id)
     return 1 + width;
 }
 
-/* The offset of attribute i's key in the view's index (from mv->body). */
-static inline size_t ads_msgpack__index_off(const ads_msgpack_view *mv, size_t i)
+/* Entry i of a row header's index of offsets, width bytes each (1, 2 or
+ * 4), big-endian: a load per width. */
+static inline size_t ads_msgpack__offset_at(const unsigned char *index, unsigned width, size_t i)
 {
-    const unsigned char *p = mv->index + i * mv->width;
-    switch (mv->width) {
+    const unsigned char *p = index + i * width;
+    switch (width) {
     case 1:
         return p[0];
     case 2:
@@ -99,6 +100,12 @@ static inline size_t ads_msgpack__index_off(const ads_msgpack_view *mv, size_t i
     default:
         return (size_t)p[0] << 24 | (size_t)p[1] << 16 | (size_t)p[2] << 8 | p[3];
     }
+}
+
+/* The offset of attribute i's key in the view's index (from mv->body). */
+static inline size_t ads_msgpack__index_off(const ads_msgpack_view *mv, size_t i)
+{
+    return ads_msgpack__offset_at(mv->index, mv->width, i);
 }
 
 /* Whether row bytes (already known to be a row) carry attribute ids. */

@@ -125,8 +125,9 @@ static void raw_end(MDB_env *env, MDB_txn *txn, bool write)
 
 /* The flags of the history rows of the store at path, in key order, as a
  * string: 'd' for a difference, 'w' for a whole row; and the bytes of their
- * values. */
-static char *history_forms(const char *path, size_t *bytes)
+ * values; and, when ver is set, how many rows of each envelope version
+ * (ver[1], ver[2]; ver[0] others). */
+static char *history_forms_of(const char *path, size_t *bytes, size_t ver[3])
 {
     MDB_env *env;
     MDB_txn *txn = raw_begin(path, false, &env);
@@ -139,14 +140,22 @@ static char *history_forms(const char *path, size_t *bytes)
     *bytes = 0;
     for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        ads_buf_addc(&b, (((unsigned char *)v.mv_data)[5] & ROW_DELTA) ? 'd' : 'w');
+        const unsigned char *p = v.mv_data;
+        ads_buf_addc(&b, (p[5] & ROW_DELTA) ? 'd' : 'w');
         *bytes += v.mv_size;
+        if (ver)
+            ver[p[4] == 1 || p[4] == 2 ? p[4] : 0]++;
     }
     mdb_cursor_close(c);
     raw_end(env, txn, false);
     char *out = strdup(ads_buf_cstr(&b));
     ads_buf_free(&b);
     return out;
+}
+
+static char *history_forms(const char *path, size_t *bytes)
+{
+    return history_forms_of(path, bytes, NULL);
 }
 
 static unsigned format_of(ads_db *d)
@@ -610,28 +619,6 @@ static size_t to_envelope_1(MDB_txn *txn, const char *name, sum_map *m)
     return n;
 }
 
-/* Envelope versions of the history rows of the store at path: how many of
- * version 1 (*v1) and 2 (*v2). */
-static void history_versions(const char *path, size_t *v1, size_t *v2)
-{
-    MDB_env *env;
-    MDB_txn *txn = raw_begin(path, false, &env);
-    MDB_dbi dbi;
-    MDB_cursor *c;
-    MDB_val k, v;
-    *v1 = *v2 = 0;
-    assert_int_equal(mdb_dbi_open(txn, "history", 0, &dbi), 0);
-    assert_int_equal(mdb_cursor_open(txn, dbi, &c), 0);
-    for (int rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        unsigned ver = ((const unsigned char *)v.mv_data)[4];
-        *v1 += ver == 1;
-        *v2 += ver == 2;
-    }
-    mdb_cursor_close(c);
-    raw_end(env, txn, false);
-}
-
 /* A store written before format 6 (every row in the 32-byte envelope,
  * history as differences, bases) reads as it did, dumps the same bytes,
  * and takes writes: new rows in the packed envelope, differences from
@@ -673,19 +660,21 @@ static void envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes(void *
     same_history("Kept", "{ \"k1\" }");
     assert_int_equal(ts_verify(db), 0);
     assert_int_equal(format_of(db), ADS_DB_FORMAT_ENVELOPE);
-    size_t v1, v2;
-    history_versions(ts.path, &v1, &v2);
-    assert_int_equal(v1 + v2, 20);
-    assert_int_equal(v2, 8);
+    size_t ver[3] = {0}, bytes;
+    free(history_forms_of(ts.path, &bytes, ver));
+    assert_int_equal(ver[0], 0);
+    assert_int_equal(ver[1] + ver[2], 20);
+    assert_int_equal(ver[2], 8);
     /* then new keyframes, retention removing every old row */
     forty_rows("Kept", "k0", T0 + 50 * 60);
     forty_rows("Kept", "k1", T0 + 50 * 60 + 3);
     same_history("Kept", "{ \"k0\" }");
     same_history("Kept", "{ \"k1\" }");
     assert_int_equal(ts_verify(db), 0);
-    history_versions(ts.path, &v1, &v2);
-    assert_int_equal(v1, 0);
-    assert_int_equal(v2, 20);
+    memset(ver, 0, sizeof ver);
+    free(history_forms_of(ts.path, &bytes, ver));
+    assert_int_equal(ver[1], 0);
+    assert_int_equal(ver[2], 20);
     free(d1);
     free(d2);
 }
