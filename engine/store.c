@@ -148,7 +148,8 @@ static int make_entry(row_entry *out, const char *name, size_t len, const ads_va
  * the attribute; timeline attributes are dropped. Into out as a row.
  */
 static int merge(ads_buf *out, const row_entry *base, size_t nb, const row_entry *given,
-                 size_t ng, const row_entry *extra, size_t ne, ads_arena *a, ads_error *err)
+                 size_t ng, const row_entry *extra, size_t ne, uint64_t *sig, ads_arena *a,
+                 ads_error *err)
 {
     size_t cap = nb + ng + ne;
     row_entry *m = ads_arena_alloc(a, (cap ? cap : 1) * sizeof *m);
@@ -198,6 +199,12 @@ static int merge(ads_buf *out, const row_entry *base, size_t nb, const row_entry
             continue;
         m[n++] = *pick;
     }
+    /* the signature of the merged row's names, as ads_attrs__note would
+     * read it from the row (so it need not open the row again) */
+    uint64_t h = ads_attrs__sig_start(n);
+    for (size_t k = 0; k < n; k++)
+        h = ads_attrs__sig_add(h, (const char *)m[k].name, m[k].name_len);
+    *sig = ads_attrs__sig_end(h);
     return ads_row__from_entries(out, m, n, err);
 }
 
@@ -662,7 +669,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     /* a row with the names of a plain row written before (a load's rows
      * come in a few shapes): its names were looked over then, and have ids */
     const uint64_t *shape_ids = NULL;
-    uint64_t sig = 0;
+    uint64_t sig = 0, merged_sig = 0; /* the names' signature: as given, or merged */
     size_t vat[ADS_NAMES_SHAPE_MAX], vend[ADS_NAMES_SHAPE_MAX];
     if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
         goto cleanup;
@@ -815,7 +822,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         if ((rc = ads_row__entries(&given, &ng, r->data, r->len, NULL, a, err)) ||
             (use_base && (rc = ads_row__entries(&base, &nb, bdata, blen, ads_txn__names(txn), a,
                                                 err))) ||
-            (rc = merge(merged, base, nb, given, ng, ne ? &extra : NULL, ne, a, err)))
+            (rc = merge(merged, base, nb, given, ng, ne ? &extra : NULL, ne, &merged_sig, a,
+                        err)))
             goto cleanup;
         ndata = (const unsigned char *)merged->p;
         nlen = merged->len;
@@ -888,7 +896,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 goto cleanup;
             }
             ads_buf_clear(merged);
-            rc = merge(merged, NULL, 0, re, nr, NULL, 0, a, err);
+            rc = merge(merged, NULL, 0, re, nr, NULL, 0, &merged_sig, a, err);
             ads_buf_free(&replaced);
             if (rc)
                 goto cleanup;
@@ -954,7 +962,8 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
      * bounded number of each per write (docs/storage.md, "Retention") */
     if (t->retention > 0 && (rc = ads_retention__on_write(txn, t, skey, slen, err)))
         goto cleanup;
-    if (!deleted && (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? sig : 0, err)))
+    if (!deleted &&
+        (rc = ads_attrs__note(txn, t, ndata, nlen, as_given ? sig : merged_sig, err)))
         goto cleanup;
     if (t->has_hooks && t->hooks.notify &&
         (rc = ads_hooks__note(txn, t, deleted ? ADS_CHANGE_DELETED : ADS_CHANGE_STORED, ndata,

@@ -516,6 +516,28 @@ static void attributes__records_are_made_for_new_names(void **state)
     assert_int_equal(ts_count(db, "Attribute", false), 5);
 }
 
+/* A write merged with the record's latest row notes the merged row's
+ * names: new names arrive through merges too, in one transaction and in
+ * the next. */
+static void attributes__names_a_merge_brings_get_records(void **state)
+{
+    (void)state;
+    store_ok("[ AdType = \"Machine\"; Name = \"m\"; A = 1 ]");
+    ads_txn *txn;
+    ads_error err;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, &err), 0);
+    assert_int_equal(ts_txn_store(txn, "[ AdType = \"Machine\"; Name = \"m\"; B = 2 ]", &err), 0);
+    assert_int_equal(ts_txn_store(txn, "[ AdType = \"Machine\"; Name = \"m\"; C = 3 ]", &err), 0);
+    assert_int_equal(ads_txn_commit(txn, &err), 0);
+    store_ok("[ AdType = \"Machine\"; Name = \"m\"; D = 4 ]");
+    store_ok("[ AdType = \"Machine\"; Name = \"m\"; A = 5 ]"); /* no new name */
+    eq_free(ts_attr(db, "Machine", "{ \"m\" }", "{ A, B, C, D }"), "{ 5, 2, 3, 4 }");
+    /* AdType, Name, A, B, C, D */
+    assert_int_equal(ts_count(db, "Attribute", false), 6);
+    eq_free(ts_attr(db, "Attribute", "{ \"Machine\", \"C\" }", "ForName"), "\"C\"");
+    eq_free(ts_attr(db, "Attribute", "{ \"Machine\", \"D\" }", "ForName"), "\"D\"");
+}
+
 static void clock__system_timestamp_never_goes_back(void **state)
 {
     (void)state;
@@ -1472,6 +1494,7 @@ int main(void)
         T(purge__removes_every_row),
         T(limits__an_attribute_name_over_the_limit_is_refused),
         T(attributes__records_are_made_for_new_names),
+        T(attributes__names_a_merge_brings_get_records),
         T(clock__system_timestamp_never_goes_back),
         T(key__long_strings_fold_and_stay_apart),
         T(row__checksum_is_xxh3_at_every_length),
