@@ -36,7 +36,15 @@ typedef struct vstate {
     ads_arena *a;
     ads_idgen_state idgen;
     bool have_idgen;
+    uint64_t packed; /* rows of the packed envelope (version 2) seen */
 } vstate;
+
+/* Count a row of the packed envelope: a store holding one must be of
+ * format 6 (check_format). */
+static void note_envelope(vstate *vs, const MDB_val *v)
+{
+    vs->packed += v->mv_size > 4 && ((const unsigned char *)v->mv_data)[4] == ADS_ROW_VERSION;
+}
 
 static void problem(vstate *vs, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -156,6 +164,7 @@ static int walk_latest(vstate *vs, ads_error *err)
             problem(vs, "latest: a key of %zu bytes", k.mv_size);
             continue;
         }
+        note_envelope(vs, &v);
         uint32_t id = ads_key__get_typeid(k.mv_data);
         row_env env;
         ads_error e;
@@ -307,6 +316,7 @@ static int walk_history(vstate *vs, ads_error *err)
             problem(vs, "history: a key of %zu bytes", k.mv_size);
             continue;
         }
+        note_envelope(vs, &v);
         size_t rl = k.mv_size - 16;
         uint32_t id = ads_key__get_typeid(k.mv_data);
         const char *tname = type_name(vs, id, tn, sizeof tn);
@@ -391,6 +401,7 @@ static int walk_bases(vstate *vs, ads_error *err)
             problem(vs, "bases: a key of %zu bytes", k.mv_size);
             continue;
         }
+        note_envelope(vs, &v);
         const char *tname = type_name(vs, ads_key__get_typeid(k.mv_data), tn, sizeof tn);
         ads_key__text(kt, sizeof kt, k.mv_data, k.mv_size, vs->a);
         row_env env;
@@ -427,6 +438,22 @@ static int walk_bases(vstate *vs, ads_error *err)
 }
 
 /* Counts and sequences against the rows. */
+/* Rows of the packed envelope in a store whose format says a build that
+ * knows only the 32-byte envelope may open it. */
+static void check_format(vstate *vs)
+{
+    MDB_val fv;
+    unsigned fmt = 0;
+    if (ads_db__meta_get(vs->txn, ADS_META_FORMAT, strlen(ADS_META_FORMAT), &fv, NULL) == 1 &&
+        fv.mv_size == 4)
+        fmt = ((const unsigned char *)fv.mv_data)[0];
+    if (vs->packed && fmt < ADS_DB_FORMAT_ENVELOPE)
+        problem(vs,
+                "rows: the store holds %llu rows of the packed envelope but is of format %u "
+                "(not %d)",
+                (unsigned long long)vs->packed, fmt, ADS_DB_FORMAT_ENVELOPE);
+}
+
 static int check_counts(vstate *vs, ads_error *err)
 {
     ads_txn *txn = vs->txn;
@@ -529,8 +556,10 @@ int ads_db_verify_ex(ads_verify_result *out, ads_db *db,
         problem(&vs, "identifier state: %s", e.message);
     if (!(rc = walk_names(&vs, err)) && !(rc = walk_latest(&vs, err)) &&
         !(rc = walk_history(&vs, err)) && !(rc = walk_bases(&vs, err)) &&
-        !(rc = check_counts(&vs, err)))
+        !(rc = check_counts(&vs, err))) {
+        check_format(&vs);
         rc = ads_index__verify(vs.txn, report, ctx, &out->problems, err);
+    }
     if (!rc && progress)
         progress(ctx, out->rows, out->rows);
     free(vs.counts);

@@ -638,6 +638,12 @@ static void envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes(void *
     MDB_val fk = {6, "format"}, fv = {4, five};
     assert_int_equal(mdb_put(txn, meta, &fk, &fv, 0), 0);
     raw_end(env, txn, true);
+    /* rows of the packed envelope in a store of format 5: verify says so */
+    ts_reports rep = {0};
+    ads_verify_result vr;
+    assert_int_equal(ads_db_verify(&vr, db, ts_collect, &rep, NULL), 0);
+    assert_int_equal(vr.problems, 1);
+    assert_non_null(strstr(rep.text[0], "rows of the packed envelope but is of format 5 (not 6)"));
     size_t len, len2;
     char *d1 = dump_of(db, &len);
     txn = raw_begin(ts.path, true, &env);
