@@ -15,10 +15,11 @@
  *   bases    record key -> the keyframe of the record's first history rows,
  *            when retention removed it (engine/history.c)
  * A record key is be32(type id) ++ the key attribute values, each in an
- * order-preserving encoding normalised as `===` compares (key.c). A row is a
- * 32-byte envelope (checksum, flags, the timeline attributes) followed by the
- * record's canonical MessagePack row (classad/msgpack.h), its attributes
- * named by ids of the `names` table (classad/msgpack_int.h).
+ * order-preserving encoding normalised as `===` compares (key.c). A row is an
+ * envelope (checksum, flags, the timeline attributes: row.c; 23 bytes in
+ * UTC, 7 for a history difference, 32 in stores before format 6) followed
+ * by the record's canonical MessagePack row (classad/msgpack.h), its
+ * attributes named by ids of the `names` table (classad/msgpack_int.h).
  */
 #ifndef ADS_ENGINE_INT_H
 #define ADS_ENGINE_INT_H
