@@ -319,9 +319,10 @@ static int split(row_env *out, const unsigned char *skey, size_t skey_len,
             return ENV_SHORT;
         if (v[5] & ~(ROW_DELETED | ROW_LONGKEY | ROW_DELTA))
             return ENV_FLAGS;
-        read_dates(out, v + 8, false);
-        out->systs = (int64_t)get_le64(v + 24);
+        uint64_t tsbits = get_le64(v + 8);
+        memcpy(&out->ts, &tsbits, 8);
         out->offset = (int32_t)get_le32(v + 16);
+        out->systs = (int64_t)get_le64(v + 24);
         at = ADS_ROW_HEADER;
     } else if (v[4] == ADS_ROW_VERSION) {
         int rc = split_packed(out, skey, skey_len, v, vlen, &at);
