@@ -184,33 +184,33 @@ static size_t end_of(const spans *s, size_t i)
     return i + 1 < s->n ? off_of(s, i + 1) : s->maplen;
 }
 
-/* How many entries from r's i and b's j on are the same, byte for byte: the
- * run whose lengths match pair by pair, cut at its first differing byte
- * (one pass over the bytes, not a comparison per entry: most of a record's
- * attributes are as they were). */
-static size_t same_run(const spans *r, size_t i, const spans *b, size_t j)
+/* Are n bytes at p and q the same? (Inline: entries are a few bytes, and
+ * a call to memcmp costs more than comparing them.) */
+static bool same_bytes(const unsigned char *p, const unsigned char *q, size_t n)
 {
-    size_t k = 0, r0 = off_of(r, i), b0 = off_of(b, j), rend = r0;
-    while (i + k < r->n && j + k < b->n) {
-        size_t rn = end_of(r, i + k), bn = end_of(b, j + k);
-        if (rn - rend != bn - (b0 + (rend - r0)))
-            break;
-        rend = rn;
-        k++;
-    }
-    const unsigned char *p = r->map + r0, *q = b->map + b0;
-    size_t n = rend - r0, d = 0;
+    size_t d = 0;
     while (d + 8 <= n && memcmp(p + d, q + d, 8) == 0)
         d += 8;
     while (d < n && p[d] == q[d])
         d++;
-    if (d == n)
-        return k;
-    /* entries wholly before the first difference */
-    size_t m = 0;
-    while (m < k && end_of(r, i + m) - r0 <= d)
-        m++;
-    return m;
+    return d == n;
+}
+
+/* How many entries from r's i and b's j on are the same, byte for byte
+ * (most of a record's attributes are as they were): pair by pair, each
+ * pair's bytes compared once, stopping at the first pair that differs. */
+static size_t same_run(const spans *r, size_t i, const spans *b, size_t j)
+{
+    size_t k = 0, rat = off_of(r, i), bat = off_of(b, j);
+    while (i + k < r->n && j + k < b->n) {
+        size_t rn = end_of(r, i + k), bn = end_of(b, j + k);
+        if (rn - rat != bn - bat || !same_bytes(r->map + rat, b->map + bat, rn - rat))
+            break;
+        rat = rn;
+        bat = bn;
+        k++;
+    }
+    return k;
 }
 
 int ads_msgpack__delta(ads_buf *out, const void *row, size_t len, const void *base, size_t blen)

@@ -176,6 +176,12 @@ int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_
  * ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
 int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err);
 
+/* The flags (ROW_*) and _Timestamp of stored row v under skey, whichever
+ * its envelope, read without its checksum: for a pre-filter whose caller
+ * parses the row before acting on it. false when v is no row's envelope. */
+bool ads_row__peek(const unsigned char *skey, size_t skey_len, const unsigned char *v,
+                   size_t vlen, unsigned *flags, double *ts);
+
 /* Does stored key skey frame key values as its row v says (what
  * ads_row__parse checks of the key), whether or not the row's checksum
  * holds? For walks checking a key that belongs to another record. */

@@ -163,19 +163,15 @@ static void sweep_key(char out[SWEEP_KEY_LEN], uint32_t id)
         out[n + i] = (char)(id >> (24 - 8 * i));
 }
 
-/* A latest row whose envelope says it is a deletion dated before cut (read
- * without its checksum: purge_deleted checks the row before acting). */
-static bool looks_deleted_before(const MDB_val *v, double cut)
+/* A latest row (under key k) whose envelope says it is a deletion dated
+ * before cut (read without its checksum: purge_deleted checks the row
+ * before acting). */
+static bool looks_deleted_before(const MDB_val *k, const MDB_val *v, double cut)
 {
-    const unsigned char *p = v->mv_data;
-    if (v->mv_size < 6 || !(p[5] & ROW_DELETED))
-        return false;
-    uint64_t bits = 0;
-    for (int i = 7; i >= 0; i--)
-        bits = bits << 8 | p[8 + i];
+    unsigned flags;
     double ts;
-    memcpy(&ts, &bits, sizeof ts);
-    return ts < cut;
+    return ads_row__peek(k->mv_data, k->mv_size, v->mv_data, v->mv_size, &flags, &ts) &&
+           (flags & ROW_DELETED) && ts < cut;
 }
 
 /* Purge the record stored under skey if its latest row is a deletion dated
@@ -250,7 +246,7 @@ static int sweep_walk(ads_txn *txn, const unsigned char *start, size_t start_len
         memcpy(f->last, k.mv_data, k.mv_size);
         f->last_len = k.mv_size;
         bool own = k.mv_size == wlen && memcmp(k.mv_data, wkey, wlen) == 0;
-        if (!own && looks_deleted_before(&v, cut)) {
+        if (!own && looks_deleted_before(&k, &v, cut)) {
             memcpy(f->key[f->n], k.mv_data, k.mv_size);
             f->len[f->n++] = k.mv_size;
         }

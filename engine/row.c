@@ -400,6 +400,17 @@ int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_
     return rc;
 }
 
+bool ads_row__peek(const unsigned char *skey, size_t skey_len, const unsigned char *v,
+                   size_t vlen, unsigned *flags, double *ts)
+{
+    row_env e;
+    if (split(&e, skey, skey_len, v, vlen))
+        return false;
+    *flags = e.flags;
+    *ts = e.ts;
+    return true;
+}
+
 bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                         size_t vlen)
 {

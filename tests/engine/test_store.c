@@ -1267,6 +1267,38 @@ static void retention__applied_in_full_to_a_store(void **state)
  * few records from where the type's last write stopped (8 per write, so
  * three writes pass all 20). A record deleted after the cut stays; an
  * aborted write purges nothing; where the sweep stopped survives a reopen. */
+/* The sweep's quick look at a latest row reads its date from the row's own
+ * envelope (the packed one keeps it after the zone, not at byte 8): deleted
+ * records whose __SystemTimestamp ends in any byte all go. */
+static void retention__the_sweep_reads_every_deletion_s_date(void **state)
+{
+    (void)state;
+    ts_declare(db, "Gone", "Name", "HistoryRetention = `1:00:00`;");
+    enum { N = 64 };
+    char text[200];
+    for (int i = 0; i < N; i++) {
+        snprintf(text, sizeof text, "[ AdType = \"Gone\"; Name = \"r%02d\"; V = 1 ]", i);
+        store_ok(text);
+    }
+    /* deletions a few microseconds apart: __SystemTimestamp's low byte
+     * (the byte a reader at offset 8 would take for the date's top one)
+     * runs through 0x40..0x7f and every other value */
+    for (int i = 1; i < N; i++) {
+        ts_time(&ts, T0 + 600 + (double)i * 0.000005 + (double)(i % 4) * 0.000064);
+        snprintf(text, sizeof text, "[ AdType = \"Gone\"; Name = \"r%02d\"; _Deleted = true ]", i);
+        store_ok(text);
+    }
+    assert_int_equal(ts_count(db, "Gone", true), N);
+    /* past the cut: writes to r00 sweep on through the type */
+    for (int i = 0; i < 3 * N; i++) {
+        ts_time(&ts, T0 + 5000 + i);
+        snprintf(text, sizeof text, "[ AdType = \"Gone\"; Name = \"r00\"; V = %d ]", 2 + i);
+        store_ok(text);
+    }
+    assert_int_equal(ts_count(db, "Gone", true), 1);
+    assert_int_equal(ts_verify(db), 0);
+}
+
 static void retention__writes_remove_records_deleted_before_the_cut(void **state)
 {
     (void)state;
@@ -1512,6 +1544,7 @@ int main(void)
         T(retention__trim_at_a_cut_keeps_the_row_in_effect),
         T(retention__applied_in_full_to_a_store),
         T(retention__writes_remove_records_deleted_before_the_cut),
+        T(retention__the_sweep_reads_every_deletion_s_date),
         T(retention__the_retained_window_answers_as_a_store_keeping_every_row),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
