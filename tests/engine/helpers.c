@@ -382,6 +382,8 @@ int ts_env_read(ts_env *e, const void *vp, size_t vlen, const void *kp, size_t k
     uint32_t z = 0;
     size_t at = 6;
     for (int shift = 0; at < vlen; shift += 7) {
+        if (shift > 28)
+            return -1; /* over five bytes: no zone */
         z |= (uint32_t)(v[at] & 0x7f) << shift;
         if (!(v[at++] & 0x80))
             break;
