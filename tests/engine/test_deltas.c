@@ -517,6 +517,19 @@ static char *dump_of(ads_db *d, size_t *len)
     return buf;
 }
 
+/* Restore dump d (len bytes) into the directory "restored" beside the
+ * test store, whose path goes to dir (cap bytes). */
+static void restore_beside(const char *d, size_t len, char *dir, size_t cap)
+{
+    snprintf(dir, cap, "%s/restored", ts.dir);
+    FILE *f = fmemopen((void *)d, len, "r");
+    ads_error err;
+    ads_restore_options ro = ADS_RESTORE_OPTIONS_INIT;
+    if (ads_restore(dir, f, &ro, NULL, &err))
+        fail_msg("restore: %s", err.message);
+    fclose(f);
+}
+
 static void dump__holds_whole_rows_and_restores_to_the_same_dump(void **state)
 {
     (void)state;
@@ -526,13 +539,8 @@ static void dump__holds_whole_rows_and_restores_to_the_same_dump(void **state)
     size_t len, len2;
     char *d1 = dump_of(db, &len);
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/restored", ts.dir);
-    FILE *f = fmemopen(d1, len, "r");
+    restore_beside(d1, len, dir, sizeof dir);
     ads_error err;
-    ads_restore_options ro = ADS_RESTORE_OPTIONS_INIT;
-    if (ads_restore(dir, f, &ro, NULL, &err))
-        fail_msg("restore: %s", err.message);
-    fclose(f);
     /* the restored store keeps whole rows, and dumps the same bytes */
     size_t n;
     char *forms = history_forms(dir, &n);
@@ -661,13 +669,8 @@ static void envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes(void *
     assert_memory_equal(d1, d2, len);
     /* its dump restores to a store of format 6 (its rows packed) */
     char dir[1200];
-    snprintf(dir, sizeof dir, "%s/restored", ts.dir);
-    FILE *f = fmemopen(d1, len, "r");
+    restore_beside(d1, len, dir, sizeof dir);
     ads_error err;
-    ads_restore_options ro = ADS_RESTORE_OPTIONS_INIT;
-    if (ads_restore(dir, f, &ro, NULL, &err))
-        fail_msg("restore: %s", err.message);
-    fclose(f);
     ads_db *back;
     assert_int_equal(ads_db_open(&back, dir, 0, &err), 0);
     assert_int_equal(format_of(back), ADS_DB_FORMAT_ENVELOPE);
