@@ -188,28 +188,6 @@ static int read_str_head(rd *r, const unsigned char *at, unsigned t, size_t *len
     return 0;
 }
 
-/* An attribute id (a row's key in a row with ids) at p, left bytes there:
- * its header length (1, 2, 3 or 5) with *id, or 0 for anything that is not
- * an unsigned integer of 32 bits at most; *canonical tells whether it is in
- * its shortest form. */
-static inline unsigned id_head(const unsigned char *p, size_t left, uint64_t *id,
-                               bool *canonical)
-{
-    if (!left)
-        return 0;
-    unsigned t = p[0];
-    if (t <= 0x7f) {
-        *id = t;
-        *canonical = true;
-        return 1;
-    }
-    unsigned w = t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : 0;
-    if (!w || left - 1 < w)
-        return 0;
-    *id = get_be(p + 1, w);
-    *canonical = *id >= (w == 1 ? 0x80u : w == 2 ? 0x100u : 0x10000u);
-    return 1 + w;
-}
 
 /* The name of attribute id through the row's name table. */
 static int id_name(rd *r, const unsigned char *at, uint64_t id, ads_str *out)
@@ -439,7 +417,7 @@ static int read_map(rd *r, const unsigned char *at, size_t n, int depth, item *o
         if (ix && ix->ids) {
             uint64_t id;
             bool canon;
-            unsigned hl = id_head(r->p, (size_t)(r->end - r->p), &id, &canon);
+            unsigned hl = ads_msgpack__id_head(r->p, (size_t)(r->end - r->p), &id, &canon);
             if (!hl)
                 return corrupt(r, key_at, "expected an attribute id, found byte 0x%02x", *r->p);
             if (!canon)
@@ -1086,7 +1064,7 @@ static int id_key(const ads_msgpack_view *mv, size_t off, vkey *k, ads_error *er
 {
     uint64_t id;
     bool canon;
-    unsigned hl = id_head(mv->body + off, mv->body_len - off, &id, &canon);
+    unsigned hl = ads_msgpack__id_head(mv->body + off, mv->body_len - off, &id, &canon);
     if (!hl)
         return 1;
     ads_str nm;

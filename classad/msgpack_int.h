@@ -87,6 +87,32 @@ static inline size_t ads_msgpack__put_id(unsigned char *p, uint64_t id)
     return 1 + width;
 }
 
+/* An attribute id (a row's key in a row with ids) at p, left bytes there:
+ * its header length (1, 2, 3 or 5) with *id, or 0 for anything that is not
+ * an unsigned integer of 32 bits at most; *canonical tells whether it is in
+ * its shortest form (put_id's). */
+static inline unsigned ads_msgpack__id_head(const unsigned char *p, size_t left, uint64_t *id,
+                                            bool *canonical)
+{
+    if (!left)
+        return 0;
+    unsigned t = p[0];
+    if (t <= 0x7f) {
+        *id = t;
+        *canonical = true;
+        return 1;
+    }
+    unsigned w = t == 0xcc ? 1 : t == 0xcd ? 2 : t == 0xce ? 4 : 0;
+    if (!w || left - 1 < w)
+        return 0;
+    uint64_t v = 0;
+    for (unsigned k = 0; k < w; k++)
+        v = v << 8 | p[1 + k];
+    *id = v;
+    *canonical = v >= (w == 1 ? 0x80u : w == 2 ? 0x100u : 0x10000u);
+    return 1 + w;
+}
+
 /* Entry i of a row header's index of offsets, width bytes each (1, 2 or
  * 4), big-endian: a load per width. */
 static inline size_t ads_msgpack__offset_at(const unsigned char *index, unsigned width, size_t i)

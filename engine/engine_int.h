@@ -277,17 +277,21 @@ typedef struct row_entry {
     size_t raw_len;
     const unsigned char *value; /* the value's bytes (inside raw) */
     size_t value_len;
+    uint64_t id; /* the name's attribute id when known, else ADS_ROW_NO_ID */
 } row_entry;
 
+#define ADS_ROW_NO_ID UINT64_MAX
+
 /* The entries of the row at data (len bytes, read through names: a stored
- * row), in stored order, into *out (allocated in arena a). ADS_ECORRUPT,
- * ADS_EVERSION, ADS_ENOMEM. */
+ * row, whose entries then carry their ids), in stored order, into *out
+ * (allocated in arena a). ADS_ECORRUPT, ADS_EVERSION, ADS_ENOMEM. */
 int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size_t len,
                      const ads_msgpack_names *names, ads_arena *a, ads_error *err);
 
-/* Build a canonical row with names (as the encoders write it) from entries
- * sorted by folded name and distinct. */
-int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err);
+/* Build a canonical row from entries sorted by folded name and distinct:
+ * with names (as the encoders write it), or with ids (every entry's id set:
+ * the bytes ads_names__encode makes of the row with names). */
+int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, ads_error *err);
 
 /* The stored value v (envelope and row, under skey) appended to out with
  * its row's attributes named by ids (a row of the dump's form made the
@@ -582,6 +586,11 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
  * transaction); unchanged when the table is full. Errors: ADS_ECORRUPT,
  * ADS_ELIMIT, ADS_ENOMEM, ADS_ESTORAGE, ADS_EMAPFULL. */
 int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err);
+/* The id ads_names__encode gives name as the i-th attribute of a row (i
+ * keys its memo of the last row's names): 0 with *id, 1 when the name has
+ * none (the table full, or a store without one), or an error as there. */
+int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t *id,
+                  ads_error *err);
 /* Attributes of the largest row shape ads_names__shape knows. */
 #define ADS_NAMES_SHAPE_MAX 64
 /* A shape's id for a timeline attribute (which, 1-4, as

@@ -451,6 +451,14 @@ static int find(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_er
     return add(txn, name, len, id, err);
 }
 
+int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t *id,
+                  ads_error *err)
+{
+    if (!txn->db->names_dbi)
+        return 1;
+    return id_of(txn, i, name, len, id, err);
+}
+
 int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err)
 {
     if (!txn->db->names_dbi) {

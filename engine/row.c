@@ -641,6 +641,9 @@ int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size
         e[i].raw_len = end - at;
         e[i].value = mv.body + vat;
         e[i].value_len = end - vat;
+        bool canon;
+        if (!mv.names || !ads_msgpack__id_head(e[i].raw, vat - at, &e[i].id, &canon))
+            e[i].id = ADS_ROW_NO_ID;
     }
     *out = e;
     *n = mv.n;
@@ -678,10 +681,26 @@ static size_t str_head(unsigned char *h, size_t len)
     return 5;
 }
 
-int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error *err)
+/* The bytes of entry e's key: a name (its header, then its bytes) or an id. */
+static size_t key_size(const row_entry *e, bool ids)
+{
+    unsigned char h[5];
+    return ids ? ads_msgpack__id_size(e->id) : str_head(h, e->name_len) + e->name_len;
+}
+
+static unsigned char *put_key(unsigned char *p, const row_entry *e, bool ids)
+{
+    if (ids)
+        return p + ads_msgpack__put_id(p, e->id);
+    p += str_head(p, e->name_len);
+    memcpy(p, e->name, e->name_len);
+    return p + e->name_len;
+}
+
+int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, ads_error *err)
 {
     msgpack_packer pk;
-    unsigned char maphead[5], h[5];
+    unsigned char maphead[5];
     size_t mh = n <= 15 ? 1 : n <= 0xffff ? 3 : 5;
     if (n <= 15) {
         maphead[0] = (unsigned char)(0x80 | n);
@@ -697,7 +716,7 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
     size_t last = mh, total = mh;
     for (size_t i = 0; i < n; i++) {
         last = total;
-        total += str_head(h, e[i].name_len) + e[i].name_len + e[i].value_len;
+        total += key_size(&e[i], ids) + e[i].value_len;
     }
     if (last > UINT32_MAX)
         return ads_error_set(err, ADS_ELIMIT, "row of %zu bytes is too large", total);
@@ -706,25 +725,24 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, ads_error 
     msgpack_packer_init(&pk, out, buf_write);
     msgpack_pack_array(&pk, 2);
     msgpack_pack_ext(&pk, 2 + n * width, ADS_MSGPACK_EXT_ROW);
-    unsigned char vw[2] = {ADS_MSGPACK_VERSION, (unsigned char)width};
+    unsigned char vw[2] = {ids ? ADS_MSGPACK_VERSION_IDS : ADS_MSGPACK_VERSION,
+                           (unsigned char)width};
     ads_buf_add(out, vw, 2);
-    size_t off = mh;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char o[4];
-        for (unsigned j = 0; j < width; j++)
-            o[j] = (unsigned char)(off >> (8 * (width - 1 - j)));
-        ads_buf_add(out, o, width);
-        off += str_head(h, e[i].name_len) + e[i].name_len + e[i].value_len;
-    }
-    ads_buf_add(out, maphead, mh);
-    for (size_t i = 0; i < n; i++) {
-        ads_buf_add(out, h, str_head(h, e[i].name_len));
-        ads_buf_add(out, e[i].name, e[i].name_len);
-        ads_buf_add(out, e[i].value, e[i].value_len);
-    }
-    if (out->failed) {
+    unsigned char *o = (unsigned char *)ads_buf_extend(out, n * width + total);
+    if (!o || out->failed) {
         out->len = start;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    /* the index of offsets (from the map's header), then the map */
+    unsigned char *map = o + n * width, *at = map + mh;
+    memcpy(map, maphead, mh);
+    for (size_t i = 0; i < n; i++, o += width) {
+        size_t off = (size_t)(at - map);
+        for (unsigned j = 0; j < width; j++)
+            o[j] = (unsigned char)(off >> (8 * (width - 1 - j)));
+        at = put_key(at, &e[i], ids);
+        memcpy(at, e[i].value, e[i].value_len);
+        at += e[i].value_len;
     }
     return 0;
 }

@@ -137,19 +137,37 @@ static int make_entry(row_entry *out, const char *name, size_t len, const ads_va
         out->name_len = len;
         out->value = p + vat;
         out->value_len = b.len - vat;
+        out->id = ADS_ROW_NO_ID;
     }
     ads_buf_free(&b);
     return rc;
 }
 
+/* Ids for the n entries of m that have none, as ads_names__encode would
+ * give them: 0, 1 when a name gets none (the row then keeps names), or an
+ * error. */
+static int entry_ids(ads_txn *txn, row_entry *m, size_t n, ads_error *err)
+{
+    for (size_t k = 0; k < n; k++) {
+        int rc;
+        if (m[k].id == ADS_ROW_NO_ID &&
+            (rc = ads_names__id(txn, k, (const char *)m[k].name, m[k].name_len, &m[k].id, err)))
+            return rc;
+    }
+    return 0;
+}
+
 /*
  * Merge: base's entries (may be NULL) overlaid with given's, then extra
  * (entries to add when given lacks them); given entries that are nil remove
- * the attribute; timeline attributes are dropped. Into out as a row.
+ * the attribute; timeline attributes are dropped. Into out as the row the
+ * store keeps: with attribute ids (*ids true; the entries' own where they
+ * have them, so a stored row's names are not looked up again), or with
+ * names where a name gets no id. *sig: the signature of the row's names.
  */
-static int merge(ads_buf *out, const row_entry *base, size_t nb, const row_entry *given,
-                 size_t ng, const row_entry *extra, size_t ne, uint64_t *sig, ads_arena *a,
-                 ads_error *err)
+static int merge(ads_buf *out, bool *ids, ads_txn *txn, const row_entry *base, size_t nb,
+                 const row_entry *given, size_t ng, const row_entry *extra, size_t ne,
+                 uint64_t *sig, ads_arena *a, ads_error *err)
 {
     size_t cap = nb + ng + ne;
     row_entry *m = ads_arena_alloc(a, (cap ? cap : 1) * sizeof *m);
@@ -205,7 +223,11 @@ static int merge(ads_buf *out, const row_entry *base, size_t nb, const row_entry
     for (size_t k = 0; k < n; k++)
         h = ads_attrs__sig_add(h, (const char *)m[k].name, m[k].name_len);
     *sig = ads_attrs__sig_end(h);
-    return ads_row__from_entries(out, m, n, err);
+    int rc = entry_ids(txn, m, n, err);
+    if (rc < 0)
+        return rc;
+    *ids = rc == 0;
+    return ads_row__from_entries(out, m, n, *ids, err);
 }
 
 /* ---- the write ---- */
@@ -629,6 +651,21 @@ static int build_key(ads_buf *full, ads_txn *txn, const write_req *r, ads_msgpac
     return 0;
 }
 
+/* The entries of the given row, with the ids of its shape when it has one
+ * (shape_ids; a timeline attribute's stands above every id and is left
+ * out). */
+static int given_entries(row_entry **out, size_t *n, const write_req *r,
+                         const uint64_t *shape_ids, ads_arena *a, ads_error *err)
+{
+    int rc = ads_row__entries(out, n, r->data, r->len, NULL, a, err);
+    if (rc || !shape_ids)
+        return rc;
+    for (size_t i = 0; i < *n; i++)
+        if (shape_ids[i] < ADS_NAMES_TIMELINE)
+            (*out)[i].id = shape_ids[i];
+    return 0;
+}
+
 /* The new row (*data, *len: a row with names) as the store keeps it, in
  * ws->ids: *data and *len then point there. */
 static int to_ids(ads_txn *txn, struct write_scratch *ws, const unsigned char **data,
@@ -813,17 +850,18 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     const unsigned char *ndata;
     size_t nlen;
+    bool merged_ids = false; /* the merge wrote the row with ids */
     bool use_base = bdata && !base_deleted;
     if (!use_base && !ne && !gi.special && !gi.nil) {
         /* the given row is the new row as it is */
         ndata = r->data;
         nlen = r->len;
     } else {
-        if ((rc = ads_row__entries(&given, &ng, r->data, r->len, NULL, a, err)) ||
+        if ((rc = given_entries(&given, &ng, r, shape_ids, a, err)) ||
             (use_base && (rc = ads_row__entries(&base, &nb, bdata, blen, ads_txn__names(txn), a,
                                                 err))) ||
-            (rc = merge(merged, base, nb, given, ng, ne ? &extra : NULL, ne, &merged_sig, a,
-                        err)))
+            (rc = merge(merged, &merged_ids, txn, base, nb, given, ng, ne ? &extra : NULL, ne,
+                        &merged_sig, a, err)))
             goto cleanup;
         ndata = (const unsigned char *)merged->p;
         nlen = merged->len;
@@ -836,7 +874,7 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
             goto cleanup;
         ndata = (const unsigned char *)ws->ids.p;
         nlen = ws->ids.len;
-    } else if ((rc = to_ids(txn, ws, &ndata, &nlen, err))) {
+    } else if (!merged_ids && (rc = to_ids(txn, ws, &ndata, &nlen, err))) {
         goto cleanup;
     } else if (as_given) {
         sig = given_sig(&mv);
@@ -896,13 +934,13 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
                 goto cleanup;
             }
             ads_buf_clear(merged);
-            rc = merge(merged, NULL, 0, re, nr, NULL, 0, &merged_sig, a, err);
+            rc = merge(merged, &merged_ids, txn, NULL, 0, re, nr, NULL, 0, &merged_sig, a, err);
             ads_buf_free(&replaced);
             if (rc)
                 goto cleanup;
             ndata = (const unsigned char *)merged->p;
             nlen = merged->len;
-            if ((rc = to_ids(txn, ws, &ndata, &nlen, err)))
+            if (!merged_ids && (rc = to_ids(txn, ws, &ndata, &nlen, err)))
                 goto cleanup;
             as_given = false;
         }
@@ -1139,7 +1177,7 @@ int ads_txn_delete(ads_txn *txn, const ads_row *row, ads_write_info *info, ads_e
             }
             if (!put)
                 all[k++] = del;
-            rc = ads_row__from_entries(&b, all, k, err);
+            rc = ads_row__from_entries(&b, all, k, false, err);
         }
     }
     if (!rc && (b.failed || key.failed))
