@@ -73,14 +73,24 @@ static bool is_delta(const MDB_val *v)
 /* The nearest whole row of the record before hkey (slen + 16 bytes), on
  * cursor c: *found 1 with *k, *v and *steps (the differences passed on the
  * way), 0 when there is none. LMDB's return code. */
+static int walk_back(MDB_cursor *c, int rc, const unsigned char *hkey, size_t slen, MDB_val *k,
+                     MDB_val *v, unsigned *steps, int *found);
+
 static int keyframe_before(MDB_cursor *c, const unsigned char *hkey, size_t slen, MDB_val *k,
                            MDB_val *v, unsigned *steps, int *found)
 {
     k->mv_data = (void *)hkey;
     k->mv_size = slen + 16;
+    return walk_back(c, ads_db__cursor_before(c, k, v), hkey, slen, k, v, steps, found);
+}
+
+/* keyframe_before from the row before hkey, where c stands (rc: LMDB's
+ * code of the step there). */
+static int walk_back(MDB_cursor *c, int rc, const unsigned char *hkey, size_t slen, MDB_val *k,
+                     MDB_val *v, unsigned *steps, int *found)
+{
     *found = 0;
     *steps = 0;
-    int rc = ads_db__cursor_before(c, k, v);
     while (rc == 0 && of_record(k, hkey, slen)) {
         if (!is_delta(v)) {
             *found = 1;
@@ -264,41 +274,41 @@ static int whole_after(ads_txn *txn, const unsigned char *hkey, size_t slen,
 /* Where a row put at hkey goes: *middle when rows of the record come after
  * it; its keyframe kf (*found: 1 a history row, 2 the record's base, 0
  * none), and the differences between them in the history (*steps). */
-static int place(ads_txn *txn, const unsigned char *hkey, size_t slen, bool *middle, row_env *kf,
-                 int *found, unsigned *steps, ads_error *err)
+static int place(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t slen,
+                 bool *middle, row_env *kf, int *found, unsigned *steps, ads_error *err)
 {
-    MDB_cursor *c;
     MDB_val k = {slen + 16, (void *)hkey}, v;
-    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
+    int rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    *middle = rc == 0 && of_record(&k, hkey, slen);
+    /* the row before hkey: the one before the row found, or the last */
+    if (rc == 0)
+        rc = mdb_cursor_get(c, &k, &v, MDB_PREV);
+    else if (rc == MDB_NOTFOUND)
+        rc = mdb_cursor_get(c, &k, &v, MDB_LAST);
+    if (rc == 0 || rc == MDB_NOTFOUND)
+        rc = walk_back(c, rc, hkey, slen, &k, &v, steps, found);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "writing history");
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    *middle = rc == 0 && of_record(&k, hkey, slen);
-    if (!rc || rc == MDB_NOTFOUND)
-        rc = keyframe_before(c, hkey, slen, &k, &v, steps, found);
-    if (rc) {
-        mdb_cursor_close(c);
-        return ads_db__lmdb(txn, err, rc, "writing history");
-    }
     bool in_history = *found;
     rc = parse_keyframe(txn, hkey, slen, *found, &k, &v, kf, "history row", err);
-    mdb_cursor_close(c);
     if (rc < 0)
         return rc;
     *found = rc == 0 ? 0 : in_history ? 1 : 2;
     return 0;
 }
 
-int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned flags, double ts,
-                  int32_t offset, int64_t systs, const unsigned char *full_key, size_t full_key_len,
-                  const unsigned char *data, size_t len, ads_buf *scratch, ads_buf *base,
-                  ads_error *err)
+/* ads_hist__put on cursor c of the history table. */
+static int put_on(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t slen,
+                  const row_env *e, ads_buf *scratch, ads_buf *base, ads_error *err)
 {
     bool middle = false;
     int found = 0;
     unsigned steps = 0;
-    row_env kf, e = {flags, ts, offset, systs, full_key, full_key_len, data, len, 0};
-    int rc = place(txn, hkey, slen, &middle, &kf, &found, &steps, err);
+    const unsigned char *data = e->data;
+    size_t len = e->len;
+    unsigned flags = e->flags;
+    row_env kf;
+    int rc = place(txn, c, hkey, slen, &middle, &kf, &found, &steps, err);
     if (rc)
         return rc;
     bool delta = false;
@@ -327,13 +337,33 @@ int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned
     ads_buf *val = delta ? base : scratch;
     if ((rc = ads_db__format_rows(txn, err)))
         return rc;
-    if ((rc = delta ? build(val, hkey, slen, flags | ROW_DELTA | ROW_KEYDATES, &e,
+    if ((rc = delta ? build(val, hkey, slen, flags | ROW_DELTA | ROW_KEYDATES, e,
                             (const unsigned char *)scratch->p, scratch->len, err)
-                    : build(val, hkey, slen, flags, &e, data, len, err)) ||
-        (rc = ads_db__put(txn, txn->db->history, hkey, slen + 16, val->p, val->len, 0, err)))
+                    : build(val, hkey, slen, flags, e, data, len, err)))
         return rc;
+    MDB_val k = {slen + 16, (void *)hkey}, v = {val->len, val->p};
+    txn->writes++;
+    if ((rc = mdb_cursor_put(c, &k, &v, 0)))
+        return ads_db__lmdb(txn, err, rc, "writing");
     if (middle && found && !delta)
         rc = whole_after(txn, hkey, slen, (const unsigned char *)base->p, base->len, fsum, err);
+    return rc;
+}
+
+int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned flags, double ts,
+                  int32_t offset, int64_t systs, const unsigned char *full_key, size_t full_key_len,
+                  const unsigned char *data, size_t len, ads_buf *scratch, ads_buf *base,
+                  ads_error *err)
+{
+    row_env e = {flags, ts, offset, systs, full_key, full_key_len, data, len, 0};
+    /* one cursor finds the keyframe and puts the row: LMDB looks for a key
+     * on the cursor's page first, and the record's rows are there */
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "writing history");
+    rc = put_on(txn, c, hkey, slen, &e, scratch, base, err);
+    mdb_cursor_close(c);
     return rc;
 }
 
