@@ -117,6 +117,15 @@ int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const voi
     return rc ? ads_db__lmdb(txn, err, rc, "writing") : 0;
 }
 
+int ads_db__cursor_put(ads_txn *txn, MDB_cursor *c, const void *k, size_t klen, const void *v,
+                       size_t vlen, unsigned flags, ads_error *err)
+{
+    MDB_val key = {klen, (void *)k}, val = {vlen, (void *)v};
+    txn->writes++;
+    int rc = mdb_cursor_put(c, &key, &val, flags);
+    return rc ? ads_db__lmdb(txn, err, rc, "writing") : 0;
+}
+
 int ads_db__del(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, ads_error *err)
 {
     MDB_val key = {klen, (void *)k};

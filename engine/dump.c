@@ -177,12 +177,12 @@ static int text_row(wout *o, ads_txn *txn, const MDB_val *k, const MDB_val *v, b
 /* Check a row before it goes into the dump: 0 to write it, 1 to leave it
  * out (salvage), or ADS_ECORRUPT naming its type and key. */
 static int dump_check(ads_txn *txn, const MDB_val *k, const MDB_val *v, bool latest,
-                      const ads_dump_options *opt, ads_dump_result *res, ads_arena *a,
-                      ads_error *err)
+                      row_env *env, const ads_dump_options *opt, ads_dump_result *res,
+                      ads_arena *a, ads_error *err)
 {
     char why[ADS_ERROR_MESSAGE_MAX];
-    if (!ads_dump__check_row(txn, k->mv_data, k->mv_size, v->mv_data, v->mv_size, latest, a,
-                             why, sizeof why))
+    if (!ads_dump__check_row(txn, k->mv_data, k->mv_size, v->mv_data, v->mv_size, latest, env,
+                             a, why, sizeof why))
         return 0;
     if (!opt->salvage)
         return ads_error_set(err, ADS_ECORRUPT, "%s", why);
@@ -258,7 +258,8 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
     if (rc)
         return rc < 0 ? rc : 0;
     v = &wv;
-    rc = dump_check(txn, k, v, latest, opt, res, a, err);
+    row_env env;
+    rc = dump_check(txn, k, v, latest, &env, opt, res, a, err);
     if (rc)
         return rc < 0 ? rc : 0;
     if (opt->format == ADS_DUMP_TEXT) {
@@ -268,8 +269,8 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
         /* the dump names attributes (it is read without the store's name
          * table): the row with names, its checksum made anew */
         ads_buf_clear(&o->row);
-        if ((rc = ads_row__to_names(&o->row, &o->scratch, txn, k->mv_data, k->mv_size,
-                                    v->mv_data, v->mv_size, err)))
+        if ((rc = ads_row__to_names(&o->row, &o->scratch, txn, k->mv_data, k->mv_size, &env,
+                                    err)))
             return rc;
         MDB_val nv = {o->row.len, o->row.p};
         put_item(o, pk, latest ? ITEM_LATEST : ITEM_HISTORY, k, &nv);

@@ -32,21 +32,20 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
 }
 
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
-                        const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
-                        char *why, size_t cap)
+                        const unsigned char *val, size_t vlen, bool latest, row_env *env,
+                        ads_arena *a, char *why, size_t cap)
 {
     const char *what = latest ? "latest row" : "history row";
     size_t min = latest ? 5 : 5 + 16;
     ads_error e;
-    row_env env;
     const char *pre = ""; /* ads_row__parse names the row itself */
     if (klen < min) {
         snprintf(e.message, sizeof e.message, "%s: a key of %zu bytes", what, klen);
-    } else if (ads_row__parse(&env, key, klen, val, vlen, what, &e) == 0) {
+    } else if (ads_row__parse(env, key, klen, val, vlen, what, &e) == 0) {
         /* a dump holds whole rows (a store's differences are made whole) */
-        if (env.flags & ROW_DELTA)
+        if (env->flags & ROW_DELTA)
             snprintf(e.message, sizeof e.message, "kept as a difference, not whole");
-        else if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e) == 0)
+        else if (ads_msgpack__check_row(env->data, env->len, ads_txn__names(txn), &e) == 0)
             return 0;
         pre = latest ? "latest row: " : "history row: ";
     }

@@ -72,10 +72,11 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
                         size_t len, ads_arena *a);
 
 /* Check a stored row (its key size, checksum, envelope and MessagePack):
- * 0, or ADS_ECORRUPT with "type T, key K: latest row: what is wrong" in why. */
+ * 0 with the row parsed in *env, or ADS_ECORRUPT with "type T, key K:
+ * latest row: what is wrong" in why. */
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
-                        const unsigned char *val, size_t vlen, bool latest, ads_arena *a,
-                        char *why, size_t cap);
+                        const unsigned char *val, size_t vlen, bool latest, row_env *env,
+                        ads_arena *a, char *why, size_t cap);
 /* A row read from a dump (one ads_dump__check_row passed): its envelope is
  * a dump's (version 1), not a store's packed one. 0, or ADS_ECORRUPT with
  * "type T, key K: latest row: a row of envelope version 2 ..." in why. */

@@ -293,8 +293,8 @@ int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size
  * the bytes ads_names__encode makes of the row with names). */
 int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, ads_error *err);
 
-/* The stored value v (envelope and row, under skey) appended to out with
- * its row's attributes named by ids (a row of the dump's form made the
+/* The stored row env (parsed under skey: ads_row__parse) appended to out
+ * with its row's attributes named by ids (a row of the dump's form made the
  * store's, new names taking ids in txn, a write transaction) or by names
  * (the store's form made the dump's); the envelope the store's (version 2)
  * or the dump's (version 1), the checksum made anew. scratch holds
@@ -302,9 +302,9 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, 
  * rows keeps it, and out, so that neither is allocated again per row).
  * Errors: ADS_ECORRUPT, ADS_ENOMEM, and those of ads_names__encode. */
 int ads_row__to_ids(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
-                    size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err);
+                    size_t skey_len, const row_env *env, ads_error *err);
 int ads_row__to_names(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
-                      size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err);
+                      size_t skey_len, const row_env *env, ads_error *err);
 
 /* Case-insensitive compare of names as rows sort them. */
 int ads_row__name_cmp(const unsigned char *a, size_t alen, const unsigned char *b, size_t blen);
@@ -531,6 +531,11 @@ int ads_db__failed_write(ads_txn *txn, uint64_t w0, int rc);
 int ads_db__put(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, const void *v,
                 size_t vlen, unsigned flags, ads_error *err);
 int ads_db__del(ads_txn *txn, MDB_dbi dbi, const void *k, size_t klen, ads_error *err);
+/* ads_db__put through cursor c of the transaction (mdb_cursor_put: LMDB
+ * looks for the key on the cursor's page first; with MDB_APPEND, a cursor
+ * kept from put to put finds the end without a search). */
+int ads_db__cursor_put(ads_txn *txn, MDB_cursor *c, const void *k, size_t klen, const void *v,
+                       size_t vlen, unsigned flags, ads_error *err);
 
 /* Read a meta value: 1 (with *v) or 0 if absent, or an error. */
 int ads_db__meta_get(ads_txn *txn, const char *key, size_t klen, MDB_val *v, ads_error *err);

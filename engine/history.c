@@ -341,10 +341,8 @@ static int put_on(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t
                             (const unsigned char *)scratch->p, scratch->len, err)
                     : build(val, hkey, slen, flags, e, data, len, err)))
         return rc;
-    MDB_val k = {slen + 16, (void *)hkey}, v = {val->len, val->p};
-    txn->writes++;
-    if ((rc = mdb_cursor_put(c, &k, &v, 0)))
-        return ads_db__lmdb(txn, err, rc, "writing");
+    if ((rc = ads_db__cursor_put(txn, c, hkey, slen + 16, val->p, val->len, 0, err)))
+        return rc;
     if (middle && found && !delta)
         rc = whole_after(txn, hkey, slen, (const unsigned char *)base->p, base->len, fsum, err);
     return rc;

@@ -160,12 +160,14 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
     ads_db *db = txn->db;
     ads_arena *a = ads_arena_new();
     ads_buf key = ADS_BUF_INIT, val = ADS_BUF_INIT, ids = ADS_BUF_INIT, scratch = ADS_BUF_INIT;
+    MDB_cursor *cur[2] = {NULL, NULL}; /* history, latest */
     int rc = 0;
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     for (size_t i = 0; i < b->n && !rc; i++) {
         const char *k = b->bytes.p + b->off[i], *v = k + b->klen[i];
         size_t kl = b->klen[i], vl = b->vlen[i];
+        row_env env; /* a row's, parsed once: checked, then made the store's */
         if (b->text[i]) {
             /* a text row: parse its line again and build the stored bytes */
             const ads_record *rec;
@@ -185,13 +187,16 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
             kl = key.len;
             v = val.p;
             vl = val.len;
+            if ((rc = ads_row__parse(&env, (const unsigned char *)k, kl,
+                                     (const unsigned char *)v, vl, "row", err)))
+                break;
         } else if (b->kind[i] != ITEM_META) {
             /* the dump's checksum covers its bytes, not whether the rows it
              * carried were sound when they were dumped */
             char why[ADS_ERROR_MESSAGE_MAX];
             ads_arena_reset(a);
             if (ads_dump__check_row(txn, (const unsigned char *)k, kl, (const unsigned char *)v, vl,
-                                    b->kind[i] == ITEM_LATEST, a, why, sizeof why) ||
+                                    b->kind[i] == ITEM_LATEST, &env, a, why, sizeof why) ||
                 ads_dump__check_envelope(txn, (const unsigned char *)k, kl,
                                          (const unsigned char *)v, vl, b->kind[i] == ITEM_LATEST,
                                          a, why, sizeof why)) {
@@ -209,16 +214,24 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
         if (b->kind[i] != ITEM_META) {
             ads_buf_clear(&ids);
             if ((rc = ads_db__format_rows(txn, err)) ||
-                (rc = ads_row__to_ids(&ids, &scratch, txn, (const unsigned char *)k, kl,
-                                      (const unsigned char *)v, vl, err)))
+                (rc = ads_row__to_ids(&ids, &scratch, txn, (const unsigned char *)k, kl, &env,
+                                      err)))
                 break;
             v = ids.p;
             vl = ids.len;
         }
-        MDB_dbi dbi = b->kind[i] == ITEM_META ? db->meta
-                    : b->kind[i] == ITEM_LATEST ? db->latest : db->history;
-        unsigned flags = b->kind[i] == ITEM_META ? 0 : MDB_APPEND;
-        rc = ads_db__put(txn, dbi, k, kl, v, vl, flags, err);
+        if (b->kind[i] == ITEM_META) {
+            rc = ads_db__put(txn, db->meta, k, kl, v, vl, 0, err);
+        } else {
+            /* rows come in key order: appended through a cursor per table */
+            bool latest = b->kind[i] == ITEM_LATEST;
+            MDB_cursor **c = &cur[latest];
+            if (!*c && (rc = mdb_cursor_open(txn->txn, latest ? db->latest : db->history, c))) {
+                rc = ads_db__lmdb(txn, err, rc, "restoring");
+                break;
+            }
+            rc = ads_db__cursor_put(txn, *c, k, kl, v, vl, MDB_APPEND, err);
+        }
         if (rc && !txn->broken)
             rc = ads_error_set(err, ADS_ECORRUPT,
                                "the dump is corrupt: its rows are out of key order or repeat");
@@ -238,6 +251,9 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
                                       sizeof buf, err);
         }
     }
+    for (int i = 0; i < 2; i++)
+        if (cur[i])
+            mdb_cursor_close(cur[i]);
     ads_buf_free(&key);
     ads_buf_free(&val);
     ads_buf_free(&ids);

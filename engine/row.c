@@ -749,23 +749,19 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, 
 
 /* ---- rows between the store's form and the dump's ---- */
 
-/* The stored value v (under skey) again, its MessagePack row rewritten: to
+/* The stored row env (under skey) again, its MessagePack row rewritten: to
  * attribute ids through txn's name table (ids: a stored row, envelope
  * version 2), or back to names (a dump's row, envelope version 1). */
 static int rekey(ads_buf *out, ads_buf *data, ads_txn *txn, bool ids, const unsigned char *skey,
-                 size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err)
+                 size_t skey_len, const row_env *env, ads_error *err)
 {
-    row_env env;
-    int rc = parse_envelope(&env, skey, skey_len, v, vlen, "row", err);
-    if (rc)
-        return rc;
     ads_buf_clear(data);
-    rc = ids ? ads_names__encode(txn, data, env.data, env.len, err)
-             : ads_msgpack__to_names(data, env.data, env.len, ads_txn__names(txn), err);
+    int rc = ids ? ads_names__encode(txn, data, env->data, env->len, err)
+                 : ads_msgpack__to_names(data, env->data, env->len, ads_txn__names(txn), err);
     if (!rc) {
         build(out, ids ? ADS_ROW_VERSION : ADS_ROW_VERSION_DUMP, skey, skey_len,
-              env.flags & ROW_DELETED, env.ts, env.offset, env.systs, env.full_key,
-              env.full_key_len, (const unsigned char *)data->p, data->len);
+              env->flags & ROW_DELETED, env->ts, env->offset, env->systs, env->full_key,
+              env->full_key_len, (const unsigned char *)data->p, data->len);
         if (out->failed)
             rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
@@ -773,13 +769,13 @@ static int rekey(ads_buf *out, ads_buf *data, ads_txn *txn, bool ids, const unsi
 }
 
 int ads_row__to_ids(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
-                    size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err)
+                    size_t skey_len, const row_env *env, ads_error *err)
 {
-    return rekey(out, scratch, txn, true, skey, skey_len, v, vlen, err);
+    return rekey(out, scratch, txn, true, skey, skey_len, env, err);
 }
 
 int ads_row__to_names(ads_buf *out, ads_buf *scratch, ads_txn *txn, const unsigned char *skey,
-                      size_t skey_len, const unsigned char *v, size_t vlen, ads_error *err)
+                      size_t skey_len, const row_env *env, ads_error *err)
 {
-    return rekey(out, scratch, txn, false, skey, skey_len, v, vlen, err);
+    return rekey(out, scratch, txn, false, skey, skey_len, env, err);
 }
