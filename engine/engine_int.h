@@ -596,6 +596,9 @@ int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, a
  * none (the table full, or a store without one), or an error as there. */
 int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t *id,
                   ads_error *err);
+/* A write transaction's view of the name table brought up to date (what
+ * ads_names__encode does first; shapes are kept only after it). */
+int ads_names__sync(ads_txn *txn, ads_error *err);
 /* Attributes of the largest row shape ads_names__shape knows. */
 #define ADS_NAMES_SHAPE_MAX 64
 /* A shape's id for a timeline attribute (which, 1-4, as

@@ -451,6 +451,13 @@ static int find(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_er
     return add(txn, name, len, id, err);
 }
 
+int ads_names__sync(ads_txn *txn, ads_error *err)
+{
+    if (!txn->db->names_dbi || txn->names_synced)
+        return 0;
+    return sync_writer(txn, err);
+}
+
 int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t *id,
                   ads_error *err)
 {

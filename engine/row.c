@@ -721,6 +721,8 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, 
     if (last > UINT32_MAX)
         return ads_error_set(err, ADS_ELIMIT, "row of %zu bytes is too large", total);
     unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    if (n > (UINT32_MAX - 2) / width)
+        return ads_error_set(err, ADS_ELIMIT, "row of %zu attributes is too large", n);
     size_t start = out->len;
     msgpack_packer_init(&pk, out, buf_write);
     msgpack_pack_array(&pk, 2);

@@ -143,11 +143,23 @@ static int make_entry(row_entry *out, const char *name, size_t len, const ads_va
     return rc;
 }
 
+/* Whether two entries' names are the same bytes (not only the same folded:
+ * a name keeps the spelling given last, and its id is that spelling's). */
+static bool spelled_alike(const row_entry *a, const row_entry *b)
+{
+    return a->name_len == b->name_len && memcmp(a->name, b->name, a->name_len) == 0;
+}
+
 /* Ids for the n entries of m that have none, as ads_names__encode would
  * give them: 0, 1 when a name gets none (the row then keeps names), or an
  * error. */
 static int entry_ids(ads_txn *txn, row_entry *m, size_t n, ads_error *err)
 {
+    /* synced even when every entry has its id: the shape kept after the
+     * write reads the published names */
+    int sr = ads_names__sync(txn, err);
+    if (sr)
+        return sr;
     for (size_t k = 0; k < n; k++) {
         int rc;
         if (m[k].id == ADS_ROW_NO_ID &&
@@ -182,11 +194,14 @@ static int merge(ads_buf *out, bool *ids, ads_txn *txn, const row_entry *base, s
             pick = &base[i];
             src = 0;
         }
+        uint64_t same_id = ADS_ROW_NO_ID; /* the replaced entry's, same spelling */
         if (j < ng && (!pick || ads_row__name_cmp(given[j].name, given[j].name_len, pick->name,
                                                   pick->name_len) <= 0)) {
             if (pick && ads_row__name_cmp(given[j].name, given[j].name_len, pick->name,
-                                          pick->name_len) == 0)
+                                          pick->name_len) == 0) {
                 i++; /* given replaces base */
+                same_id = spelled_alike(&given[j], pick) ? pick->id : ADS_ROW_NO_ID;
+            }
             pick = &given[j];
             src = 1;
         }
@@ -199,6 +214,7 @@ static int merge(ads_buf *out, bool *ids, ads_txn *txn, const row_entry *base, s
                 src = 2;
             } else if (c == 0 && src != 1) {
                 i += src == 0; /* extra replaces base */
+                same_id = src == 0 && spelled_alike(&extra[x], pick) ? pick->id : ADS_ROW_NO_ID;
                 pick = &extra[x];
                 src = 2;
             } else if (c == 0) {
@@ -215,7 +231,10 @@ static int merge(ads_buf *out, bool *ids, ads_txn *txn, const row_entry *base, s
             continue;
         if (ads_row__timeline_attr((const char *)pick->name, pick->name_len))
             continue;
-        m[n++] = *pick;
+        m[n] = *pick;
+        if (m[n].id == ADS_ROW_NO_ID)
+            m[n].id = same_id;
+        n++;
     }
     /* the signature of the merged row's names, as ads_attrs__note would
      * read it from the row (so it need not open the row again) */
