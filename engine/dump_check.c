@@ -31,6 +31,18 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
     snprintf(out, cap, "type %s, key %s", tname, kt);
 }
 
+/* "type T, key K: <pre><message>" in why: ADS_ECORRUPT. A long key's full
+ * form is in the row, which cannot be trusted: the record is named by the
+ * key as stored (len bytes, without a history key's dates). */
+static int bad_row(char *why, size_t cap, ads_txn *txn, const unsigned char *key, size_t len,
+                   const char *pre, const char *message, ads_arena *a)
+{
+    char name[400];
+    ads_dump__row_name(name, sizeof name, txn, key, len, a);
+    snprintf(why, cap, "%s: %s%s", name, pre, message);
+    return ADS_ECORRUPT;
+}
+
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
                         const unsigned char *val, size_t vlen, bool latest, row_env *env,
                         ads_arena *a, char *why, size_t cap)
@@ -49,12 +61,17 @@ int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
             return 0;
         pre = latest ? "latest row: " : "history row: ";
     }
-    /* a long key's full form is in the row, which cannot be trusted: name
-     * the record by the key as stored */
-    char name[400];
-    ads_dump__row_name(name, sizeof name, txn, key, latest || klen < min ? klen : klen - 16, a);
-    snprintf(why, cap, "%s: %s%s", name, pre, e.message);
-    return ADS_ECORRUPT;
+    return bad_row(why, cap, txn, key, latest || klen < min ? klen : klen - 16, pre, e.message,
+                   a);
+}
+
+int ads_dump__check_made(ads_txn *txn, const unsigned char *key, size_t klen,
+                         const row_env *env, ads_arena *a, char *why, size_t cap)
+{
+    ads_error e;
+    if (ads_msgpack__check_row(env->data, env->len, ads_txn__names(txn), &e) == 0)
+        return 0;
+    return bad_row(why, cap, txn, key, klen - 16, "history row: ", e.message, a);
 }
 
 int ads_dump__check_envelope(ads_txn *txn, const unsigned char *key, size_t klen,
