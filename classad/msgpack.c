@@ -1670,6 +1670,19 @@ int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat
             vend[i] = e;
             continue;
         }
+        /* a row with ids: the id, its name from the table (anything amiss
+         * is left to the full path, which names it) */
+        uint64_t id;
+        bool canon;
+        unsigned hl;
+        ads_error quiet;
+        if (mv->names && e <= mv->body_len && off < e &&
+            (hl = ads_msgpack__id_head(b + off, e - off, &id, &canon)) && off + hl < e &&
+            mv->names->name(mv->names, id, &names[i], &quiet) == 0) {
+            vat[i] = off + hl;
+            vend[i] = e;
+            continue;
+        }
         size_t kat;
         int rc = ads_msgpack__view_entry(mv, i, &names[i], &kat, &vat[i], &vend[i], err);
         if (rc)
