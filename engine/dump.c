@@ -208,11 +208,12 @@ static int put_item(wout *o, msgpack_packer *pk, int kind, const MDB_val *k, con
 }
 
 /* A history row as a dump holds it: whole. A row kept as a difference is
- * made whole from its keyframe: into *env (*made set), or, when bytes are
- * wanted (the text form reads the row again), into o->whole and *v, its
- * checksum made anew. 0, 1 to leave it out (salvage: it cannot be made
- * whole), or an error. A row that does not parse is left as it is, for
- * dump_check to name. */
+ * made whole from its keyframe. The row, parsed, goes to *env (*made set:
+ * its envelope is checked, its MessagePack is not yet), or, when bytes are
+ * wanted (the text form reads the row again), a difference made whole goes
+ * into o->whole and *v, its checksum made anew. 0, 1 to leave it out
+ * (salvage: it cannot be made whole), or an error. A row that does not
+ * parse is left as it is, for dump_check to name. */
 static int whole_history(wout *o, ads_txn *txn, const MDB_val *k, MDB_val *v, row_env *out,
                          bool *made, bool bytes, const ads_dump_options *opt,
                          ads_dump_result *res, ads_arena *a, ads_error *err)
@@ -235,13 +236,13 @@ static int whole_history(wout *o, ads_txn *txn, const MDB_val *k, MDB_val *v, ro
             opt->bad_row(opt->ctx, why);
         return 1;
     }
-    if (!delta)
-        return 0;
     if (!bytes && k->mv_size >= 5 + 16) { /* a key dump_check would take */
         *out = env;
         *made = true;
         return 0;
     }
+    if (!delta)
+        return 0;
     ads_buf_clear(&o->whole);
     ads_row__build(&o->whole, k->mv_data, k->mv_size, env.flags, env.ts, env.offset, env.systs,
                    env.full_key, env.full_key_len, env.data, env.len);
@@ -263,7 +264,7 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
     ads_arena_reset(a);
     MDB_val wv = *v;
     row_env env;
-    bool made = false; /* env: a difference made whole, whose bytes are not in wv */
+    bool made = false; /* env: the history row parsed, whole (its bytes maybe not in wv) */
     int rc = latest ? 0
                     : whole_history(o, txn, k, &wv, &env, &made, opt->format == ADS_DUMP_TEXT,
                                     opt, res, a, err);

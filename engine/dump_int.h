@@ -77,9 +77,10 @@ void ads_dump__row_name(char *out, size_t cap, ads_txn *txn, const unsigned char
 int ads_dump__check_row(ads_txn *txn, const unsigned char *key, size_t klen,
                         const unsigned char *val, size_t vlen, bool latest, row_env *env,
                         ads_arena *a, char *why, size_t cap);
-/* ads_dump__check_row for a history row (key of klen > 16 bytes) kept as a
- * difference that ads_hist__walk has made whole into env: its envelope and
- * checksum were checked as it was read; its MessagePack row is checked. */
+/* ads_dump__check_row for a history row (key of klen >= 21 bytes) already
+ * parsed into env and whole (stored whole, or a difference ads_hist__walk
+ * made whole): its envelope and checksum were checked as it was read; its
+ * MessagePack row is checked. */
 int ads_dump__check_made(ads_txn *txn, const unsigned char *key, size_t klen,
                          const row_env *env, ads_arena *a, char *why, size_t cap);
 /* A row read from a dump (one ads_dump__check_row passed): its envelope is

@@ -212,6 +212,7 @@ static int merge(ads_buf *out, bool *ids, ads_txn *txn, const row_entry *base, s
             if (c < 0) {
                 pick = &extra[x];
                 src = 2;
+                same_id = ADS_ROW_NO_ID; /* a name of its own, whatever came before */
             } else if (c == 0 && src != 1) {
                 i += src == 0; /* extra replaces base */
                 same_id = src == 0 && spelled_alike(&extra[x], pick) ? pick->id : ADS_ROW_NO_ID;

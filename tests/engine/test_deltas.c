@@ -506,6 +506,14 @@ static void damage__a_latest_row_kept_as_a_difference_is_corrupt(void **state)
     ads_txn_abort(t);
 }
 
+/* A salvage's bad row: it must be the message in ctx (NULL: no bad row). */
+static void note_bad(void *ctx, const char *what)
+{
+    if (!ctx)
+        fail_msg("a bad row in a sound store: %s", what);
+    assert_string_equal(what, (const char *)ctx);
+}
+
 /* The first history row kept as a difference rewritten so that it makes a
  * row that is not sound MessagePack (one entry of its own: id 5 = the
  * never-used byte c1), its checksum made anew (docs/storage.md: over bytes
@@ -573,18 +581,33 @@ static void dump__refuses_a_difference_that_makes_a_bad_row(void **state)
         fclose(f);
         free(p);
     }
-    /* a salvage leaves that row out and names it */
-    char *p = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&p, &len);
-    ads_dump_options o = ADS_DUMP_OPTIONS_INIT;
-    o.salvage = true;
-    ads_dump_result res;
-    ads_error err;
-    assert_int_equal(ads_db_dump(db, f, &o, &res, &err), 0);
-    fclose(f);
-    free(p);
-    assert_int_equal(res.skipped, 1);
+    /* a salvage leaves that row out, names it, and dumps the other 39 rows
+     * of m (with the Type and Attribute records' rows) */
+    size_t clean = 0;
+    for (int salvage = 0; salvage < 2; salvage++) {
+        char *p = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&p, &len);
+        ads_dump_options o = ADS_DUMP_OPTIONS_INIT;
+        o.salvage = true;
+        o.bad_row = note_bad;
+        o.ctx = salvage ? first : NULL;
+        ads_dump_result res;
+        ads_error err;
+        if (salvage == 0) /* the reference's rows: the same, none bad */
+            assert_int_equal(ads_db_dump(rdb, f, &o, &res, &err), 0);
+        else
+            assert_int_equal(ads_db_dump(db, f, &o, &res, &err), 0);
+        fclose(f);
+        free(p);
+        if (salvage == 0) {
+            assert_int_equal(res.skipped, 0);
+            clean = res.rows;
+        } else {
+            assert_int_equal(res.skipped, 1);
+            assert_int_equal(res.rows, clean - 1);
+        }
+    }
 }
 
 /* The dump of d into a malloc'd buffer (*len bytes). */
