@@ -476,19 +476,26 @@ static void latest_as_delta(MDB_txn *txn, MDB_dbi dbi)
     free(copy);
 }
 
-static void damage__a_latest_row_kept_as_a_difference_is_corrupt(void **state)
+/* Machine "m" with forty rows in the test store, then table's rows damaged
+ * by damage behind the engine's back. */
+static void forty_rows_damaged(const char *table, void (*damage)(MDB_txn *, MDB_dbi))
 {
-    (void)state;
     declare_both("Machine", "");
     forty_rows("Machine", "m", T0);
     ts_reopen_close(&ts);
     MDB_env *env;
     MDB_txn *txn = raw_begin(ts.path, true, &env);
     MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(txn, "latest", 0, &dbi), 0);
-    latest_as_delta(txn, dbi);
+    assert_int_equal(mdb_dbi_open(txn, table, 0, &dbi), 0);
+    damage(txn, dbi);
     raw_end(env, txn, true);
     db = ts_reopen(&ts);
+}
+
+static void damage__a_latest_row_kept_as_a_difference_is_corrupt(void **state)
+{
+    (void)state;
+    forty_rows_damaged("latest", latest_as_delta);
     verify_says("type Machine, key { \"m\" }: the latest row is kept as a difference");
     /* a scan refuses it */
     ads_txn *t;
@@ -550,16 +557,7 @@ static void delta_making_a_bad_row(MDB_txn *txn, MDB_dbi dbi)
 static void dump__refuses_a_difference_that_makes_a_bad_row(void **state)
 {
     (void)state;
-    declare_both("Machine", "");
-    forty_rows("Machine", "m", T0);
-    ts_reopen_close(&ts);
-    MDB_env *env;
-    MDB_txn *txn = raw_begin(ts.path, true, &env);
-    MDB_dbi dbi;
-    assert_int_equal(mdb_dbi_open(txn, "history", 0, &dbi), 0);
-    delta_making_a_bad_row(txn, dbi);
-    raw_end(env, txn, true);
-    db = ts_reopen(&ts);
+    forty_rows_damaged("history", delta_making_a_bad_row);
     /* both forms name it the same way (the text form makes the row's bytes
      * and reads them again; MessagePack checks the row made) */
     char first[ADS_ERROR_MESSAGE_MAX] = "";

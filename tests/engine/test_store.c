@@ -619,9 +619,10 @@ static void merge__writes_the_row_with_ids_the_encoder_would(void **state)
             used |= 1u << at;
             char spell[48], val[400];
             snprintf(spell, sizeof spell, "%s", pool[at]);
-            if ((r >> 40) % 4 == 0) /* another spelling of the same name */
+            if ((r >> 40) % 4 == 0) /* another spelling of the same name: case swapped */
                 for (char *c = spell; *c; c++)
-                    *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+                    if ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z')
+                        *c ^= 0x20;
             const char *v = values[(r >> 20) % nval];
             if (strcmp(v, "\"LONG\"") == 0) /* rows past 255 bytes: a wider index */
                 snprintf(val, sizeof val, "\"%0300d\"", step);
