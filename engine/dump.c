@@ -35,6 +35,7 @@ typedef struct wout {
     ads_buf b;
     XXH3_state_t *h;
     bool hashing;
+    size_t hashed; /* bytes of b already in h (hashed a buffer at a time, not per piece) */
     uint64_t bytes;
     int err; /* errno of a failed write */
     bool nomem; /* an append failed (ads_buf_clear forgets b.failed) */
@@ -46,8 +47,18 @@ typedef struct wout {
     ads_buf whole;
 } wout;
 
+/* The bytes added since the last call, into the running checksum. */
+static void out_hash(wout *o)
+{
+    if (o->hashing && !o->b.failed && o->b.len > o->hashed)
+        XXH3_64bits_update(o->h, o->b.p + o->hashed, o->b.len - o->hashed);
+    o->hashed = o->b.len;
+}
+
 static void out_flush(wout *o)
 {
+    out_hash(o);
+    o->hashed = 0;
     if (o->b.failed)
         o->nomem = true;
     if (o->b.len && !o->err) {
@@ -59,8 +70,6 @@ static void out_flush(wout *o)
 
 static void out_add(wout *o, const void *p, size_t n)
 {
-    if (o->hashing)
-        XXH3_64bits_update(o->h, p, n);
     o->bytes += n;
     ads_buf_add(&o->b, p, n);
     if (o->b.len > (1u << 20))
@@ -432,6 +441,7 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
     }
 
     /* trailer */
+    out_hash(&o);
     uint64_t sum = XXH3_64bits_digest(o.h);
     o.hashing = false;
     if (text) {
