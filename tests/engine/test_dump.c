@@ -490,6 +490,68 @@ static void restore__refuses_unknown_versions_and_other_files(void **state)
     assert_int_equal(restore_from(target("j"), json, strlen(json), false, &err), ADS_ECORRUPT);
 }
 
+/* A text dump with its trailer's checksum made anew for its bytes (as a dump
+ * that a build with other limits wrote would be). */
+static void retrail_text(mem *d)
+{
+    char *t = NULL;
+    for (char *p = d->p; (p = strstr(p, "\n[ End = true;")) != NULL; p++)
+        t = p + 1;
+    assert_non_null(t);
+    unsigned long long meta, rows;
+    assert_int_equal(sscanf(t, "[ End = true; Meta = %llu; Rows = %llu;", &meta, &rows), 2);
+    size_t before = (size_t)(t - d->p);
+    char trailer[160];
+    int n = snprintf(trailer, sizeof trailer,
+                     "[ End = true; Meta = %llu; Rows = %llu; Checksum = \"%016llx\" ]\n", meta,
+                     rows, (unsigned long long)XXH3_64bits(d->p, before));
+    d->p = realloc(d->p, before + (size_t)n);
+    memcpy(d->p + before, trailer, (size_t)n);
+    d->len = before + (size_t)n;
+}
+
+static void restore__refuses_a_name_over_the_limit(void **state)
+{
+    (void)state;
+    /* a record with a name of 200 bytes, the limit; the dump's text then
+     * names it with 201 */
+    tstore t;
+    ads_db *db = ts_open(&t, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    char name[ADS_MAX_NAME_LEN + 2], text[400];
+    memset(name, 'n', ADS_MAX_NAME_LEN);
+    name[0] = 'N';
+    name[ADS_MAX_NAME_LEN] = '\0';
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"m\"; %s = 1 ]", name);
+    store_or_fail(db, text);
+    mem d = dump_of(db, ADS_DUMP_TEXT, NULL, 0, NULL, 0);
+    ads_error err;
+    assert_int_equal(restore_from(target("limit-ok"), d.p, d.len, false, &err), 0);
+    /* every spelling of the name in the dump (the row, its Attribute
+     * record) one byte longer */
+    mem longer = {NULL, 0};
+    FILE *f = open_memstream(&longer.p, &longer.len);
+    for (const char *p = d.p, *end = d.p + d.len; p < end;) {
+        const char *hit = memmem(p, (size_t)(end - p), name, ADS_MAX_NAME_LEN);
+        size_t upto = hit ? (size_t)(hit - p) + ADS_MAX_NAME_LEN : (size_t)(end - p);
+        fwrite(p, 1, upto, f);
+        if (hit)
+            fputc('n', f);
+        p += upto;
+    }
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(longer.len, d.len + 2);
+    retrail_text(&longer);
+    const char *dir = target("limit-over");
+    assert_int_equal(restore_from(dir, longer.p, longer.len, false, &err), ADS_ELIMIT);
+    if (!strstr(err.message, "has 201 bytes, over the limit of 200"))
+        fail_msg("restore: %s", err.message);
+    assert_false(exists(dir));
+    free(longer.p);
+    free(d.p);
+    ts_close(&t);
+}
+
 static void restore__refuses_a_store_with_rows_and_keeps_it(void **state)
 {
     (void)state;
@@ -1094,6 +1156,7 @@ int main(void)
         cmocka_unit_test(restore__refuses_every_truncation),
         cmocka_unit_test(restore__refuses_any_changed_byte),
         cmocka_unit_test(restore__refuses_unknown_versions_and_other_files),
+        cmocka_unit_test(restore__refuses_a_name_over_the_limit),
         cmocka_unit_test(restore__refuses_a_store_with_rows_and_keeps_it),
         cmocka_unit_test(dump_reader__rows_come_back_as_records_oldest_first),
         cmocka_unit_test(backup__during_writes_is_consistent_and_opens),
