@@ -204,10 +204,16 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
                 break;
             }
         }
-        /* rows skip the store call: its name limit is checked here */
+        /* rows skip the store call: its limits are checked here (a name's
+         * length, a key's) */
         if (b->kind[i] != ITEM_META &&
             (rc = ads_row__check_names((const unsigned char *)v, vl, a, err)))
             break;
+        if (b->kind[i] != ITEM_META && env.full_key && env.full_key_len > ADS_KEY_MAX_LEN) {
+            rc = ads_error_set(err, ADS_ELIMIT, "a key of %zu bytes is over the 1 MiB limit",
+                               env.full_key_len);
+            break;
+        }
         /* the store keeps attribute ids where the dump has names, and the
          * packed envelope (format 6: raised after the dump's own format
          * entry, which comes before every row) */

@@ -552,6 +552,39 @@ static void restore__refuses_a_name_over_the_limit(void **state)
     ts_close(&t);
 }
 
+static void restore__refuses_a_key_over_the_limit(void **state)
+{
+    (void)state;
+    /* a record keyed by a name of 1,000 bytes; the dump's text then spells
+     * the name a byte past the 1 MiB a key may take */
+    tstore t;
+    ads_db *db = ts_open(&t, T0);
+    ts_declare(db, "Machine", "Name", NULL);
+    char key[1001], text[1200];
+    memset(key, 'k', 1000);
+    key[1000] = '\0';
+    snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s\"; Memory = 1 ]", key);
+    store_or_fail(db, text);
+    mem d = dump_of(db, ADS_DUMP_TEXT, NULL, 0, NULL, 0);
+    const char *hit = memmem(d.p, d.len, key, 1000);
+    assert_non_null(hit);
+    size_t at = (size_t)(hit - d.p), more = ADS_KEY_MAX_LEN - 1000 + 1;
+    mem big = {malloc(d.len + more), d.len + more};
+    memcpy(big.p, d.p, at);
+    memset(big.p + at, 'k', 1000 + more);
+    memcpy(big.p + at + 1000 + more, hit + 1000, d.len - at - 1000);
+    retrail_text(&big);
+    ads_error err;
+    const char *dir = target("key-over");
+    assert_int_equal(restore_from(dir, big.p, big.len, false, &err), ADS_ELIMIT);
+    if (!strstr(err.message, "over the 1 MiB limit"))
+        fail_msg("restore: %s", err.message);
+    assert_false(exists(dir));
+    free(big.p);
+    free(d.p);
+    ts_close(&t);
+}
+
 static void restore__refuses_a_store_with_rows_and_keeps_it(void **state)
 {
     (void)state;
@@ -1157,6 +1190,7 @@ int main(void)
         cmocka_unit_test(restore__refuses_any_changed_byte),
         cmocka_unit_test(restore__refuses_unknown_versions_and_other_files),
         cmocka_unit_test(restore__refuses_a_name_over_the_limit),
+        cmocka_unit_test(restore__refuses_a_key_over_the_limit),
         cmocka_unit_test(restore__refuses_a_store_with_rows_and_keeps_it),
         cmocka_unit_test(dump_reader__rows_come_back_as_records_oldest_first),
         cmocka_unit_test(backup__during_writes_is_consistent_and_opens),
