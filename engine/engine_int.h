@@ -170,11 +170,6 @@ int ads_row__parse_history(row_env *out, const unsigned char *skey, size_t skey_
                            const unsigned char *v, size_t vlen, const char *where,
                            ads_error *err);
 
-/* Every attribute name of a dump's row v (vlen bytes: envelope version 1
- * and data) is within ADS_MAX_NAME_LEN: for rows that reach the store
- * without a store call (restore); a row of another envelope is refused.
- * ADS_ELIMIT naming the name, ADS_ECORRUPT, ADS_ENOMEM. */
-int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err);
 
 /* The flags (ROW_*) and _Timestamp of stored row v under skey, whichever
  * its envelope, read without its checksum: for a pre-filter whose caller
@@ -295,7 +290,9 @@ int ads_row__from_entries(ads_buf *out, const row_entry *e, size_t n, bool ids, 
 
 /* The stored row env (parsed under skey: ads_row__parse) appended to out
  * with its row's attributes named by ids (a row of the dump's form made the
- * store's, new names taking ids in txn, a write transaction) or by names
+ * store's, new names taking ids in txn, a write transaction; a name over
+ * ADS_MAX_NAME_LEN is refused, ADS_ELIMIT, as the store's write path would,
+ * which restore's rows do not take) or by names
  * (the store's form made the dump's); the envelope the store's (version 2)
  * or the dump's (version 1), the checksum made anew. scratch holds
  * the rewritten row on the way (cleared first; a caller converting many
@@ -591,6 +588,12 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
  * transaction); unchanged when the table is full. Errors: ADS_ECORRUPT,
  * ADS_ELIMIT, ADS_ENOMEM, ADS_ESTORAGE, ADS_EMAPFULL. */
 int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err);
+/* ads_names__encode for a row that did not come through the store's write
+ * path (a dump's), whose names are held to ADS_MAX_NAME_LEN: ADS_ELIMIT
+ * names one over it. Note that a store without a name table keeps the row
+ * as it is, unchecked. */
+int ads_names__encode_limited(ads_txn *txn, ads_buf *out, const void *row, size_t len,
+                              ads_error *err);
 /* The id ads_names__encode gives name as the i-th attribute of a row (i
  * keys its memo of the last row's names): 0 with *id, 1 when the name has
  * none (the table full, or a store without one), or an error as there. */

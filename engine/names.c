@@ -466,14 +466,38 @@ int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t
     return id_of(txn, i, name, len, id, err);
 }
 
-int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err)
+/* id_of for a row that did not come through the store's write path (a
+ * dump's): its names are held to the store's limit here. */
+static int id_of_limited(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                         ads_error *err)
+{
+    if (len > ADS_MAX_NAME_LEN)
+        return ads_error_set(err, ADS_ELIMIT,
+                             "attribute name %.40s... has %zu bytes, over the limit of %d", name,
+                             len, ADS_MAX_NAME_LEN);
+    return id_of(ctx, i, name, len, id, err);
+}
+
+static int encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, bool limited,
+                  ads_error *err)
 {
     if (!txn->db->names_dbi) {
         ads_buf_add(out, row, len);
         return out->failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
     }
-    int rc = ads_msgpack__to_ids(out, row, len, id_of, txn, err);
+    int rc = ads_msgpack__to_ids(out, row, len, limited ? id_of_limited : id_of, txn, err);
     return rc == 1 ? 0 : rc;
+}
+
+int ads_names__encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, ads_error *err)
+{
+    return encode(txn, out, row, len, false, err);
+}
+
+int ads_names__encode_limited(ads_txn *txn, ads_buf *out, const void *row, size_t len,
+                              ads_error *err)
+{
+    return encode(txn, out, row, len, true, err);
 }
 
 /* ---- shapes ---- */

@@ -204,11 +204,8 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
                 break;
             }
         }
-        /* rows skip the store call: its limits are checked here (a name's
-         * length, a key's) */
-        if (b->kind[i] != ITEM_META &&
-            (rc = ads_row__check_names((const unsigned char *)v, vl, a, err)))
-            break;
+        /* rows skip the store call: its limits are checked here (a key's;
+         * a name's as the row takes its ids, ads_row__to_ids) */
         if (b->kind[i] != ITEM_META && env.full_key && env.full_key_len > ADS_KEY_MAX_LEN) {
             rc = ads_error_set(err, ADS_ELIMIT, "a key of %zu bytes is over the 1 MiB limit",
                                env.full_key_len);

@@ -375,30 +375,6 @@ static int envelope_error(int why, const unsigned char *v, size_t vlen, const ch
     }
 }
 
-int ads_row__check_names(const unsigned char *v, size_t vlen, ads_arena *a, ads_error *err)
-{
-    /* a dump's row: its dates are in it, no key is needed */
-    if (vlen >= 5 && v[4] != ADS_ROW_VERSION_DUMP)
-        return ads_error_set(err, ADS_ECORRUPT,
-                             "a row of envelope version %u (a dump's rows have version %d)", v[4],
-                             ADS_ROW_VERSION_DUMP);
-    row_env e;
-    int why = split(&e, NULL, 0, v, vlen);
-    if (why)
-        return envelope_error(why, v, vlen, "a dump's row", err);
-    ads_msgpack_view mv;
-    int rc = ads_msgpack_view_init(&mv, e.data, e.len, a, err);
-    for (size_t i = 0; i < mv.n && !rc; i++) {
-        ads_str name;
-        if ((rc = ads_msgpack_view_name(&name, &mv, i, err)))
-            break;
-        if (name.len > ADS_MAX_NAME_LEN)
-            rc = ads_error_set(err, ADS_ELIMIT,
-                               "attribute name %.40s... has %zu bytes, over the limit of %d",
-                               name.p, name.len, ADS_MAX_NAME_LEN);
-    }
-    return rc;
-}
 
 bool ads_row__peek(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                    size_t vlen, unsigned *flags, double *ts)
@@ -758,7 +734,7 @@ static int rekey(ads_buf *out, ads_buf *data, ads_txn *txn, bool ids, const unsi
                  size_t skey_len, const row_env *env, ads_error *err)
 {
     ads_buf_clear(data);
-    int rc = ids ? ads_names__encode(txn, data, env->data, env->len, err)
+    int rc = ids ? ads_names__encode_limited(txn, data, env->data, env->len, err)
                  : ads_msgpack__to_names(data, env->data, env->len, ads_txn__names(txn), err);
     if (!rc) {
         build(out, ids ? ADS_ROW_VERSION : ADS_ROW_VERSION_DUMP, skey, skey_len,
