@@ -70,22 +70,8 @@ static bool is_delta(const MDB_val *v)
     return v->mv_size > 5 && (((const unsigned char *)v->mv_data)[5] & ROW_DELTA);
 }
 
-/* The nearest whole row of the record before hkey (slen + 16 bytes), on
- * cursor c: *found 1 with *k, *v and *steps (the differences passed on the
- * way), 0 when there is none. LMDB's return code. */
-static int walk_back(MDB_cursor *c, int rc, const unsigned char *hkey, size_t slen, MDB_val *k,
-                     MDB_val *v, unsigned *steps, int *found);
-
-static int keyframe_before(MDB_cursor *c, const unsigned char *hkey, size_t slen, MDB_val *k,
-                           MDB_val *v, unsigned *steps, int *found)
-{
-    k->mv_data = (void *)hkey;
-    k->mv_size = slen + 16;
-    return walk_back(c, ads_db__cursor_before(c, k, v), hkey, slen, k, v, steps, found);
-}
-
-/* keyframe_before from the row before hkey, where c stands (rc: LMDB's
- * code of the step there). */
+/* keyframe_before's walk from the row before hkey, where c stands (rc:
+ * LMDB's code of the step there). */
 static int walk_back(MDB_cursor *c, int rc, const unsigned char *hkey, size_t slen, MDB_val *k,
                      MDB_val *v, unsigned *steps, int *found)
 {
@@ -100,6 +86,17 @@ static int walk_back(MDB_cursor *c, int rc, const unsigned char *hkey, size_t sl
         rc = mdb_cursor_get(c, k, v, MDB_PREV);
     }
     return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* The nearest whole row of the record before hkey (slen + 16 bytes), on
+ * cursor c: *found 1 with *k, *v and *steps (the differences passed on the
+ * way), 0 when there is none. LMDB's return code. */
+static int keyframe_before(MDB_cursor *c, const unsigned char *hkey, size_t slen, MDB_val *k,
+                           MDB_val *v, unsigned *steps, int *found)
+{
+    k->mv_data = (void *)hkey;
+    k->mv_size = slen + 16;
+    return walk_back(c, ads_db__cursor_before(c, k, v), hkey, slen, k, v, steps, found);
 }
 
 /* The base of the record at skey (slen bytes): 1 with *v, 0 none. */
