@@ -478,6 +478,23 @@ static int id_of_limited(void *ctx, size_t i, const char *name, size_t len, uint
     return id_of(ctx, i, name, len, id, err);
 }
 
+/* Every attribute name of row (with names) within ADS_MAX_NAME_LEN. */
+static int names_within_limit(const void *row, size_t len, ads_error *err)
+{
+    ads_msgpack_view mv;
+    int rc = ads_msgpack__view_open(&mv, row, len, NULL, NULL, err);
+    for (size_t i = 0; i < mv.n && !rc; i++) {
+        ads_str name;
+        size_t kat, vat, end;
+        if ((rc = ads_msgpack__view_entry(&mv, i, &name, &kat, &vat, &end, err)) == 0 &&
+            name.len > ADS_MAX_NAME_LEN)
+            rc = ads_error_set(err, ADS_ELIMIT,
+                               "attribute name %.40s... has %zu bytes, over the limit of %d",
+                               name.p, name.len, ADS_MAX_NAME_LEN);
+    }
+    return rc;
+}
+
 static int encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, bool limited,
                   ads_error *err)
 {
@@ -486,6 +503,10 @@ static int encode(ads_txn *txn, ads_buf *out, const void *row, size_t len, bool 
         return out->failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
     }
     int rc = ads_msgpack__to_ids(out, row, len, limited ? id_of_limited : id_of, txn, err);
+    /* the table full: the row stays with its names, the ones after the
+     * name that got no id not looked at yet */
+    if (rc == 1 && limited)
+        return names_within_limit(row, len, err);
     return rc == 1 ? 0 : rc;
 }
 

@@ -207,8 +207,12 @@ static int restore_fn(ads_txn *txn, void *ctx, ads_error *err)
         /* rows skip the store call: its limits are checked here (a key's;
          * a name's as the row takes its ids, ads_row__to_ids) */
         if (b->kind[i] != ITEM_META && env.full_key && env.full_key_len > ADS_KEY_MAX_LEN) {
-            rc = ads_error_set(err, ADS_ELIMIT, "a key of %zu bytes is over the 1 MiB limit",
-                               env.full_key_len);
+            char name[400];
+            ads_arena_reset(a);
+            ads_dump__row_name(name, sizeof name, txn, (const unsigned char *)k,
+                               b->kind[i] == ITEM_LATEST ? kl : kl - 16, a);
+            rc = ads_error_set(err, ADS_ELIMIT, "%s: a key of %zu bytes is over the 1 MiB limit",
+                               name, env.full_key_len);
             break;
         }
         /* the store keeps attribute ids where the dump has names, and the

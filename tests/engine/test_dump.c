@@ -494,13 +494,19 @@ static void restore__refuses_unknown_versions_and_other_files(void **state)
  * that a build with other limits wrote would be). */
 static void retrail_text(mem *d)
 {
+    static const char end[] = "\n[ End = true;";
     char *t = NULL;
-    for (char *p = d->p; (p = strstr(p, "\n[ End = true;")) != NULL; p++)
+    for (char *p = d->p; (p = memmem(p, d->len - (size_t)(p - d->p), end, sizeof end - 1));
+         p++)
         t = p + 1;
     assert_non_null(t);
-    unsigned long long meta, rows;
-    assert_int_equal(sscanf(t, "[ End = true; Meta = %llu; Rows = %llu;", &meta, &rows), 2);
     size_t before = (size_t)(t - d->p);
+    char line[160];
+    size_t ll = d->len - before < sizeof line - 1 ? d->len - before : sizeof line - 1;
+    memcpy(line, t, ll);
+    line[ll] = '\0';
+    unsigned long long meta, rows;
+    assert_int_equal(sscanf(line, "[ End = true; Meta = %llu; Rows = %llu;", &meta, &rows), 2);
     char trailer[160];
     int n = snprintf(trailer, sizeof trailer,
                      "[ End = true; Meta = %llu; Rows = %llu; Checksum = \"%016llx\" ]\n", meta,
@@ -556,7 +562,8 @@ static void restore__refuses_a_key_over_the_limit(void **state)
 {
     (void)state;
     /* a record keyed by a name of 1,000 bytes; the dump's text then spells
-     * the name a byte past the 1 MiB a key may take */
+     * the name with 1 MiB + 1 bytes, a key a few bytes over the 1 MiB a key
+     * may take (its type id and its string's tag come with it) */
     tstore t;
     ads_db *db = ts_open(&t, T0);
     ts_declare(db, "Machine", "Name", NULL);
