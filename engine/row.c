@@ -603,22 +603,25 @@ int ads_row__entries(row_entry **out, size_t *n, const unsigned char *data, size
     int rc = ads_msgpack__view_open(&mv, data, len, names, a, err);
     if (rc)
         return rc;
-    row_entry *e = ads_arena_alloc(a, (mv.n ? mv.n : 1) * sizeof *e);
-    if (!e)
+    size_t cnt = mv.n ? mv.n : 1;
+    row_entry *e = ads_arena_alloc(a, cnt * sizeof *e);
+    ads_str *nm = ads_arena_alloc(a, cnt * sizeof *nm);
+    size_t *vat = ads_arena_alloc(a, 2 * cnt * sizeof *vat), *vend = vat ? vat + cnt : NULL;
+    if (!e || !nm || !vat)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    /* the entries through the row's index (short names and ids read there) */
+    if ((rc = ads_msgpack__entries(&mv, nm, vat, vend, err)))
+        return rc;
     for (size_t i = 0; i < mv.n; i++) {
-        ads_str name;
-        size_t at, vat, end;
-        if ((rc = ads_msgpack__view_entry(&mv, i, &name, &at, &vat, &end, err)))
-            return rc;
-        e[i].name = (const unsigned char *)name.p;
-        e[i].name_len = name.len;
+        size_t at = ads_msgpack__index_off(&mv, i);
+        e[i].name = (const unsigned char *)nm[i].p;
+        e[i].name_len = nm[i].len;
         e[i].raw = mv.body + at;
-        e[i].raw_len = end - at;
-        e[i].value = mv.body + vat;
-        e[i].value_len = end - vat;
+        e[i].raw_len = vend[i] - at;
+        e[i].value = mv.body + vat[i];
+        e[i].value_len = vend[i] - vat[i];
         bool canon;
-        if (!mv.names || !ads_msgpack__id_head(e[i].raw, vat - at, &e[i].id, &canon))
+        if (!mv.names || !ads_msgpack__id_head(e[i].raw, vat[i] - at, &e[i].id, &canon))
             e[i].id = ADS_ROW_NO_ID;
     }
     *out = e;
