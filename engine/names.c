@@ -466,16 +466,23 @@ int ads_names__id(ads_txn *txn, size_t i, const char *name, size_t len, uint64_t
     return id_of(txn, i, name, len, id, err);
 }
 
+/* A name held to the store's limit: 0, or ADS_ELIMIT naming it. */
+static int within_limit(const char *name, size_t len, ads_error *err)
+{
+    if (len <= ADS_MAX_NAME_LEN)
+        return 0;
+    return ads_error_set(err, ADS_ELIMIT,
+                         "attribute name %.40s... has %zu bytes, over the limit of %d", name, len,
+                         ADS_MAX_NAME_LEN);
+}
+
 /* id_of for a row that did not come through the store's write path (a
  * dump's): its names are held to the store's limit here. */
 static int id_of_limited(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
                          ads_error *err)
 {
-    if (len > ADS_MAX_NAME_LEN)
-        return ads_error_set(err, ADS_ELIMIT,
-                             "attribute name %.40s... has %zu bytes, over the limit of %d", name,
-                             len, ADS_MAX_NAME_LEN);
-    return id_of(ctx, i, name, len, id, err);
+    int rc = within_limit(name, len, err);
+    return rc ? rc : id_of(ctx, i, name, len, id, err);
 }
 
 /* Every attribute name of row (with names) within ADS_MAX_NAME_LEN. */
@@ -486,11 +493,8 @@ static int names_within_limit(const void *row, size_t len, ads_error *err)
     for (size_t i = 0; i < mv.n && !rc; i++) {
         ads_str name;
         size_t kat, vat, end;
-        if ((rc = ads_msgpack__view_entry(&mv, i, &name, &kat, &vat, &end, err)) == 0 &&
-            name.len > ADS_MAX_NAME_LEN)
-            rc = ads_error_set(err, ADS_ELIMIT,
-                               "attribute name %.40s... has %zu bytes, over the limit of %d",
-                               name.p, name.len, ADS_MAX_NAME_LEN);
+        if ((rc = ads_msgpack__view_entry(&mv, i, &name, &kat, &vat, &end, err)) == 0)
+            rc = within_limit(name.p, name.len, err);
     }
     return rc;
 }
