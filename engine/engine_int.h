@@ -874,4 +874,8 @@ int ads_row__timeline_attr(const char *name, size_t len);
 int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
                       _Atomic uint32_t *hints, ads_error *err);
 
+/* Snapshot sync (sync.c): note the record a bulk load's write left in effect
+ * (wi), stored by a snapshot of time `when` (ads_sync_latest's). */
+int ads_sync__note(ads_sync *s, const ads_write_info *wi, double when, ads_error *err);
+
 #endif

@@ -6,6 +6,7 @@
  * overlap), a tiny map growing through a large load, the hook points, and
  * named sequences.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -775,6 +776,132 @@ static void sync__long_keys_and_many_records(void **state)
     ads_arena_free(a);
 }
 
+/* Snapshot syncs against a model. Rounds of random snapshots over two
+ * types whose keys are short, long (stored under their hash, their row
+ * not where the key sorts) or the beginning of another key, loaded in
+ * random order or in key order, in batches of random size, by one load or
+ * two sharing the sync: after each sync exactly the records the model
+ * holds are live, those it dropped deleted, those never stored absent, and
+ * the count deleted is the model's. A type absent from a snapshot is left
+ * alone. Most rounds date the deletions now, where a record the sync
+ * failed to find would be deleted. */
+enum { SM_KEYS = 90, SM_NEVER = 0, SM_LIVE, SM_DELETED };
+
+static uint64_t sm_rand(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void sm_name(char *out, size_t cap, int i)
+{
+    if (i % 9 == 0)
+        snprintf(out, cap, "%0450d-long", i);
+    else if (i % 3 == 1)
+        snprintf(out, cap, "k%d", i / 3);
+    else
+        snprintf(out, cap, "k%d.%s", i / 3, i % 3 == 2 ? "0" : "x"); /* k<n> begins them */
+}
+
+/* Load the records picked, dated `when` (backfill), or now (when 0). */
+static void sm_load(ads_sync *s, ads_arena *a, const int *pick, int n, int when, uint64_t *x)
+{
+    int loads = 1 + (int)(sm_rand(x) % 2), at = 0;
+    for (int l = 0; l < loads; l++) {
+        int end = l + 1 == loads ? n : (int)(sm_rand(x) % (uint64_t)(n + 1));
+        ads_bulk_options opt = {.batch = 1 + sm_rand(x) % 40, .backfill = when != 0, .sync = s};
+        ads_bulk *b;
+        ads_error err;
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        for (; at < end; at++) {
+            char name[512];
+            sm_name(name, sizeof name, pick[at] % SM_KEYS);
+            char at_ts[40] = "";
+            if (when)
+                snprintf(at_ts, sizeof at_ts, "_Timestamp = %d", when);
+            if (ads_bulk_add(b, rec(a, "[ AdType = \"%s\"; Name = \"%s\"; N = %d; %s ]",
+                                    pick[at] < SM_KEYS ? "Machine" : "Job", name, at, at_ts),
+                             &err))
+                fail_msg("%s", err.message);
+            ads_arena_reset(a);
+        }
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+    }
+}
+
+static void sm_check(const unsigned char *model)
+{
+    for (int k = 0; k < 2 * SM_KEYS; k++) {
+        char name[512], key[600];
+        sm_name(name, sizeof name, k % SM_KEYS);
+        snprintf(key, sizeof key, "{ \"%s\" }", name);
+        char *row = ts_latest(db, k < SM_KEYS ? "Machine" : "Job", key);
+        int got = !row ? SM_NEVER : strstr(row, "_Deleted = true") ? SM_DELETED : SM_LIVE;
+        if (got != model[k])
+            fail_msg("%s %s: state %d, the model says %d", k < SM_KEYS ? "Machine" : "Job", name,
+                     got, model[k]);
+        free(row);
+    }
+}
+
+static void sync__matches_a_model_over_random_snapshots(void **state)
+{
+    (void)state;
+    ts_declare(db, "Job", "Name", NULL);
+    ads_arena *a = ads_arena_new();
+    unsigned char model[2 * SM_KEYS] = {0};
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (int round = 1; round <= 14; round++) {
+        int pick[2 * SM_KEYS], n = 0;
+        bool noted[2] = {false, false};
+        for (int t = 0; t < 2; t++) {
+            if (sm_rand(&x) % 6 == 0)
+                continue; /* the type is not in this snapshot */
+            for (int i = 0; i < SM_KEYS; i++)
+                if (sm_rand(&x) % 10 < 7) {
+                    pick[n++] = t * SM_KEYS + i;
+                    noted[t] = true;
+                }
+        }
+        if (sm_rand(&x) % 2) /* else in the order of the names' numbers, not key order */
+            for (int i = n - 1; i > 0; i--) {
+                int j = (int)(sm_rand(&x) % (uint64_t)(i + 1)), t = pick[i];
+                pick[i] = pick[j];
+                pick[j] = t;
+            }
+        ads_sync *s;
+        ads_error err;
+        assert_int_equal(ads_sync_new(&s, &err), 0);
+        /* a backfill (deletions dated at the snapshot, which leaves alone
+         * a record it stored even if the sync missed it) or dated now */
+        bool backfill = sm_rand(&x) % 3 == 0;
+        int when = (int)T0 + 1000 * round;
+        ts_time(&ts, when);
+        sm_load(s, a, pick, n, backfill ? when : 0, &x);
+        sync_ctx sc = {s, backfill ? when : NAN, 0};
+        assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+        ads_sync_free(s);
+        bool in[2 * SM_KEYS] = {false};
+        for (int i = 0; i < n; i++)
+            in[pick[i]] = true;
+        uint64_t want = 0;
+        for (int k = 0; k < 2 * SM_KEYS; k++) {
+            if (in[k]) {
+                model[k] = SM_LIVE;
+            } else if (model[k] == SM_LIVE && noted[k / SM_KEYS]) {
+                model[k] = SM_DELETED;
+                want++;
+            }
+        }
+        assert_int_equal(sc.deleted, want);
+        sm_check(model);
+    }
+    assert_int_equal(ts_verify(db), 0);
+    ads_arena_free(a);
+}
+
 /* ---- the order a batch is stored in ---- */
 
 /* Load records "slot<s>@node<n>" (s 1..8, n 0..nodes-1) into store d, in
@@ -1511,6 +1638,7 @@ int main(void)
         T(bulk__loaded_keys_are_never_generated_again),
         T(sync__deletes_what_no_load_stored),
         T(sync__long_keys_and_many_records),
+        T(sync__matches_a_model_over_random_snapshots),
         T(txn__a_write_failing_half_way_breaks_the_transaction),
         T(hooks__cannot_change_while_a_transaction_is_open),
         T(map__a_full_map_is_emapfull_in_an_explicit_transaction),
