@@ -19,7 +19,13 @@
  * same name list reuses that order without folding, sorting or checking
  * again. It remembers one list per attribute count modulo ORDER_SHAPES: a
  * load's records come in a few shapes, often told apart by their counts
- * (machines with and without GPUs), and in no order.
+ * (machines with and without GPUs), and in no order. With the list it
+ * remembers the width of the row's offsets (one byte for a row body under
+ * 256 bytes), so that the body is written after a header of the right size
+ * and not moved once the header is known.
+ *
+ * ads_msgpack_encode_values writes an array of values as the record of
+ * those literals would be written, without making the record.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -254,6 +260,7 @@ static int check_refs(wr *w, const attr_ref *refs, size_t n)
 /* The names of a record and their sorted order. */
 typedef struct name_order {
     size_t n;         /* attributes of the remembered record; 0: nothing remembered */
+    unsigned width;   /* the width of its row's offsets (1, 2 or 4), 0 if unknown */
     ads_buf names;    /* their names in the record's order, back to back */
     size_t *ends;     /* ends[i]: where name i ends in names */
     uint32_t *sorted; /* sorted[k]: the record index of the k-th name in row order */
@@ -292,16 +299,16 @@ void ads_msgpack_order_free(ads_msgpack_order *o)
     free(o);
 }
 
-/* Does the memo hold exactly r's names, in r's order? */
-static bool memo_matches(const ads_msgpack_order *memo, const ads_record *r)
+/* Does the memo hold exactly these n names, in this order? */
+static bool memo_matches(const ads_msgpack_order *memo, const ads_str *names, size_t n)
 {
-    const name_order *o = &memo->shapes[r->n % ORDER_SHAPES];
-    if (o->n != r->n || o->n == 0)
+    const name_order *o = &memo->shapes[n % ORDER_SHAPES];
+    if (o->n != n || o->n == 0)
         return false;
     size_t at = 0;
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t len = o->ends[i] - at;
-        if (r->names[i].len != len || !ads_bytes_same(r->names[i].p, o->names.p + at, len))
+        if (names[i].len != len || !ads_bytes_same(names[i].p, o->names.p + at, len))
             return false;
         at = o->ends[i];
     }
@@ -340,22 +347,24 @@ static bool order_reserve(name_order *o, size_t n)
     return true;
 }
 
-/* Remember r's names and their sorted order (best effort: a memo that
+/* Remember n names and their sorted order (best effort: a memo that
  * cannot grow is left empty). */
-static void memo_keep(ads_msgpack_order *memo, const ads_record *r, const attr_ref *refs)
+static void memo_keep(ads_msgpack_order *memo, const ads_str *names, size_t n,
+                      const attr_ref *refs)
 {
-    name_order *o = &memo->shapes[r->n % ORDER_SHAPES];
+    name_order *o = &memo->shapes[n % ORDER_SHAPES];
     o->n = 0;
-    if (!order_reserve(o, r->n))
+    o->width = 0;
+    if (!order_reserve(o, n))
         return;
     ads_buf_clear(&o->names);
-    for (size_t i = 0; i < r->n; i++) {
-        ads_buf_add(&o->names, r->names[i].p, r->names[i].len);
+    for (size_t i = 0; i < n; i++) {
+        ads_buf_add(&o->names, names[i].p, names[i].len);
         o->ends[i] = o->names.len;
         o->sorted[i] = refs[i].i;
     }
     if (!o->names.failed)
-        o->n = r->n;
+        o->n = n;
 }
 
 /* ---- values, lists, records ---- */
@@ -372,14 +381,23 @@ static int deeper(wr *w, int depth)
     return 0;
 }
 
+/* A record's attributes: n names, with an expression each (exprs) or a
+ * value each (values, an array of values written without a record). */
+typedef struct attrs {
+    const ads_str *names;
+    size_t n;
+    const ads_expr *const *exprs;
+    const ads_value *values;
+} attrs;
+
 /*
- * The map of record r at nesting level depth + 1, attributes sorted. If
- * offsets is given, offsets[k] is set to the position of the k-th key
- * relative to body (an offset into w->out). memo (top-level rows only, may
- * be NULL) supplies or remembers the sorted order.
+ * The map of attributes r at nesting level depth + 1, sorted. If offsets is
+ * given, offsets[k] is set to the position of the k-th key relative to body
+ * (an offset into w->out). memo (top-level rows only, may be NULL) supplies
+ * or remembers the sorted order.
  */
-static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_t body,
-                 ads_msgpack_order *memo)
+static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t body,
+                   ads_msgpack_order *memo)
 {
     int rc = deeper(w, depth);
     if (rc)
@@ -391,7 +409,7 @@ static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_
     attr_ref small[32];
     attr_ref *refs = small;
     const uint32_t *order = NULL;
-    if (memo && memo_matches(memo, r)) {
+    if (memo && memo_matches(memo, r->names, n)) {
         order = memo->shapes[n % ORDER_SHAPES].sorted;
     } else {
         if (n > sizeof small / sizeof small[0] && !(refs = malloc(n * sizeof *refs)))
@@ -405,7 +423,7 @@ static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_
         if ((rc = check_refs(w, refs, n)))
             goto cleanup;
         if (memo)
-            memo_keep(memo, r, refs);
+            memo_keep(memo, r->names, n, refs);
     }
     put_count(w, n, 0x80, 0xde);
     for (size_t k = 0; k < n && !rc; k++) {
@@ -413,12 +431,19 @@ static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_
         if (offsets)
             offsets[k] = w->out->len - body;
         put_str(w, r->names[i].p, r->names[i].len);
-        rc = w_expr(w, r->exprs[i], depth + 1);
+        rc = r->values ? w_value(w, &r->values[i], depth + 1) : w_expr(w, r->exprs[i], depth + 1);
     }
 cleanup:
     if (refs != small)
         free(refs);
     return rc;
+}
+
+static int w_map(wr *w, const ads_record *r, int depth, uint64_t *offsets, size_t body,
+                 ads_msgpack_order *memo)
+{
+    attrs at = {r->names, r->n, r->exprs, NULL};
+    return w_attrs(w, &at, depth, offsets, body, memo);
 }
 
 static int w_text_expr(wr *w, const ads_expr *x)
@@ -622,12 +647,13 @@ static size_t row_head_len(size_t n, unsigned width)
 
 /*
  * The row's header, before its body: the body was written after `room`
- * bytes kept for it from start (the header of offsets two bytes wide, which
- * most rows take), so it moves only when the header takes another size.
- * offsets[i]: where attribute i's key starts, from the body's start.
+ * bytes kept for it from start (the header of the width guessed: the last
+ * alike row's, or two bytes), so it moves only when the header takes
+ * another size. offsets[i]: where attribute i's key starts, from the
+ * body's start. *width_out: the width taken.
  */
 static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets, size_t n,
-                      unsigned version)
+                      unsigned version, unsigned *width_out)
 {
     uint64_t last = n ? offsets[n - 1] : 0;
     if (last > UINT32_MAX)
@@ -635,6 +661,7 @@ static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets,
                              "msgpack: row of %zu bytes is too large for the index",
                              w->out->len - start - room);
     unsigned width = last <= 0xff ? 1 : last <= 0xffff ? 2 : 4;
+    *width_out = width;
     if (n > (UINT32_MAX - 2) / width)
         return ads_error_set(w->err, ADS_ELIMIT, "msgpack: record of %zu attributes is too large",
                              n);
@@ -658,8 +685,15 @@ static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets,
     return 0;
 }
 
-int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
-                           ads_error *err)
+/* The width of the offsets a row of n attributes is likely to take: the
+ * last one with these names' count took (a load's rows are alike), or 2. */
+static unsigned width_guess(const ads_msgpack_order *memo, size_t n)
+{
+    const name_order *o = memo ? &memo->shapes[n % ORDER_SHAPES] : NULL;
+    return o && o->n == n && o->width ? o->width : 2;
+}
+
+static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, ads_error *err)
 {
     wr w;
     int rc = w_start(&w, out, r, err);
@@ -669,8 +703,9 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
         memo->exprs_failed = ads_expr_memo_new(&memo->exprs) != 0;
     w.exprs = memo ? memo->exprs : NULL;
     size_t start = out->len, n = r->n;
-    /* room for the header of two-byte offsets, filled in once the body is */
-    size_t room = n <= (UINT32_MAX - 2) / 2 ? row_head_len(n, 2) : 0;
+    /* room for the header, filled in once the body is */
+    unsigned guess = width_guess(memo, n);
+    size_t room = n <= (UINT32_MAX - 2) / guess ? row_head_len(n, guess) : 0;
     if (room && !ads_buf_extend(out, room))
         return w_finish(&w, start, 0);
     uint64_t small[32];
@@ -681,11 +716,23 @@ int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order 
         else if (!(offsets = n > SIZE_MAX / sizeof *offsets ? NULL : malloc(n * sizeof *offsets)))
             return w_finish(&w, start, ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory"));
     }
-    if (!(rc = w_map(&w, r, 0, offsets, start + room, memo)) && !out->failed)
-        rc = w_row_head(&w, start, room, offsets, n, ADS_MSGPACK_VERSION);
+    unsigned width = 0;
+    if (!(rc = w_attrs(&w, r, 0, offsets, start + room, memo)) && !out->failed)
+        rc = w_row_head(&w, start, room, offsets, n, ADS_MSGPACK_VERSION, &width);
+    if (!rc && memo && memo->shapes[n % ORDER_SHAPES].n == n)
+        memo->shapes[n % ORDER_SHAPES].width = width;
     if (offsets != small && (!memo || offsets != memo->offsets))
         free(offsets);
     return w_finish(&w, start, rc);
+}
+
+int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                           ads_error *err)
+{
+    if (!r)
+        return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
+    attrs at = {r->names, r->n, r->exprs, NULL};
+    return encode_attrs(out, &at, memo, err);
 }
 
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
@@ -698,34 +745,12 @@ int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_valu
 {
     if (!out || (n && (!names || !values)))
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
-    /* a record of literal nodes for the writer, without the index a record
-     * built for evaluation has: the row is the same */
-    ads_expr small[32];
-    const ads_expr *psmall[32];
-    ads_expr *x = small;
-    const ads_expr **px = psmall;
-    if (n > sizeof small / sizeof small[0]) {
-        x = n > SIZE_MAX / sizeof *x ? NULL : malloc(n * sizeof *x);
-        px = x ? malloc(n * sizeof *px) : NULL;
-        if (!px) {
-            free(x);
-            return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
-        }
-    }
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
+    for (size_t i = 0; i < n; i++)
         if (!names[i].p && names[i].len)
-            rc = ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu has no name", i);
-        px[i] = ads_expr__literal_in(&x[i], &values[i]);
-    }
-    ads_record r = {n, names, px, NULL, NULL, 0, NULL, 0};
-    if (!rc)
-        rc = ads_msgpack_encode_row(out, &r, memo, err);
-    if (x != small) {
-        free(x);
-        free(px);
-    }
-    return rc;
+            return ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu has no name", i);
+    /* written as a record of literals would be, without the record */
+    attrs at = {names, n, NULL, values};
+    return encode_attrs(out, &at, memo, err);
 }
 
 /* ---- rows with attribute ids ---- */

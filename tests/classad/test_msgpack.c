@@ -2019,6 +2019,59 @@ static void encode__name_order_memo_sees_a_one_byte_difference_anywhere(void **s
     ads_buf_free(&without);
 }
 
+/* The memo guesses the width of a row's offsets from the last row with its
+ * names (1 byte for a body under 256 bytes, 2 under 64 KiB, else 4): rows
+ * of one name list whose bodies cross those sizes in every order, written
+ * as records and as arrays with the memo, are the bytes written without
+ * it; a guess too wide moves the body back, one too narrow moves it on. */
+static void encode__offsets_of_every_width_with_the_memo_give_the_same_bytes(void **state)
+{
+    (void)state;
+    static const size_t sizes[] = {3, 200, 300, 40000, 70000, 5, 70000, 250, 66000, 1, 255, 256};
+    enum { NS = sizeof sizes / sizeof sizes[0] };
+    char *text = malloc(70001);
+    assert_non_null(text);
+    memset(text, 'x', 70000);
+    ads_buf plain = ADS_BUF_INIT, memoed = ADS_BUF_INIT;
+    ads_msgpack_order *memo;
+    ads_error err;
+    assert_int_equal(ads_msgpack_order_new(&memo, NULL), 0);
+    ads_str names[3] = {{"Name", 4}, {"Blob", 4}, {"Cpus", 4}};
+    for (size_t a = 0; a < NS; a++)
+        for (size_t b = 0; b < NS; b++) {
+            size_t pair[2] = {sizes[a], sizes[b]};
+            for (int k = 0; k < 2; k++) {
+                ads_value values[3] = {ads_string("m", 1), ads_string(text, pair[k]),
+                                       ads_int((int64_t)k)};
+                ads_buf_clear(&plain);
+                ads_buf_clear(&memoed);
+                if (ads_msgpack_encode_values(&plain, names, values, 3, NULL, &err) ||
+                    ads_msgpack_encode_values(&memoed, names, values, 3, memo, &err))
+                    fail_msg("%zu then %zu: %s", pair[0], pair[1], err.message);
+                if (plain.len != memoed.len || memcmp(plain.p, memoed.p, plain.len) != 0)
+                    fail_msg("values: a body of %zu after %zu differs with the memo", pair[k],
+                             pair[1 - k]);
+                ads_record_builder *rb;
+                assert_int_equal(ads_record_builder_new(&rb, arena, NULL), 0);
+                for (int i = 0; i < 3; i++)
+                    assert_int_equal(ads_record_builder_add_value(rb, names[i].p, names[i].len,
+                                                                  &values[i], NULL),
+                                     0);
+                ads_buf_clear(&memoed);
+                if (ads_msgpack_encode_row(&memoed, ads_record_builder_finish(rb), memo, &err))
+                    fail_msg("%s", err.message);
+                if (plain.len != memoed.len || memcmp(plain.p, memoed.p, plain.len) != 0)
+                    fail_msg("record: a body of %zu after %zu differs with the memo", pair[k],
+                             pair[1 - k]);
+            }
+            ads_arena_reset(arena);
+        }
+    free(text);
+    ads_msgpack_order_free(memo);
+    ads_buf_free(&plain);
+    ads_buf_free(&memoed);
+}
+
 /* The memo keeps a name list per attribute count modulo 8: records of 24
  * name lists (counts 1..12, so 1 and 9, 2 and 10... share a place; two
  * lists of each count from 3 on, one with a name respelled) in no order,
@@ -2359,6 +2412,7 @@ int main(void)
         T(encode__name_order_memo_gives_the_same_bytes),
         T(encode__name_order_memo_sees_a_one_byte_difference_anywhere),
         T(encode__name_order_memo_of_many_shapes_gives_the_same_bytes),
+        T(encode__offsets_of_every_width_with_the_memo_give_the_same_bytes),
         T(roundtrip__random_values_through_bytes),
         T(roundtrip__random_values_through_text),
         T(roundtrip__random_rows_through_bytes_and_text),
