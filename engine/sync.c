@@ -6,7 +6,8 @@
  * The keys are kept back to back in one buffer, in the order noted, with
  * where each ends. A batch stores its records in key order (bulk.c), so a
  * snapshot that fits one batch notes its keys in order already; one that
- * spans batches is sorted once, when the deletions are made. Those walk
+ * spans batches is sorted once, when the deletions are made (a permutation
+ * of the keys, which stay where they are). Those walk
  * each type's latest rows in key order beside the sorted keys, as a merge
  * walks two sorted lists: no hashing, and both read front to back. A key
  * noted twice (a batch run again after the map grew) is harmless.
@@ -29,6 +30,7 @@ struct ads_sync {
     size_t *ends;   /* ends[i]: where key i ends in keys */
     size_t n, cap;  /* keys noted; room in ends */
     bool ordered;   /* keys[0..n) are in key order (equal neighbours allowed) */
+    size_t *order;  /* else, once sorted: order[k] is the k-th key in key order */
     uint32_t *types;
     size_t ntypes, types_cap;
     double latest;  /* the latest _Timestamp noted, NAN before the first */
@@ -54,6 +56,7 @@ void ads_sync_free(ads_sync *s)
         return;
     ads_buf_free(&s->keys);
     free(s->ends);
+    free(s->order);
     free(s->types);
     free(s);
 }
@@ -101,9 +104,6 @@ int ads_sync__note(ads_sync *s, const ads_write_info *wi, double when, ads_error
         s->latest = when;
     if (!wi->key || wi->key_len < 4)
         return 0;
-    int rc = note_type(s, ads_key__get_typeid(wi->key), err);
-    if (rc)
-        return rc;
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 1024;
         size_t *e = realloc(s->ends, cap * sizeof *e);
@@ -119,26 +119,37 @@ int ads_sync__note(ads_sync *s, const ads_write_info *wi, double when, ads_error
         s->keys.len = off;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
+    bool was_ordered = s->ordered;
     if (s->ordered && s->n) {
         size_t plen;
         const unsigned char *prev = key_at(s, s->n - 1, &plen);
         s->ordered = key_cmp(prev, plen, wi->key, wi->key_len) <= 0;
     }
     s->ends[s->n++] = s->keys.len;
+    int rc = note_type(s, ads_key__get_typeid(wi->key), err);
+    if (rc) { /* as if this key had not come */
+        s->n--;
+        s->keys.len = off;
+        s->ordered = was_ordered;
+        return rc;
+    }
+    free(s->order); /* an order made before this key no longer holds */
+    s->order = NULL;
     return 0;
 }
 
-/* Put the keys noted into key order (the sorted load's radix sort). */
+/* The keys noted in key order: as noted, or through order, made here by
+ * the sorted load's radix sort (its references, 48 bytes a key, only while
+ * it sorts; the keys themselves are not moved). */
 static int sort_keys(ads_sync *s, ads_error *err)
 {
-    if (s->ordered)
+    if (s->ordered || s->order)
         return 0;
     ads_stage_ref *refs = malloc(s->n * sizeof *refs);
-    size_t *ends = malloc(s->n * sizeof *ends);
-    ads_buf keys = ADS_BUF_INIT;
-    if (!refs || !ends) {
+    size_t *order = malloc(s->n * sizeof *order);
+    if (!refs || !order) {
         free(refs);
-        free(ends);
+        free(order);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < s->n; i++) {
@@ -147,30 +158,24 @@ static int sort_keys(ads_sync *s, ads_error *err)
         refs[i] = (ads_stage_ref){k, i, i, 0, (uint32_t)len, 0, 1};
     }
     ads_stage__sort(refs, s->n);
-    for (size_t i = 0; i < s->n; i++) {
-        ads_buf_add(&keys, refs[i].key, refs[i].klen);
-        ends[i] = keys.len;
-    }
+    for (size_t i = 0; i < s->n; i++)
+        order[i] = (size_t)refs[i].seq;
     free(refs);
-    if (keys.failed) {
-        free(ends);
-        ads_buf_free(&keys);
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    }
-    free(s->ends);
-    ads_buf_free(&s->keys);
-    s->ends = ends;
-    s->cap = s->n;
-    s->keys = keys;
-    s->ordered = true;
+    s->order = order;
     return 0;
+}
+
+/* The k-th key in key order. */
+static const unsigned char *sorted_at(const ads_sync *s, size_t k, size_t *len)
+{
+    return key_at(s, s->order ? s->order[k] : k, len);
 }
 
 /* Whether key i of the sorted keys comes before key. */
 static bool before(const ads_sync *s, size_t i, const unsigned char *key, size_t len)
 {
     size_t klen;
-    const unsigned char *k = key_at(s, i, &klen);
+    const unsigned char *k = sorted_at(s, i, &klen);
     return key_cmp(k, klen, key, len) < 0;
 }
 
@@ -191,7 +196,7 @@ static size_t lower_bound(const ads_sync *s, const unsigned char *key, size_t le
 static bool noted_at(const ads_sync *s, size_t i, const unsigned char *key, size_t len)
 {
     size_t klen;
-    const unsigned char *k = i < s->n ? key_at(s, i, &klen) : NULL;
+    const unsigned char *k = i < s->n ? sorted_at(s, i, &klen) : NULL;
     return k && key_cmp(k, klen, key, len) == 0;
 }
 

@@ -776,15 +776,40 @@ static void sync__long_keys_and_many_records(void **state)
     ads_arena_free(a);
 }
 
+/* A sync that deletes, then notes more keys and deletes again: the order it
+ * made for the first deletions is made again with the new keys (the loads
+ * note out of order: two loads in batches of two), so none of the records
+ * stored is taken for one the snapshot lacked. */
+static void sync__keys_noted_after_a_deletion_are_found(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    const char *first[] = {"a", "e", "c", "g", "f"}, *then[] = {"d", "b"};
+    ads_sync *s;
+    assert_int_equal(ads_sync_new(&s, &err), 0);
+    sync_load(s, a, first, 5, 1000);
+    sync_ctx sc = {s, NAN, 0};
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, 0);
+    sync_load(s, a, then, 2, 1000);
+    assert_int_equal(ads_db_write(db, sync_fn, &sc, &err), 0);
+    assert_int_equal(sc.deleted, 0);
+    assert_int_equal(ts_count(db, "Machine", false), 7);
+    ads_sync_free(s);
+    ads_arena_free(a);
+}
+
 /* Snapshot syncs against a model. Rounds of random snapshots over two
- * types whose keys are short, long (stored under their hash, their row
- * not where the key sorts) or the beginning of another key, loaded in
- * random order or in key order, in batches of random size, by one load or
- * two sharing the sync: after each sync exactly the records the model
- * holds are live, those it dropped deleted, those never stored absent, and
- * the count deleted is the model's. A type absent from a snapshot is left
- * alone. Most rounds date the deletions now, where a record the sync
- * failed to find would be deleted. */
+ * types whose keys are short or long (stored under their hash, their row
+ * not where the key sorts), loaded shuffled or not, in batches of random
+ * size by one load or two sharing the sync (the keys noted out of order,
+ * sorted at the deletions), or in one batch (noted in key order, not
+ * sorted): after each sync exactly the records the model holds are live,
+ * those it dropped deleted, those never stored absent, and the count
+ * deleted is the model's. A type absent from a snapshot is left alone.
+ * Most rounds date the deletions now, where a record the sync failed to
+ * find would be deleted. */
 enum { SM_KEYS = 90, SM_NEVER = 0, SM_LIVE, SM_DELETED };
 
 static uint64_t sm_rand(uint64_t *x)
@@ -802,16 +827,18 @@ static void sm_name(char *out, size_t cap, int i)
     else if (i % 3 == 1)
         snprintf(out, cap, "k%d", i / 3);
     else
-        snprintf(out, cap, "k%d.%s", i / 3, i % 3 == 2 ? "0" : "x"); /* k<n> begins them */
+        snprintf(out, cap, "k%d.%s", i / 3, i % 3 == 2 ? "0" : "x");
 }
 
 /* Load the records picked, dated `when` (backfill), or now (when 0). */
 static void sm_load(ads_sync *s, ads_arena *a, const int *pick, int n, int when, uint64_t *x)
 {
-    int loads = 1 + (int)(sm_rand(x) % 2), at = 0;
+    bool one_batch = sm_rand(x) % 4 == 0;
+    int loads = one_batch ? 1 : 1 + (int)(sm_rand(x) % 2), at = 0;
     for (int l = 0; l < loads; l++) {
         int end = l + 1 == loads ? n : (int)(sm_rand(x) % (uint64_t)(n + 1));
-        ads_bulk_options opt = {.batch = 1 + sm_rand(x) % 40, .backfill = when != 0, .sync = s};
+        size_t batch = one_batch ? (size_t)n + 1 : 1 + sm_rand(x) % 40;
+        ads_bulk_options opt = {.batch = batch, .backfill = when != 0, .sync = s};
         ads_bulk *b;
         ads_error err;
         assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
@@ -1638,6 +1665,7 @@ int main(void)
         T(bulk__loaded_keys_are_never_generated_again),
         T(sync__deletes_what_no_load_stored),
         T(sync__long_keys_and_many_records),
+        T(sync__keys_noted_after_a_deletion_are_found),
         T(sync__matches_a_model_over_random_snapshots),
         T(txn__a_write_failing_half_way_breaks_the_transaction),
         T(hooks__cannot_change_while_a_transaction_is_open),
