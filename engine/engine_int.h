@@ -610,15 +610,17 @@ int ads_names__sync(ads_txn *txn, ads_error *err);
 #define ADS_NAMES_TIMELINE (UINT64_C(1) << 32)
 /* Whether the row of view mv (with names) has the names, in order, of a
  * row kept by ads_names__keep_shape: 1 with *ids (the names' ids, valid for
- * the handle's life), *tag (what the keeper said of them), vat[i] and
- * vend[i] (where value i lies in mv->body; room for ADS_NAMES_SHAPE_MAX);
- * 0 otherwise. Only write transactions ask. */
+ * this write), *tag (what the keeper said of them), vat[i] and vend[i]
+ * (where value i lies in mv->body; room for ADS_NAMES_SHAPE_MAX); 0
+ * otherwise. Only write transactions ask. */
 int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size_t *vend,
                      const uint64_t **ids, uint64_t *tag);
 /* Remember the names of the row of view mv (with names) that txn has just
- * written with ids, when they all have published ids (timeline attributes
- * aside: those get ADS_NAMES_TIMELINE + which), with tag (a fact of the
- * caller's about those names, given back by ads_names__shape). */
+ * written with ids, when every name has an id (published, or this
+ * transaction's own: such an entry lapses when ids are handed out again;
+ * timeline attributes aside: those get ADS_NAMES_TIMELINE + which), with
+ * tag (a fact of the caller's about those names, given back by
+ * ads_names__shape). */
 void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t tag);
 /* A write transaction's own changes were dropped (its parent lives on):
  * forget the ids it added. */

@@ -31,11 +31,17 @@
  * goes through a hash of the exact bytes that only writers use.
  *
  * Shapes: a load's rows come in a few shapes (the same names, each row's own
- * values), so the writers keep the name lists of a few recent rows whose
- * names all have published ids, with those ids (SHAPES of them). A row of
- * one of those shapes is written with ids without looking a name up: only
- * its names are compared with the memo's, byte for byte. Published ids
- * never change, so a memo entry stays right for the life of the handle.
+ * values), so the writers keep the name lists of a few recent rows with
+ * their ids (SHAPES of them). A row of one of those shapes is written with
+ * ids without looking a name up: only its names are compared with the
+ * memo's, byte for byte. Published ids never change, so an entry whose ids
+ * were all published when it was kept stays right for the life of the
+ * handle. An entry with ids of the writing transaction's own (the first
+ * batch of a load names everything anew) is right only while no slot has
+ * been forgotten since it was kept, since forgetting hands those ids out
+ * again: every forget moves a generation count on, the entry keeps the
+ * count it was made under, and only a writer that has synced (so has done
+ * any forget pending from an earlier writer) may use it.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -49,9 +55,11 @@
 #define SHAPES 8       /* row shapes remembered */
 #define SHAPE_MAX ADS_NAMES_SHAPE_MAX /* attributes (fixstr names: <= 31 bytes each) */
 
-/* The names of a row (in row order) and their ids, all published. */
+/* The names of a row (in row order) and their ids. */
 typedef struct shape {
     uint32_t n; /* 0: an empty entry */
+    bool published; /* every id was published when it was kept: right from then on */
+    uint64_t gen;   /* else: right while the names' generation is this */
     uint64_t tag; /* the writer's own fact about these names (store.c: their signature) */
     unsigned char len[SHAPE_MAX]; /* name i's length (a fixstr: its key is 1 + len bytes) */
     uint16_t at[SHAPE_MAX];       /* where key i starts in keys */
@@ -75,6 +83,7 @@ struct ads_names {
     size_t nlast;
     bool stale;             /* under the lock: an abort dropped names the map holds */
     shape *shapes;          /* SHAPES recent row shapes (writers only), or NULL */
+    _Atomic uint64_t gen;   /* moved on by every forget (changed under the lock) */
     unsigned next_shape;    /* the entry the next shape kept replaces */
     uint64_t owner;         /* the write transaction (ads_txn.names_root) that filled
                                the slots past n, if any (under the lock) */
@@ -331,6 +340,7 @@ static void forget(ads_names *nm, uint32_t from)
     }
     nm->filled = from;
     nm->stale = true;
+    atomic_fetch_add_explicit(&nm->gen, 1, memory_order_relaxed);
 }
 
 /* The first name look-up of a write transaction: the memory up to the
@@ -556,14 +566,23 @@ static bool shape_matches(const shape *s, const ads_msgpack_view *mv, size_t *va
     return true;
 }
 
+/* Whether shape s may be used by txn now. */
+static bool shape_usable(const ads_names *nm, const shape *s, const ads_txn *txn)
+{
+    return s->published ||
+           (txn->names_synced && s->gen == atomic_load_explicit(&nm->gen, memory_order_relaxed));
+}
+
 int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size_t *vend,
                      const uint64_t **ids, uint64_t *tag)
 {
-    const shape *shapes = txn->db->names->shapes;
+    const ads_names *nm = txn->db->names;
+    const shape *shapes = nm->shapes;
     if (!shapes || mv->names || !txn->db->names_dbi || mv->n == 0 || mv->n > SHAPE_MAX)
         return 0;
     for (unsigned k = 0; k < SHAPES; k++)
-        if (shapes[k].n == mv->n && shape_matches(&shapes[k], mv, vat, vend)) {
+        if (shapes[k].n == mv->n && shape_usable(nm, &shapes[k], txn) &&
+            shape_matches(&shapes[k], mv, vat, vend)) {
             *ids = shapes[k].ids;
             *tag = shapes[k].tag;
             return 1;
@@ -598,6 +617,7 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
     shape *s = &nm->shapes[nm->next_shape];
     uint32_t published = atomic_load_explicit(&nm->n, memory_order_acquire);
     size_t at = 0;
+    bool all_published = true;
     s->n = 0;
     for (size_t i = 0; i < n; i++) {
         size_t off = ads_msgpack__index_off(mv, i);
@@ -607,11 +627,12 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
         const char *name = (const char *)mv->body + off + 1;
         int which = ads_row__timeline_attr(name, t & 31);
         uint32_t id = 0;
-        /* a timeline attribute has no id (rows never hold one); otherwise
-         * only published ids: a new one may be handed out again if this
-         * transaction's work is dropped */
-        if (!which && (!known(nm, name, t & 31, &id) || id >= published))
+        /* a timeline attribute has no id (rows never hold one); a name
+         * this transaction gave an id is known too (the map holds every
+         * filled slot of a synced writer) */
+        if (!which && !known(nm, name, t & 31, &id))
             return;
+        all_published = all_published && (which || id < published);
         size_t klen = 1 + (t & 31);
         unsigned char h[8] = {0}, m[8] = {0};
         memcpy(h, mv->body + off, klen < 8 ? klen : 8);
@@ -626,6 +647,8 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
     }
     s->n = (uint32_t)n;
     s->tag = tag;
+    s->published = all_published;
+    s->gen = atomic_load_explicit(&nm->gen, memory_order_relaxed);
     nm->next_shape = (nm->next_shape + 1) % SHAPES;
 }
 

@@ -267,6 +267,72 @@ static void names__an_aborted_write_leaves_no_name(void **state)
     db = ts_reopen(&ts);
 }
 
+/* Two records of one shape whose names are all new, stored in a write that
+ * then fails: the second was written through the shape the first left,
+ * with the write's own ids. */
+static int shape_then_fail(ads_txn *txn, void *ctx, ads_error *err)
+{
+    (void)ctx;
+    assert_int_equal(ts_txn_store(txn, "[ AdType = \"Machine\"; Name = \"x1\"; Xa = 1; Xb = 2 ]", err),
+                     0);
+    assert_int_equal(ts_txn_store(txn, "[ AdType = \"Machine\"; Name = \"x2\"; Xa = 3; Xb = 4 ]", err),
+                     0);
+    return ads_error_set(err, ADS_EINVAL, "changed my mind");
+}
+
+static int fail_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err)
+{
+    (void)ctx;
+    (void)txn;
+    (void)b;
+    return ads_error_set(err, ADS_EINVAL, "changed my mind");
+}
+
+/* Then a write hands the dropped ids to other names (Pa, Pb), and records
+ * of the first shape come again, through a load and alone: they must get
+ * ids of their own, not the shape's (which now name Pa and Pb). And a
+ * shape made by a write that commits serves the next write. */
+static void names__a_shape_of_a_dropped_write_is_not_used(void **state)
+{
+    (void)state;
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"m0\"; Memory = 1 ]");
+    ads_error err;
+    assert_int_equal(ads_db_write(db, shape_then_fail, NULL, &err), ADS_EINVAL);
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"p1\"; Pa = 5; Pb = 6 ]");
+    store_ok(db, "[ AdType = \"Machine\"; Name = \"x3\"; Xa = 7; Xb = 8 ]");
+    latest_is(db, "{ \"x3\" }", "Xa = 7; Xb = 8");
+    latest_is(db, "{ \"p1\" }", "Pa = 5; Pb = 6");
+    /* a load: its first batch names Ya and Yb anew, then fails; the next
+     * load gives those ids to Qa and Qb, then stores Y rows again */
+    ads_arena *a = ads_arena_new();
+    for (int round = 0; round < 2; round++) {
+        ads_bulk_options opt = {.batch = 100, .on_batch = round == 0 ? fail_batch : NULL};
+        ads_bulk *b;
+        assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+        for (int i = 0; i < 20; i++) {
+            char text[160];
+            const char *p = round == 1 && i < 10 ? "Q" : "Y";
+            snprintf(text, sizeof text,
+                     "[ AdType = \"Machine\"; Name = \"y%d-%d\"; %sa = %d; %sb = %d ]", round, i, p,
+                     i, p, 100 + i);
+            const ads_record *r;
+            assert_int_equal(ads_record_parse(&r, a, text, strlen(text), &err), 0);
+            assert_int_equal(ads_bulk_add(b, r, &err), 0);
+        }
+        assert_int_equal(ads_bulk_end(b, &err), round == 0 ? ADS_EINVAL : 0);
+        ads_arena_reset(a);
+    }
+    ads_arena_free(a);
+    assert_null(ts_latest(db, "Machine", "{ \"y0-3\" }"));
+    for (int i = 0; i < 20; i++) {
+        char key[32], want[48];
+        snprintf(key, sizeof key, "{ \"y1-%d\" }", i);
+        snprintf(want, sizeof want, i < 10 ? "Qa = %d; Qb = %d" : "Ya = %d; Yb = %d", i, 100 + i);
+        latest_is(db, key, want);
+    }
+    assert_int_equal(ts_verify(db), 0);
+}
+
 /* Turn the store into one of format 1 (as an older build left it): every
  * row with names, its checksum made anew, no name table entries. */
 static void make_format_1(const char *dir)
@@ -642,6 +708,7 @@ int main(void)
         T(names__rows_keep_ids_and_read_back_after_reopen),
         T(names__a_second_handle_reads_names_the_first_added),
         T(names__an_aborted_write_leaves_no_name),
+        T(names__a_shape_of_a_dropped_write_is_not_used),
         T(names__a_format_1_store_reads_and_is_upgraded_by_a_write),
         T(names__a_row_between_rows_with_names_keeps_the_history_readable),
         T(names__dump_carries_names_and_restore_gives_ids_back),
