@@ -4,8 +4,9 @@
  * table `names` maps be32(id) -> the name's bytes, as first stored (exact
  * bytes: `Memory` and `memory` are two names with two ids, so a record reads
  * back spelled as it was stored). Ids are handed out from 0 in the order
- * names first appear, are never reused and never change: the table only
- * grows (docs/storage.md, "Attribute names").
+ * names first appear; once committed, an id is never reused and never
+ * changes: the table only grows (docs/storage.md, "Attribute names"). The
+ * ids of a write that is dropped or aborted are handed out again.
  *
  * In memory, per store handle (ads_names): the names by id in blocks that
  * never move, and the count of ids that every thread may read without a

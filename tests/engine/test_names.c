@@ -701,6 +701,114 @@ static void names__writers_in_groups_add_names_at_once(void **state)
     g_check_records(w);
 }
 
+/* ---- writers sharing new names through shapes ---- */
+
+#define SW_THREADS 6
+#define SW_WRITES 150
+#define SW_ROWS 5
+
+typedef struct swriter {
+    unsigned t, i;
+    int rc[SW_WRITES];
+} swriter;
+
+static bool sw_fails(unsigned t, unsigned i)
+{
+    return (t * 7 + i * 13) % 10 >= 6;
+}
+
+/* Row j of write (t, i): its key, and the three attributes it must read
+ * back with. Rows 0 and 1 name E<i>a and E<i>b, new names every thread's
+ * write i shares; the rest N<t>_<i/2>a, N<t>_<i/2>b (two writes of a
+ * thread share them) and S<i%3>a. Each write's rows come in two shapes. */
+static void sw_row(unsigned t, unsigned i, unsigned j, char *key, char want[3][48])
+{
+    unsigned v = t * 100000 + i * 10 + j;
+    snprintf(key, 48, "s%u-%u-%u", t, i, j);
+    if (j < 2) {
+        snprintf(want[0], 48, "E%ua = %u", i, v);
+        snprintf(want[1], 48, "E%ub = %u", i, v + 1);
+        snprintf(want[2], 48, "Name = \"%s\"", key);
+    } else {
+        snprintf(want[0], 48, "N%u_%ua = %u", t, i / 2, v);
+        snprintf(want[1], 48, "N%u_%ub = %u", t, i / 2, v + 1);
+        snprintf(want[2], 48, "S%ua = %u", i % 3, v + 2);
+    }
+}
+
+static int sw_rows(ads_txn *txn, void *ctx, ads_error *err)
+{
+    swriter *w = ctx;
+    for (unsigned j = 0; j < SW_ROWS; j++) {
+        char key[48], want[3][48], text[256];
+        sw_row(w->t, w->i, j, key, want);
+        snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"%s\"; %s; %s%s%s ]", key,
+                 want[0], want[1], j < 2 ? "" : "; ", j < 2 ? "" : want[2]);
+        int rc = ts_txn_store(txn, text, err);
+        if (rc)
+            return rc;
+    }
+    return sw_fails(w->t, w->i) ? ads_error_set(err, ADS_EEXIST, "refused on purpose") : 0;
+}
+
+/* Odd threads write in transactions of their own (aborted when they fail),
+ * even ones through group commit. */
+static void *sw_run(void *arg)
+{
+    swriter *w = arg;
+    for (w->i = 0; w->i < SW_WRITES; w->i++) {
+        ads_error err;
+        if (w->t % 2 == 0) {
+            w->rc[w->i] = ads_db_write(db, sw_rows, w, &err);
+            continue;
+        }
+        ads_txn *txn;
+        int rc = ads_txn_begin(&txn, db, 0, &err);
+        if (!rc && (rc = sw_rows(txn, w, &err)) != 0)
+            ads_txn_abort(txn);
+        else if (!rc)
+            rc = ads_txn_commit(txn, &err);
+        w->rc[w->i] = rc;
+    }
+    return NULL;
+}
+
+/* Writers on six threads store rows whose names are new and shared, in
+ * writes that fail now and then: their rows go through shapes holding ids
+ * of transactions that are then dropped or aborted, and the ids are handed
+ * out again to other names. Every write that committed reads back with its
+ * own names and values; none that failed left a row. */
+static void names__writers_share_new_names_through_shapes(void **state)
+{
+    (void)state;
+    static swriter w[SW_THREADS];
+    pthread_t tid[SW_THREADS];
+    for (unsigned t = 0; t < SW_THREADS; t++) {
+        memset(&w[t], 0, sizeof w[t]);
+        w[t].t = t;
+        assert_int_equal(pthread_create(&tid[t], NULL, sw_run, &w[t]), 0);
+    }
+    for (unsigned t = 0; t < SW_THREADS; t++)
+        pthread_join(tid[t], NULL);
+    for (unsigned t = 0; t < SW_THREADS; t++)
+        for (unsigned i = 0; i < SW_WRITES; i++) {
+            assert_int_equal(w[t].rc[i], sw_fails(t, i) ? ADS_EEXIST : 0);
+            for (unsigned j = 0; j < SW_ROWS; j++) {
+                char key[48], want[3][48], k[64];
+                sw_row(t, i, j, key, want);
+                snprintf(k, sizeof k, "{ \"%s\" }", key);
+                char *got = ts_latest(db, "Machine", k);
+                if (sw_fails(t, i) ? got != NULL
+                                   : !got || !strstr(got, want[0]) || !strstr(got, want[1]) ||
+                                         !strstr(got, want[2]))
+                    fail_msg("%s: want %s, %s, %s in %s", key, want[0], want[1], want[2],
+                             got ? got : "(none)");
+                free(got);
+            }
+        }
+    assert_int_equal(ts_verify(db), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +822,7 @@ int main(void)
         T(names__dump_carries_names_and_restore_gives_ids_back),
         T(names__verify_catches_an_unknown_id_and_a_gap),
         T(names__writers_in_groups_add_names_at_once),
+        T(names__writers_share_new_names_through_shapes),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
