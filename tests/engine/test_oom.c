@@ -36,6 +36,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -863,6 +864,52 @@ cleanup:
     return rc;
 }
 
+/* A snapshot sync (import --sync's path): one batch of records of two
+ * types, the deletions of the ones it lacks in the batch's transaction (as
+ * adstore-bench's P10 makes them), so a failure anywhere commits nothing. */
+static int sync_deletions(void *ctx, ads_txn *txn, const ads_bulk_batch *b, ads_error *err)
+{
+    (void)b;
+    uint64_t n = 0;
+    int rc = ads_sync_delete(ctx, txn, NULL, NAN, &n, err);
+    /* m1, m3, m4 and slots 1-3 (m5 is deleted already, Job is not synced) */
+    return rc || n == 6 ? rc : ads_error_set(err, ADS_EINVAL, "sync deleted %llu, not 6",
+                                             (unsigned long long)n);
+}
+
+static int op_sync(oom_ctx *c, ads_error *err)
+{
+    static const char *const recs[] = {
+        "[ AdType = \"Slot\"; Machine = \"m0\"; Id = 0; State = \"Claimed\" ]",
+        "[ AdType = \"Machine\"; Name = \"m7\"; Memory = 64 ]",
+        "[ AdType = \"Machine\"; Name = \"m0\"; Memory = 128 ]",
+        "[ AdType = \"Machine\"; Name = \"m2\"; Memory = 256 ]",
+    };
+    ads_sync *sync = NULL;
+    ads_bulk *bk = NULL;
+    ads_arena *a = ads_arena_new();
+    int rc = a ? ads_sync_new(&sync, err) : ads_error_set(err, ADS_ENOMEM, "arena: out of memory");
+    ads_bulk_options o = {.batch = 10, .on_batch = sync_deletions, .ctx = sync, .sync = sync};
+    if (!rc)
+        rc = ads_bulk_begin(&bk, c->db, &o, err);
+    for (size_t i = 0; i < sizeof recs / sizeof recs[0] && !rc; i++) {
+        const ads_record *r;
+        if (!(rc = ads_record_parse(&r, a, recs[i], strlen(recs[i]), err)))
+            rc = ads_bulk_add(bk, r, err);
+    }
+    if (!rc) {
+        rc = ads_bulk_end(bk, err);
+        bk = NULL;
+    }
+    if (bk) {
+        ads_bulk_discard(bk);
+        ads_bulk_end(bk, NULL);
+    }
+    ads_sync_free(sync);
+    ads_arena_free(a);
+    return rc;
+}
+
 static int dump_as(oom_ctx *c, int format, ads_error *err)
 {
     ads_dump_options o = {.format = format};
@@ -1124,6 +1171,7 @@ OOM_TEST(oom__select_timeline_aggregation, OOM_READ, false, op_select_timeline)
 OOM_TEST(oom__select_history_rows, OOM_READ, false, op_select_history)
 OOM_TEST(oom__scan_and_history, OOM_READ, false, op_scan)
 OOM_TEST(oom__bulk_load_backfill, OOM_OPEN, false, op_bulk)
+OOM_TEST(oom__snapshot_sync, OOM_OPEN, false, op_sync)
 OOM_TEST(oom__dump_msgpack, OOM_READ, false, op_dump_msgpack)
 OOM_TEST(oom__dump_text, OOM_READ, false, op_dump_text)
 OOM_TEST(oom__restore_msgpack, OOM_OTHER, false, op_restore_msgpack)
@@ -1193,6 +1241,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(oom__select_history_rows),
         cmocka_unit_test(oom__scan_and_history),
         cmocka_unit_test(oom__bulk_load_backfill),
+        cmocka_unit_test(oom__snapshot_sync),
         cmocka_unit_test(oom__dump_msgpack),
         cmocka_unit_test(oom__dump_text),
         cmocka_unit_test(oom__restore_msgpack),
