@@ -25,10 +25,60 @@
 #include "engine/engine_int.h"
 #include "engine/stage_sort.h"
 
+/* Keys back to back, with where each ends. */
+typedef struct key_list {
+    ads_buf keys;
+    size_t *ends; /* ends[i]: where key i ends in keys */
+    size_t n, cap; /* keys; room in ends */
+} key_list;
+
+#define KEY_LIST_INIT {ADS_BUF_INIT, NULL, 0, 0}
+
+static void list_free(key_list *l)
+{
+    ads_buf_free(&l->keys);
+    free(l->ends);
+}
+
+/* Key i of l. */
+static const unsigned char *list_at(const key_list *l, size_t i, size_t *len)
+{
+    size_t from = i ? l->ends[i - 1] : 0;
+    *len = l->ends[i] - from;
+    return (const unsigned char *)l->keys.p + from;
+}
+
+/* Append key: 0, or ADS_ENOMEM with l as it was. */
+static int list_add(key_list *l, const void *key, size_t len, ads_error *err)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1024;
+        size_t *e = realloc(l->ends, cap * sizeof *e);
+        if (!e)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        l->ends = e;
+        l->cap = cap;
+    }
+    size_t off = l->keys.len;
+    ads_buf_add(&l->keys, key, len);
+    if (l->keys.failed) {
+        l->keys.failed = false;
+        l->keys.len = off;
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    }
+    l->ends[l->n++] = l->keys.len;
+    return 0;
+}
+
+/* Take the last key back off l. */
+static void list_pop(key_list *l)
+{
+    l->n--;
+    l->keys.len = l->n ? l->ends[l->n - 1] : 0;
+}
+
 struct ads_sync {
-    ads_buf keys;   /* the keys noted, back to back */
-    size_t *ends;   /* ends[i]: where key i ends in keys */
-    size_t n, cap;  /* keys noted; room in ends */
+    key_list noted; /* the keys noted, in the order noted */
     bool ordered;   /* keys[0..n) are in key order (equal neighbours allowed) */
     size_t *order;  /* else, once sorted: order[k] is the k-th key in key order */
     uint32_t *types;
@@ -43,7 +93,7 @@ int ads_sync_new(ads_sync **out, ads_error *err)
     ads_sync *s = calloc(1, sizeof *s);
     if (!s)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    s->keys = (ads_buf)ADS_BUF_INIT;
+    s->noted = (key_list)KEY_LIST_INIT;
     s->ordered = true;
     s->latest = NAN;
     *out = s;
@@ -54,8 +104,7 @@ void ads_sync_free(ads_sync *s)
 {
     if (!s)
         return;
-    ads_buf_free(&s->keys);
-    free(s->ends);
+    list_free(&s->noted);
     free(s->order);
     free(s->types);
     free(s);
@@ -64,14 +113,6 @@ void ads_sync_free(ads_sync *s)
 double ads_sync_latest(const ads_sync *s)
 {
     return s->latest;
-}
-
-/* Key i of s. */
-static const unsigned char *key_at(const ads_sync *s, size_t i, size_t *len)
-{
-    size_t from = i ? s->ends[i - 1] : 0;
-    *len = s->ends[i] - from;
-    return (const unsigned char *)s->keys.p + from;
 }
 
 /* LMDB's order of two keys: their bytes, then the shorter first. */
@@ -104,34 +145,18 @@ int ads_sync__note(ads_sync *s, const ads_write_info *wi, double when, ads_error
         s->latest = when;
     if (!wi->key || wi->key_len < 4)
         return 0;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 1024;
-        size_t *e = realloc(s->ends, cap * sizeof *e);
-        if (!e)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        s->ends = e;
-        s->cap = cap;
-    }
-    size_t off = s->keys.len;
-    ads_buf_add(&s->keys, wi->key, wi->key_len);
-    if (s->keys.failed) {
-        s->keys.failed = false;
-        s->keys.len = off;
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    }
-    bool was_ordered = s->ordered;
-    if (s->ordered && s->n) {
-        size_t plen;
-        const unsigned char *prev = key_at(s, s->n - 1, &plen);
-        s->ordered = key_cmp(prev, plen, wi->key, wi->key_len) <= 0;
-    }
-    s->ends[s->n++] = s->keys.len;
-    int rc = note_type(s, ads_key__get_typeid(wi->key), err);
-    if (rc) { /* as if this key had not come */
-        s->n--;
-        s->keys.len = off;
-        s->ordered = was_ordered;
+    key_list *l = &s->noted;
+    int rc = list_add(l, wi->key, wi->key_len, err);
+    if (rc)
         return rc;
+    if ((rc = note_type(s, ads_key__get_typeid(wi->key), err))) {
+        list_pop(l); /* as if this key had not come */
+        return rc;
+    }
+    if (s->ordered && l->n > 1) {
+        size_t plen;
+        const unsigned char *prev = list_at(l, l->n - 2, &plen);
+        s->ordered = key_cmp(prev, plen, wi->key, wi->key_len) <= 0;
     }
     free(s->order); /* an order made before this key no longer holds */
     s->order = NULL;
@@ -145,20 +170,21 @@ static int sort_keys(ads_sync *s, ads_error *err)
 {
     if (s->ordered || s->order)
         return 0;
-    ads_stage_ref *refs = malloc(s->n * sizeof *refs);
-    size_t *order = malloc(s->n * sizeof *order);
+    size_t n = s->noted.n;
+    ads_stage_ref *refs = malloc(n * sizeof *refs);
+    size_t *order = malloc(n * sizeof *order);
     if (!refs || !order) {
         free(refs);
         free(order);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < n; i++) {
         size_t len;
-        const unsigned char *k = key_at(s, i, &len);
+        const unsigned char *k = list_at(&s->noted, i, &len);
         refs[i] = (ads_stage_ref){k, i, i, 0, (uint32_t)len, 0, 1};
     }
-    ads_stage__sort(refs, s->n);
-    for (size_t i = 0; i < s->n; i++)
+    ads_stage__sort(refs, n);
+    for (size_t i = 0; i < n; i++)
         order[i] = (size_t)refs[i].seq;
     free(refs);
     s->order = order;
@@ -168,7 +194,7 @@ static int sort_keys(ads_sync *s, ads_error *err)
 /* The k-th key in key order. */
 static const unsigned char *sorted_at(const ads_sync *s, size_t k, size_t *len)
 {
-    return key_at(s, s->order ? s->order[k] : k, len);
+    return list_at(&s->noted, s->order ? s->order[k] : k, len);
 }
 
 /* Whether key i of the sorted keys comes before key. */
@@ -182,7 +208,7 @@ static bool before(const ads_sync *s, size_t i, const unsigned char *key, size_t
 /* The first of the sorted keys not before key. */
 static size_t lower_bound(const ads_sync *s, const unsigned char *key, size_t len)
 {
-    size_t lo = 0, hi = s->n;
+    size_t lo = 0, hi = s->noted.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (before(s, mid, key, len))
@@ -196,7 +222,7 @@ static size_t lower_bound(const ads_sync *s, const unsigned char *key, size_t le
 static bool noted_at(const ads_sync *s, size_t i, const unsigned char *key, size_t len)
 {
     size_t klen;
-    const unsigned char *k = i < s->n ? sorted_at(s, i, &klen) : NULL;
+    const unsigned char *k = i < s->noted.n ? sorted_at(s, i, &klen) : NULL;
     return k && key_cmp(k, klen, key, len) == 0;
 }
 
@@ -242,27 +268,6 @@ cleanup:
     return rc;
 }
 
-/* A list of stored keys, back to back. */
-typedef struct key_list {
-    ads_buf keys;
-    size_t *ends, n, cap;
-} key_list;
-
-static int list_add(key_list *l, const void *key, size_t len, ads_error *err)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        size_t *e = realloc(l->ends, cap * sizeof *e);
-        if (!e)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        l->ends = e;
-        l->cap = cap;
-    }
-    ads_buf_add(&l->keys, key, len);
-    l->ends[l->n++] = l->keys.len;
-    return l->keys.failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 0;
-}
-
 /* The stored keys of the latest rows of type t whose records the snapshot
  * lacks and are not deleted already, into out. A row is read (its checksum
  * checked) only for a long key (its stored key is a hash; the whole key is
@@ -299,7 +304,7 @@ static int missing(const ads_sync *s, ads_txn *txn, const ads_type *t, key_list 
             size_t flen = env.full_key ? env.full_key_len : k.mv_size;
             noted = noted_at(s, lower_bound(s, full, flen), full, flen);
         } else {
-            while (j < s->n && before(s, j, k.mv_data, k.mv_size))
+            while (j < s->noted.n && before(s, j, k.mv_data, k.mv_size))
                 j++;
             if ((noted = noted_at(s, j, k.mv_data, k.mv_size)))
                 continue;
@@ -325,12 +330,12 @@ static int missing(const ads_sync *s, ads_txn *txn, const ads_type *t, key_list 
 static int delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double ts,
                        uint64_t *deleted, ads_error *err)
 {
-    key_list l = {ADS_BUF_INIT, NULL, 0, 0};
+    key_list l = KEY_LIST_INIT;
     ads_arena *a = ads_arena_new();
     int rc = a ? missing(s, txn, t, &l, err) : ads_error_set(err, ADS_ENOMEM, "out of memory");
     for (size_t i = 0; i < l.n && !rc; i++) {
-        size_t from = i ? l.ends[i - 1] : 0;
-        MDB_val k = {l.ends[i] - from, l.keys.p + from}, v;
+        MDB_val k, v;
+        k.mv_data = (void *)list_at(&l, i, &k.mv_size);
         row_env env;
         ads_row row;
         if ((rc = mdb_get(txn->txn, txn->db->latest, &k, &v))) {
@@ -349,8 +354,7 @@ static int delete_type(ads_sync *s, ads_txn *txn, const ads_type *t, double ts,
             (*deleted)++;
     }
     ads_arena_free(a);
-    ads_buf_free(&l.keys);
-    free(l.ends);
+    list_free(&l);
     return rc;
 }
 
