@@ -158,6 +158,43 @@ int ads_msgpack__to_ids(ads_buf *out, const void *row, size_t len, ads_msgpack_i
 int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_t *ids,
                          const size_t *vat, const size_t *vend, ads_error *err);
 
+/*
+ * Rows keyed by attribute ids from the start, for a bulk load whose records
+ * come in a few shapes (engine/bulk.c). The memo of ads_msgpack_encode_row
+ * keeps the names of the last record of each attribute count modulo
+ * ADS_MSGPACK_ORDER_SHAPES (a slot); its owner may give a slot's names
+ * their ids (memo_set_ids, in row order, with a tag of its own). Then
+ * encode_row_ids and encode_values_ids write a record of exactly those
+ * names as ads_msgpack_encode_row would, but keyed by the ids (version
+ * ADS_MSGPACK_VERSION_IDS), and say so (*with_ids, *tag); any other record
+ * is written with names (*with_ids false). A slot that takes other names
+ * loses its ids.
+ */
+#define ADS_MSGPACK_ORDER_SHAPES 8
+int ads_msgpack__encode_row_ids(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                                bool *with_ids, uint64_t *tag, ads_error *err);
+int ads_msgpack__encode_values_ids(ads_buf *out, const ads_str *names, const ads_value *values,
+                                   size_t n, ads_msgpack_order *memo, bool *with_ids,
+                                   uint64_t *tag, ads_error *err);
+/* The names of slot's record in row order into names (cap of them): their
+ * count, 0 for an empty slot or more than cap; *with_ids: they have ids. */
+size_t ads_msgpack__memo_shape(const ads_msgpack_order *memo, unsigned slot, ads_str *names,
+                               size_t cap, bool *with_ids);
+/* Give slot's n names (row order) the ids ids[0..n) and tag; nothing when
+ * the slot holds another count of names, or without memory. */
+void ads_msgpack__memo_set_ids(ads_msgpack_order *memo, unsigned slot, size_t n,
+                               const uint64_t *ids, uint64_t tag);
+
+/* Every slot of src whose names have ids copied into dst's slot (best
+ * effort: a slot without memory is left empty). */
+void ads_msgpack__memo_copy_ids(ads_msgpack_order *dst, const ads_msgpack_order *src);
+
+/* The attribute ids of a row keyed by ids (view mv, read through the names
+ * it was opened with): ids[i], and where value i lies ([vat[i], vend[i]) of
+ * mv->body, at least a byte); false when a key is no id in its shortest
+ * form or the index does not describe the body. */
+bool ads_msgpack__row_ids(const ads_msgpack_view *mv, uint64_t *ids, size_t *vat, size_t *vend);
+
 /* What ads_msgpack_view_same_except(a, skip, nskip, b) says, for a row a
  * (with names) whose attribute i has the id ids[i] and its value at
  * [vat[i], vend[i]) of a->body (as ads_msgpack__entries gives them), and a

@@ -42,18 +42,24 @@ typedef struct wr {
     ads_buf *out;
     ads_error *err;
     ads_expr_memo *exprs; /* expression texts written before, or NULL */
+    bool may_use_ids;     /* a row of a memo shape with ids is keyed by them */
+    bool used_ids;        /* it was: the row has attribute ids */
+    uint64_t tag;         /* then: the shape's tag */
 } wr;
 
 /* ---- items ---- */
 
-static void put_be(unsigned char *p, uint64_t v, unsigned width)
+/* (always inlined: a constant width makes it one store) */
+static inline __attribute__((always_inline)) void put_be(unsigned char *p, uint64_t v,
+                                                         unsigned width)
 {
     for (unsigned i = 0; i < width; i++)
         p[i] = (unsigned char)(v >> (8 * (width - 1 - i)));
 }
 
 /* A header: tag, then v big-endian in width bytes (0: the tag alone). */
-static inline void put_head(wr *w, unsigned char tag, uint64_t v, unsigned width)
+static inline __attribute__((always_inline)) void put_head(wr *w, unsigned char tag, uint64_t v,
+                                                           unsigned width)
 {
     unsigned char h[9];
     h[0] = tag;
@@ -255,7 +261,7 @@ static int check_refs(wr *w, const attr_ref *refs, size_t n)
     return 0;
 }
 
-#define ORDER_SHAPES 8 /* name lists remembered, one per attribute count modulo it */
+#define ORDER_SHAPES ADS_MSGPACK_ORDER_SHAPES
 
 /* The names of a record and their sorted order. */
 typedef struct name_order {
@@ -265,6 +271,9 @@ typedef struct name_order {
     size_t *ends;     /* ends[i]: where name i ends in names */
     uint32_t *sorted; /* sorted[k]: the record index of the k-th name in row order */
     size_t cap;
+    uint64_t *ids;    /* with_ids: ids[k], the attribute id of the k-th name in row order */
+    bool with_ids;    /* set by ads_msgpack__memo_set_ids for these names */
+    uint64_t tag;     /* the caller's fact about them, given with the ids */
 } name_order;
 
 /* The memo of the last rows' names and their sorted order. */
@@ -293,6 +302,7 @@ void ads_msgpack_order_free(ads_msgpack_order *o)
         ads_buf_free(&o->shapes[i].names);
         free(o->shapes[i].ends);
         free(o->shapes[i].sorted);
+        free(o->shapes[i].ids);
     }
     free(o->offsets);
     ads_expr_memo_free(o->exprs);
@@ -355,6 +365,7 @@ static void memo_keep(ads_msgpack_order *memo, const ads_str *names, size_t n,
     name_order *o = &memo->shapes[n % ORDER_SHAPES];
     o->n = 0;
     o->width = 0;
+    o->with_ids = false;
     if (!order_reserve(o, n))
         return;
     ads_buf_clear(&o->names);
@@ -409,8 +420,15 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
     attr_ref small[32];
     attr_ref *refs = small;
     const uint32_t *order = NULL;
+    const uint64_t *ids = NULL;
     if (memo && memo_matches(memo, r->names, n)) {
-        order = memo->shapes[n % ORDER_SHAPES].sorted;
+        const name_order *o = &memo->shapes[n % ORDER_SHAPES];
+        order = o->sorted;
+        if (o->with_ids && w->may_use_ids) {
+            ids = o->ids;
+            w->used_ids = true;
+            w->tag = o->tag;
+        }
     } else {
         if (n > sizeof small / sizeof small[0] && !(refs = malloc(n * sizeof *refs)))
             return ads_error_set(w->err, ADS_ENOMEM, "msgpack: out of memory");
@@ -430,8 +448,18 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
         size_t i = order ? order[k] : refs[k].i;
         if (offsets)
             offsets[k] = w->out->len - body;
-        put_str(w, r->names[i].p, r->names[i].len);
-        rc = r->values ? w_value(w, &r->values[i], depth + 1) : w_expr(w, r->exprs[i], depth + 1);
+        if (ids && ids[k] <= 0x7f) {
+            put_byte(w, (unsigned char)ids[k]);
+        } else if (ids) {
+            unsigned char key[5];
+            ads_buf_add(w->out, key, ads_msgpack__put_id(key, ids[k]));
+        } else {
+            put_str(w, r->names[i].p, r->names[i].len);
+        }
+        const ads_expr *x = r->values ? NULL : r->exprs[i];
+        rc = !x                      ? w_value(w, &r->values[i], depth + 1)
+             : x->kind == N_LITERAL ? w_value(w, &x->u.lit, depth + 1)
+                                    : w_expr(w, x, depth + 1);
     }
 cleanup:
     if (refs != small)
@@ -599,6 +627,8 @@ static int w_start(wr *w, ads_buf *out, const void *arg, ads_error *err)
     w->out = out;
     w->err = err;
     w->exprs = NULL;
+    w->may_use_ids = w->used_ids = false;
+    w->tag = 0;
     return 0;
 }
 
@@ -693,12 +723,16 @@ static unsigned width_guess(const ads_msgpack_order *memo, size_t n)
     return o && o->n == n && o->width ? o->width : 2;
 }
 
-static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, ads_error *err)
+/* The row of r through memo (may be NULL). with_ids NULL: keyed by names;
+ * else keyed by ids when memo knows them for r's names (*with_ids, *tag). */
+static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, bool *with_ids,
+                        uint64_t *tag, ads_error *err)
 {
     wr w;
     int rc = w_start(&w, out, r, err);
     if (rc)
         return rc;
+    w.may_use_ids = with_ids != NULL;
     if (memo && !memo->exprs && !memo->exprs_failed)
         memo->exprs_failed = ads_expr_memo_new(&memo->exprs) != 0;
     w.exprs = memo ? memo->exprs : NULL;
@@ -718,7 +752,12 @@ static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, a
     }
     unsigned width = 0;
     if (!(rc = w_attrs(&w, r, 0, offsets, start + room, memo)) && !out->failed)
-        rc = w_row_head(&w, start, room, offsets, n, ADS_MSGPACK_VERSION, &width);
+        rc = w_row_head(&w, start, room, offsets, n,
+                        w.used_ids ? ADS_MSGPACK_VERSION_IDS : ADS_MSGPACK_VERSION, &width);
+    if (with_ids) {
+        *with_ids = w.used_ids;
+        *tag = w.tag;
+    }
     if (!rc && memo && memo->shapes[n % ORDER_SHAPES].n == n)
         memo->shapes[n % ORDER_SHAPES].width = width;
     if (offsets != small && (!memo || offsets != memo->offsets))
@@ -726,13 +765,19 @@ static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, a
     return w_finish(&w, start, rc);
 }
 
-int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
-                           ads_error *err)
+int ads_msgpack__encode_row_ids(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                                bool *with_ids, uint64_t *tag, ads_error *err)
 {
     if (!r)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
     attrs at = {r->names, r->n, r->exprs, NULL};
-    return encode_attrs(out, &at, memo, err);
+    return encode_attrs(out, &at, memo, with_ids, tag, err);
+}
+
+int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
+                           ads_error *err)
+{
+    return ads_msgpack__encode_row_ids(out, r, memo, NULL, NULL, err);
 }
 
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
@@ -740,8 +785,9 @@ int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
     return ads_msgpack_encode_row(out, r, NULL, err);
 }
 
-int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
-                              size_t n, ads_msgpack_order *memo, ads_error *err)
+int ads_msgpack__encode_values_ids(ads_buf *out, const ads_str *names, const ads_value *values,
+                                   size_t n, ads_msgpack_order *memo, bool *with_ids,
+                                   uint64_t *tag, ads_error *err)
 {
     if (!out || (n && (!names || !values)))
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
@@ -750,7 +796,79 @@ int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_valu
             return ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu has no name", i);
     /* written as a record of literals would be, without the record */
     attrs at = {names, n, NULL, values};
-    return encode_attrs(out, &at, memo, err);
+    return encode_attrs(out, &at, memo, with_ids, tag, err);
+}
+
+int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
+                              size_t n, ads_msgpack_order *memo, ads_error *err)
+{
+    return ads_msgpack__encode_values_ids(out, names, values, n, memo, NULL, NULL, err);
+}
+
+/* ---- the memo's shapes, for a writer that keys rows by attribute ids ---- */
+
+size_t ads_msgpack__memo_shape(const ads_msgpack_order *memo, unsigned slot, ads_str *names,
+                               size_t cap, bool *with_ids)
+{
+    const name_order *o = &memo->shapes[slot % ORDER_SHAPES];
+    if (o->n == 0 || o->n > cap)
+        return 0;
+    for (size_t k = 0; k < o->n; k++) {
+        uint32_t i = o->sorted[k];
+        size_t from = i ? o->ends[i - 1] : 0;
+        names[k].p = o->names.p + from;
+        names[k].len = o->ends[i] - from;
+    }
+    *with_ids = o->with_ids;
+    return o->n;
+}
+
+void ads_msgpack__memo_set_ids(ads_msgpack_order *memo, unsigned slot, size_t n,
+                               const uint64_t *ids, uint64_t tag)
+{
+    name_order *o = &memo->shapes[slot % ORDER_SHAPES];
+    if (o->n != n || n == 0)
+        return;
+    uint64_t *mine = realloc(o->ids, n * sizeof *mine);
+    if (!mine) {
+        o->with_ids = false; /* the memo is only a memo */
+        return;
+    }
+    memcpy(mine, ids, n * sizeof *mine);
+    o->ids = mine;
+    o->tag = tag;
+    o->with_ids = true;
+}
+
+void ads_msgpack__memo_copy_ids(ads_msgpack_order *dst, const ads_msgpack_order *src)
+{
+    for (size_t slot = 0; slot < ORDER_SHAPES; slot++) {
+        const name_order *s = &src->shapes[slot];
+        name_order *d = &dst->shapes[slot];
+        if (!s->with_ids || s->n == 0 ||
+            (d->with_ids && d->n == s->n && d->tag == s->tag && d->names.len == s->names.len &&
+             memcmp(d->names.p, s->names.p, s->names.len) == 0 &&
+             memcmp(d->sorted, s->sorted, s->n * sizeof *s->sorted) == 0 &&
+             memcmp(d->ids, s->ids, s->n * sizeof *s->ids) == 0))
+            continue;
+        d->n = 0;
+        d->with_ids = false;
+        uint64_t *ids = order_reserve(d, s->n) ? realloc(d->ids, s->n * sizeof *ids) : NULL;
+        if (!ids)
+            continue; /* the memo is only a memo */
+        d->ids = ids;
+        ads_buf_clear(&d->names);
+        ads_buf_add(&d->names, s->names.p, s->names.len);
+        if (d->names.failed)
+            continue;
+        memcpy(d->ends, s->ends, s->n * sizeof *s->ends);
+        memcpy(d->sorted, s->sorted, s->n * sizeof *s->sorted);
+        memcpy(d->ids, s->ids, s->n * sizeof *s->ids);
+        d->width = s->width;
+        d->tag = s->tag;
+        d->with_ids = true;
+        d->n = s->n;
+    }
 }
 
 /* ---- rows with attribute ids ---- */

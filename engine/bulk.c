@@ -42,6 +42,14 @@ int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
 
+/* The ids a batch's transaction gave the names of one of the encoder's
+ * shapes (learn_ids), handed to the encoder once the batch commits. */
+typedef struct learnt_ids {
+    size_t n; /* 0: none */
+    uint64_t ids[ADS_NAMES_SHAPE_MAX];
+    uint64_t sig; /* the names' signature (ads_attrs__sig_*) */
+} learnt_ids;
+
 struct ads_bulk {
     ads_db *db;
     ads_bulk_options opt;
@@ -53,7 +61,10 @@ struct ads_bulk {
     const ads_type **types; /* each queued row's type, as batch_order found it */
     ads_buf keys;           /* their record keys, back to back (batch_order) */
     size_t *key_ends;       /* where each row's key ends in keys */
+    bool *by_ids;           /* each queued row is keyed by attribute ids ... */
+    uint64_t *sigs;         /* ... with this signature of its names */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
+    learnt_ids learnt[ADS_MSGPACK_ORDER_SHAPES]; /* by the encoder's slot */
     ads_ixq *ixq;             /* a batch's index entries (index_queue.c) */
     size_t n, cap;
     uint64_t committed, added;
@@ -86,6 +97,11 @@ int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
     b->offs[0] = 0;
+    /* the shapes earlier loads through this handle learnt ids for */
+    pthread_mutex_lock(&db->lock);
+    if (db->bulk_shapes)
+        ads_msgpack__memo_copy_ids(b->names, db->bulk_shapes);
+    pthread_mutex_unlock(&db->lock);
     *out = b;
     return 0;
 }
@@ -136,6 +152,8 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
         b->offs[j] = b->offs[j + 1] - len;
         if (j + 1 < b->n) {
             b->nums[j] = b->nums[j + 1];
+            b->by_ids[j] = b->by_ids[j + 1];
+            b->sigs[j] = b->sigs[j + 1];
             if (b->ts)
                 b->ts[j] = b->ts[j + 1];
         }
@@ -223,6 +241,18 @@ int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
     return key->len > ADS_KEY_MAX_LEN ? 0 : 1;
 }
 
+/* A view of queued row i: keyed by names, or by the ids its encoder knew
+ * (read through txn->given_nm). */
+static int row_view(ads_msgpack_view *mv, const ads_bulk *b, size_t i, ads_txn *txn,
+                    ads_arena *a, ads_error *err)
+{
+    const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
+    size_t len = b->offs[i + 1] - b->offs[i];
+    if (!b->by_ids[i])
+        return ads_msgpack_view_init(mv, data, len, a, err);
+    return ads_msgpack__view_open(mv, data, len, &txn->given_nm, a, err);
+}
+
 typedef struct sort_ent {
     const unsigned char *key;
     size_t len;
@@ -263,13 +293,11 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
     bool ascending = true;
     ads_buf_clear(keys);
     for (size_t i = 0; i < b->n; i++) {
-        const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
-        size_t len = b->offs[i + 1] - b->offs[i];
         const ads_type *t;
         ads_msgpack_view mv;
         ads_arena_reset(a);
         /* a row the write refuses is refused there, in input order */
-        if ((rc = ads_msgpack_view_init(&mv, data, len, a, err)) ||
+        if ((rc = row_view(&mv, b, i, txn, a, err)) ||
             (rc = row_type(&t, &m, txn, &mv, err)) || t->has_hooks) {
             rc = rc == ADS_ENOMEM ? rc : 0;
             goto cleanup;
@@ -312,6 +340,65 @@ cleanup:
     return rc;
 }
 
+/* Whether name may be given in a row keyed by ids: every name the store
+ * holds was given once (look_over in store.c refused the others), but the
+ * timeline attributes have no ids, and those the store maintains are
+ * refused whenever given. */
+static bool may_key(const ads_str *name, uint64_t *given_id)
+{
+    int which = ads_row__timeline_attr(name->p, name->len);
+    if (which == 1 || which == 4) {
+        *given_id = ADS_NAMES_GIVEN_TIMELINE + (uint64_t)which;
+        return true;
+    }
+    *given_id = UINT64_MAX;
+    return !which && name->len <= ADS_MAX_NAME_LEN && !(name->len >= 2 && name->p[0] == '_' &&
+                                                        name->p[1] == '_');
+}
+
+/*
+ * The ids this transaction gives the names of the encoder's shapes that
+ * have none yet, when the store holds every one of them: written into
+ * b->learnt, and handed to the encoder once the batch has committed
+ * (ads_bulk_flush), since until then an id new in this transaction may be
+ * handed out again. From then on a record of those names is encoded keyed
+ * by ids, and its write neither compares names nor rewrites the row.
+ */
+static int learn_ids(ads_bulk *b, ads_txn *txn, ads_error *err)
+{
+    for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++) {
+        learnt_ids *l = &b->learnt[slot];
+        ads_str names[ADS_NAMES_SHAPE_MAX];
+        bool with_ids = false;
+        size_t n = ads_msgpack__memo_shape(b->names, slot, names, ADS_NAMES_SHAPE_MAX, &with_ids);
+        l->n = 0;
+        if (n == 0 || with_ids)
+            continue;
+        uint64_t h = ads_attrs__sig_start(n);
+        size_t k = 0;
+        for (; k < n; k++) {
+            bool found = true;
+            uint32_t id;
+            if (!may_key(&names[k], &l->ids[k]))
+                break;
+            if (l->ids[k] == UINT64_MAX) {
+                int rc = ads_names__known(txn, names[k].p, names[k].len, &found, &id, err);
+                if (rc)
+                    return rc;
+                l->ids[k] = id;
+            }
+            if (!found)
+                break;
+            h = ads_attrs__sig_add(h, names[k].p, names[k].len);
+        }
+        if (k == n) {
+            l->n = n;
+            l->sig = ads_attrs__sig_end(h);
+        }
+    }
+    return 0;
+}
+
 static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
 {
     batch_run *run = ctx;
@@ -324,6 +411,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     run->unchanged = 0; /* the batch may run again after the map grows */
     if (!a)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++)
+        b->learnt[slot].n = 0;
     ads_bulk_batch info = {b->n ? b->nums[0] : b->added, b->n, 0, 0};
     if (b->opt.backfill && b->n) {
         double lo = b->ts[0], hi = b->ts[0];
@@ -364,9 +453,10 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         const unsigned char *data = (const unsigned char *)b->rows.p + b->offs[i];
         size_t len = b->offs[i + 1] - b->offs[i];
         const ads_type *t = i < typed ? b->types[i] : NULL;
+        bool by_ids = b->by_ids[i];
         ads_msgpack_view mv;
         ads_arena_reset(a);
-        if (!t && ((rc = ads_msgpack_view_init(&mv, data, len, a, err)) ||
+        if (!t && ((rc = row_view(&mv, b, i, txn, a, err)) ||
                    (rc = row_type(&t, &m, txn, &mv, err)))) {
             run->failed_at = i;
             goto cleanup;
@@ -380,6 +470,19 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             key_len = b->key_ends[i] - from;
         }
         ads_buf enc = ADS_BUF_INIT;
+        if (t->has_hooks && by_ids) {
+            /* hooks read records by their names */
+            if ((rc = ads_msgpack__to_names(&enc, data, len, &txn->given_nm, err))) {
+                ads_buf_free(&enc);
+                run->failed_at = i;
+                goto cleanup;
+            }
+            data = (const unsigned char *)enc.p;
+            len = enc.len;
+            by_ids = false;
+        }
+        ads_buf named = enc; /* the row with names, if made above */
+        enc = (ads_buf)ADS_BUF_INIT;
         if (t->has_hooks && t->hooks.prestore) {
             const ads_record *rec, *rep = NULL;
             if ((rc = ads_msgpack_decode_record(&rec, a, data, len, 0, err)) ||
@@ -387,11 +490,13 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
                 if (rc > 0)
                     rc = ads_error_set(err, ADS_EINVAL, "type %s: the record was refused",
                                        t->name);
+                ads_buf_free(&named);
                 run->failed_at = i;
                 goto cleanup;
             }
             if (rep) {
                 if ((rc = ads_msgpack_encode_record(&enc, rep, err))) {
+                    ads_buf_free(&named);
                     run->failed_at = i;
                     goto cleanup;
                 }
@@ -402,9 +507,10 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         ads_write_info wi;
         if (data != (const unsigned char *)b->rows.p + b->offs[i])
             key = NULL;
-        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &ap, &wi,
-                                err);
+        rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &ap, by_ids,
+                                by_ids ? b->sigs[i] : 0, &wi, err);
         ads_buf_free(&enc);
+        ads_buf_free(&named);
         if (!rc && !wi.changed)
             run->unchanged++;
         if (!rc && b->opt.sync) {
@@ -417,7 +523,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             goto cleanup;
         }
     }
-    if ((rc = ads_index__flush(txn, err)))
+    if ((rc = ads_index__flush(txn, err)) || (rc = learn_ids(b, txn, err)))
         goto cleanup;
     txn->ixq = NULL;
     if (b->opt.on_batch && (rc = b->opt.on_batch(b->opt.ctx, txn, &info, err)))
@@ -432,6 +538,28 @@ cleanup:
     txn->backfill = NULL;
     ads_arena_free(a);
     return rc;
+}
+
+/* After a batch committed: the ids its transaction learnt to the encoder,
+ * and to the store handle for the loads after this one (a snapshot a
+ * minute is a load of one batch). */
+static void learnt_hand_over(ads_bulk *b)
+{
+    bool any = false;
+    for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++) {
+        const learnt_ids *l = &b->learnt[slot];
+        if (l->n) {
+            ads_msgpack__memo_set_ids(b->names, slot, l->n, l->ids, l->sig);
+            any = true;
+        }
+    }
+    if (!any)
+        return;
+    ads_db *db = b->db;
+    pthread_mutex_lock(&db->lock);
+    if (db->bulk_shapes || ads_msgpack_order_new(&db->bulk_shapes, NULL) == 0)
+        ads_msgpack__memo_copy_ids(db->bulk_shapes, b->names);
+    pthread_mutex_unlock(&db->lock);
 }
 
 int ads_bulk_flush(ads_bulk *b, ads_error *err)
@@ -462,6 +590,7 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
         }
         return rc;
     }
+    learnt_hand_over(b);
     b->committed += b->n;
     b->unchanged += run.unchanged;
     b->flushed += b->rows.len;
@@ -505,6 +634,14 @@ static int queue_room(ads_bulk *b, ads_error *err)
     if (!key_ends)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     b->key_ends = key_ends;
+    bool *by_ids = realloc(b->by_ids, cap * sizeof *by_ids);
+    if (!by_ids)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->by_ids = by_ids;
+    uint64_t *sigs = realloc(b->sigs, cap * sizeof *sigs);
+    if (!sigs)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    b->sigs = sigs;
     if (b->opt.backfill) {
         double *t = realloc(b->ts, cap * sizeof *t);
         if (!t)
@@ -528,11 +665,14 @@ static int backfill_ts(double *ts, ads_bulk *b, const ads_value *v, ads_error *e
                          (unsigned long long)b->added + 1);
 }
 
-/* The row just appended to b->rows queued, with its _Timestamp ts. */
-static int queued(ads_bulk *b, double ts, ads_error *err)
+/* The row just appended to b->rows queued, with its _Timestamp ts; keyed
+ * by ids (by_ids), whose names have the signature sig. */
+static int queued(ads_bulk *b, double ts, bool by_ids, uint64_t sig, ads_error *err)
 {
     if (b->opt.backfill)
         b->ts[b->n] = ts;
+    b->by_ids[b->n] = by_ids;
+    b->sigs[b->n] = sig;
     b->nums[b->n] = b->added;
     b->added++;
     b->offs[++b->n] = b->rows.len;
@@ -555,11 +695,13 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
     }
     if ((rc = queue_room(b, err)))
         return rc;
-    if ((rc = ads_msgpack_encode_row(&b->rows, rec, b->names, err))) {
+    bool by_ids;
+    uint64_t sig;
+    if ((rc = ads_msgpack__encode_row_ids(&b->rows, rec, b->names, &by_ids, &sig, err))) {
         b->failed = b->added;
         return rc;
     }
-    return queued(b, ts, err);
+    return queued(b, ts, by_ids, sig, err);
 }
 
 int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *values, size_t n,
@@ -580,11 +722,14 @@ int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *valu
     }
     if ((rc = queue_room(b, err)))
         return rc;
-    if ((rc = ads_msgpack_encode_values(&b->rows, names, values, n, b->names, err))) {
+    bool by_ids;
+    uint64_t sig;
+    if ((rc = ads_msgpack__encode_values_ids(&b->rows, names, values, n, b->names, &by_ids, &sig,
+                                             err))) {
         b->failed = b->added;
         return rc;
     }
-    return queued(b, ts, err);
+    return queued(b, ts, by_ids, sig, err);
 }
 
 int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
@@ -620,7 +765,7 @@ int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
         b->rows.len = before;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    return queued(b, ts, err);
+    return queued(b, ts, false, 0, err);
 }
 
 int ads_bulk_end(ads_bulk *b, ads_error *err)
@@ -637,6 +782,8 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->order);
     free(b->types);
     free(b->key_ends);
+    free(b->by_ids);
+    free(b->sigs);
     ads_buf_free(&b->keys);
     ads_msgpack_order_free(b->names);
     ads_ixq__free(b->ixq);

@@ -588,6 +588,7 @@ void ads_db_close(ads_db *db)
         mdb_env_sync(db->env, 1);
     mdb_env_close(db->env);
     ads_names__free(db->names);
+    ads_msgpack_order_free(db->bulk_shapes);
     ads_types__free_all(db);
     ads_attrs__free(db);
     for (size_t i = 0; i < db->nhooks; i++)
@@ -719,6 +720,7 @@ static ads_txn *txn_alloc(ads_error *err)
         return NULL;
     }
     t->nm.name = ads_names__resolve;
+    t->given_nm.name = ads_names__resolve_given;
     return t;
 }
 

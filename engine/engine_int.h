@@ -376,6 +376,7 @@ struct ads_db {
     size_t open_txns;        /* transactions begun and not yet ended */
     type_gen *gens;          /* list of type generations */
     attr_set *attrs;         /* known attribute names (one token's worth) */
+    ads_msgpack_order *bulk_shapes; /* row shapes whose names bulk loads know ids of */
     hook_entry *hooks;
     size_t nhooks;
     /* group commit of ads_db_write (group.c) */
@@ -405,6 +406,7 @@ typedef struct seq_cache {
 struct ads_txn {
     ads_db *db;
     ads_msgpack_names nm; /* resolves the attribute ids of rows this transaction reads */
+    ads_msgpack_names given_nm; /* ... and of a bulk load's rows given to it (names.c) */
     bool names_synced;    /* a write that looked names up (names.c, sync_writer) */
     uint32_t names_base;  /* the first id this transaction may have added */
     uint64_t names_root;  /* the LMDB write transaction it belongs to (0: a reader) */
@@ -622,6 +624,22 @@ int ads_names__shape(ads_txn *txn, const ads_msgpack_view *mv, size_t *vat, size
  * tag (a fact of the caller's about those names, given back by
  * ads_names__shape). */
 void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t tag);
+/*
+ * Rows given to a write keyed by ids (a bulk load's, engine/bulk.c): the
+ * ids of names the store holds, and for a timeline attribute given (which,
+ * 1-4, as ads_row__timeline_attr says; rows never store one) the id
+ * ADS_NAMES_GIVEN_TIMELINE + which, past every id the table can hand out.
+ * Such a row is read through txn->given_nm, which names those ids too
+ * (ads_names__resolve_given); it is never stored as it is.
+ */
+#define ADS_NAMES_GIVEN_TIMELINE ((uint64_t)ADS_NAMES_MAX)
+int ads_names__resolve_given(const ads_msgpack_names *self, uint64_t id, ads_str *out,
+                             ads_error *err);
+/* The id the store has for name (its exact bytes), looked up by a write
+ * transaction without adding one: 0 with *found (and *id when found), or
+ * an error. */
+int ads_names__known(ads_txn *txn, const char *name, size_t len, bool *found, uint32_t *id,
+                     ads_error *err);
 /* A write transaction's own changes were dropped (its parent lives on):
  * forget the ids it added. */
 void ads_names__drop(ads_txn *txn);
@@ -745,10 +763,14 @@ typedef struct ads_appender {
 
 /* Store a canonical MessagePack row of type t (store.c, see there); cur:
  * as for ads_store__find_at; ap (may be NULL): appends to `latest` go
- * through it (types without hooks). */
+ * through it (types without hooks). by_ids: the row is keyed by ids, read
+ * through txn->given_nm (ADS_NAMES_GIVEN_TIMELINE; only a bulk load's own
+ * encoder makes such rows); sig, when not 0, is the signature of its names
+ * (ads_attrs__sig_*), in row order. */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_appender *ap, ads_write_info *info, ads_error *err);
+                       ads_appender *ap, bool by_ids, uint64_t sig, ads_write_info *info,
+                       ads_error *err);
 
 /* Walks of a table (scan.c): what a walk relies on is checked as it goes,
  * each failure ADS_ECORRUPT naming type tname. ads_walk__order: key k

@@ -293,6 +293,21 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
     return resolve_slow(txn, id, out, err);
 }
 
+int ads_names__resolve_given(const ads_msgpack_names *self, uint64_t id, ads_str *out,
+                             ads_error *err)
+{
+    ads_txn *txn = (ads_txn *)((const char *)self - offsetof(ads_txn, given_nm));
+    if (id > ADS_NAMES_GIVEN_TIMELINE && id <= ADS_NAMES_GIVEN_TIMELINE + 4) {
+        static const char *const tl[] = {ads_attr__timestamp, ads_attr__systime,
+                                         ads_attr__latest, ads_attr__deleted};
+        const char *name = tl[id - ADS_NAMES_GIVEN_TIMELINE - 1];
+        out->p = name;
+        out->len = strlen(name);
+        return 0;
+    }
+    return ads_names__resolve(&txn->nm, id, out, err);
+}
+
 /* ---- writing ---- */
 
 static uint64_t hash(const char *p, size_t len)
@@ -460,6 +475,21 @@ static int find(ads_txn *txn, const char *name, size_t len, uint32_t *id, ads_er
         }
     }
     return add(txn, name, len, id, err);
+}
+
+static bool known(const ads_names *nm, const char *name, size_t len, uint32_t *id);
+
+int ads_names__known(ads_txn *txn, const char *name, size_t len, bool *found, uint32_t *id,
+                     ads_error *err)
+{
+    *found = false;
+    int rc;
+    if (!txn->db->names_dbi)
+        return 0;
+    if (!txn->names_synced && (rc = sync_writer(txn, err)))
+        return rc;
+    *found = known(txn->db->names, name, len, id);
+    return 0;
 }
 
 int ads_names__sync(ads_txn *txn, ads_error *err)

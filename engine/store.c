@@ -322,6 +322,8 @@ typedef struct write_req {
     size_t key_len;
     MDB_cursor *cur; /* a cursor on latest to look the record up through, or NULL */
     ads_appender *ap; /* appends to latest through it, or NULL */
+    const ads_msgpack_names *given_names; /* a given row keyed by ids: read so, or NULL */
+    uint64_t given_sig; /* the signature of the given row's names, or 0 */
 } write_req;
 
 /* Where a given row holds _Timestamp or _Deleted: at an index, or: */
@@ -452,8 +454,10 @@ static int quick_unchanged(ads_txn *txn, row_env *latest, const ads_msgpack_view
         (latest->flags & ROW_DELETED) || (has_ts && ts < latest->ts) ||
         ads_msgpack__view_open(&lw, latest->data, latest->len, ads_txn__names(txn), a, NULL))
         return 0;
-    if (shape_ids)
+    if (shape_ids && !mv->names)
         return ads_msgpack__same_as_ids(mv, shape_ids, vat, vend, gi->tl, gi->ntl, &lw);
+    /* keyed alike (names and names, or ids and ids): the runs between the
+     * timeline attributes are compared as bytes */
     return ads_msgpack_view_same_except(mv, gi->tl, gi->ntl, &lw);
 }
 
@@ -677,7 +681,7 @@ static int build_key(ads_buf *full, ads_txn *txn, const write_req *r, ads_msgpac
 static int given_entries(row_entry **out, size_t *n, const write_req *r,
                          const uint64_t *shape_ids, ads_arena *a, ads_error *err)
 {
-    int rc = ads_row__entries(out, n, r->data, r->len, NULL, a, err);
+    int rc = ads_row__entries(out, n, r->data, r->len, r->given_names, a, err);
     if (rc || !shape_ids)
         return rc;
     for (size_t i = 0; i < *n; i++)
@@ -697,6 +701,31 @@ static int to_ids(ads_txn *txn, struct write_scratch *ws, const unsigned char **
         return rc;
     *data = (const unsigned char *)ws->ids.p;
     *len = ws->ids.len;
+    return 0;
+}
+
+/* The ids of a given row keyed by ids (a bulk load's), as a shape gives
+ * them (ADS_NAMES_TIMELINE + which for a timeline attribute), and where its
+ * values lie. Its ids were the store's when the load learnt them, and
+ * stay so: an id once committed never changes. */
+static int given_ids(uint64_t *ids, size_t *vat, size_t *vend, ads_txn *txn,
+                     const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
+{
+    if (mv->n > ADS_NAMES_SHAPE_MAX || !ads_msgpack__row_ids(mv, ids, vat, vend))
+        return ads_error_set(err, ADS_ECORRUPT, "type %s: a given row keyed by ids is malformed",
+                             t->name);
+    uint32_t count = ads_names__count(txn);
+    for (size_t i = 0; i < mv->n; i++) {
+        uint64_t which = ids[i] - ADS_NAMES_GIVEN_TIMELINE;
+        if (ids[i] < count)
+            continue;
+        if (ids[i] <= ADS_NAMES_GIVEN_TIMELINE || (which != 1 && which != 4))
+            return ads_error_set(err, ADS_ECORRUPT,
+                                 "type %s: a given row names attribute id %llu, which the store "
+                                 "does not hold",
+                                 t->name, (unsigned long long)ids[i]);
+        ids[i] = ADS_NAMES_TIMELINE + which;
+    }
     return 0;
 }
 
@@ -728,9 +757,19 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     const uint64_t *shape_ids = NULL;
     uint64_t sig = 0, merged_sig = 0; /* the names' signature: as given, or merged */
     size_t vat[ADS_NAMES_SHAPE_MAX], vend[ADS_NAMES_SHAPE_MAX];
-    if ((rc = ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
+    uint64_t ids_given[ADS_NAMES_SHAPE_MAX];
+    if ((rc = r->given_names
+                  ? ads_msgpack__view_open(&mv, r->data, r->len, r->given_names, a, err)
+                  : ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
         goto cleanup;
-    if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
+    if (mv.names) {
+        /* keyed by ids already: a bulk load's row of a shape it has learnt */
+        if ((rc = given_ids(ids_given, vat, vend, txn, &mv, t, err)))
+            goto cleanup;
+        shape_ids = ids_given;
+        sig = r->given_sig;
+        shape_over(&gi, &mv, shape_ids, vat, vend);
+    } else if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
         shape_over(&gi, &mv, shape_ids, vat, vend);
     } else if ((rc = look_over(&gi, &mv, t, err))) {
         goto cleanup;
@@ -888,7 +927,9 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     }
     /* the row as the store keeps it: attribute names as ids */
     bool as_given = ndata == r->data; /* the given names: given_sig is theirs */
-    if (as_given && shape_ids) {
+    if (as_given && mv.names) {
+        /* keyed by ids as given: the row as the store keeps it */
+    } else if (as_given && shape_ids) {
         ads_buf_clear(&ws->ids);
         if ((rc = ads_msgpack__ids_row(&ws->ids, &mv, shape_ids, vat, vend, err)))
             goto cleanup;
@@ -1066,9 +1107,11 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
  * give, made by the caller (a bulk load sorting its batch by it). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_appender *ap, ads_write_info *info, ads_error *err)
+                       ads_appender *ap, bool by_ids, uint64_t sig, ads_write_info *info,
+                       ads_error *err)
 {
-    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur, ap};
+    write_req r = {t,   data, len, merge, NULL, 0, key, key_len, cur, ap,
+                   by_ids ? &txn->given_nm : NULL, sig};
     return do_write(txn, &r, info, err);
 }
 
@@ -1110,7 +1153,7 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
         rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, NULL,
-                                NULL, info, err);
+                                NULL, false, 0, info, err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;

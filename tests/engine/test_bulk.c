@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "classad/msgpack_int.h"
+#include "engine/engine_int.h"
 #include "tests/cli/run.h"
 #include "tests/engine/helpers.h"
 
@@ -1651,6 +1653,211 @@ static void bulk__values_in_arrays_store_what_the_record_stores(void **state)
     ads_arena_free(a);
 }
 
+/* ---- rows keyed by ids from the encoder (bulk.c, learn_ids) ---- */
+
+/* Record i of round r for bulk__rows_keyed_by_ids_...: one of nine shapes,
+ * with the timeline attributes given (dated now, later or earlier than the
+ * row in effect), deleted, undefined values, expressions, nested values,
+ * names spelled two ways, and values that repeat across rounds (unchanged
+ * records). */
+static const ads_record *ids_rec(ads_arena *a, int i, int r, int shape)
+{
+    int m = i * 10 + r / 2; /* the same two rounds running */
+    const char *base = "AdType = \"Machine\"; Name = \"n%03d\"; Memory = %d; Arch = \"X86_64\"";
+    char head[200];
+    snprintf(head, sizeof head, base, i, m);
+    switch (shape) {
+    case 0:
+        return rec(a, "[ %s ]", head);
+    case 1:
+        return rec(a, "[ %s; _Timestamp = %d ]", head, (int)T0 + 100 * r - 150 * (i % 3));
+    case 2:
+        return rec(a, "[ %s; _Deleted = %s ]", head, (i + r) % 5 == 0 ? "true" : "false");
+    case 3:
+        return rec(a, "[ %s; Gone = %s ]", head, (i + r) % 2 ? "undefined" : "1");
+    case 4:
+        return rec(a, "[ %s; Twice = Memory * 2; Nest = [ a = %d; b = { 1, \"x\" } ]; "
+                      "When = absTime(\"2024-01-01T00:00:00Z\") ]",
+                   head, r % 2);
+    case 5:
+        return rec(a, "[ %s; gpus = %d; LoadAvg = %g ]", head, i % 4, (i % 3) / 4.0);
+    case 6:
+        return rec(a, "[ %s; Gpus = %d; LoadAvg = %g ]", head, i % 4, (i % 3) / 4.0);
+    case 7:
+        return rec(a, "[ %s; _timestamp = %d; _deleted = false; Slots = { %d } ]", head,
+                   (int)T0 + 100 * r, r);
+    default:
+        return rec(a, "[ %s; A234567890123456789012345678901234567890 = %d ]", head, r);
+    }
+}
+
+/* A load's later batches, and the loads after it through the same handle,
+ * encode the records of shapes the store has ids for keyed by those ids,
+ * and their writes take them as they are (no name is compared or looked
+ * up, the row is not written again): rounds of every kind of record store
+ * the rows that the same records stored one at a time store. */
+static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
+{
+    (void)state;
+    enum { N = 150, ROUNDS = 7 };
+    static const size_t batches[ROUNDS] = {40, 1, 7, 500, 13, 2, 64};
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+    }
+    uint32_t x = 2463534242u;
+    for (int r = 0; r < ROUNDS; r++) {
+        int order[N];
+        for (int i = 0; i < N; i++)
+            order[i] = i;
+        for (int i = N - 1; i > 0; i--) {
+            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+            int j = (int)(x % (uint32_t)(i + 1)), t = order[i];
+            order[i] = order[j];
+            order[j] = t;
+        }
+        for (int k = 0; k < 2; k++) {
+            two_way w = two_way_begin(d[k], k, batches[r]);
+            for (int j = 0; j < N; j++) {
+                int i = order[j];
+                /* most keys keep a shape for a few rounds; some change */
+                int shape = (i + (i % 4 == 0 ? r : r / 3)) % 9;
+                two_way_add(&w, ids_rec(a, i, r, shape), r, i);
+                ads_arena_reset(a);
+            }
+            two_way_end(&w);
+        }
+        /* the same records, rows in effect and history (the stores gave
+         * names their ids in other orders, so their bytes differ) */
+        for (int k = 0; k < 2; k++)
+            assert_int_equal(ts_verify(d[k]), 0);
+        assert_int_equal(ts_count(d[0], "Machine", false), ts_count(d[1], "Machine", false));
+        assert_int_equal(ts_count(d[0], "Machine", true), ts_count(d[1], "Machine", true));
+        assert_int_equal(machine_history(d[0]), machine_history(d[1]));
+        for (int i = 0; i < N; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "{ \"n%03d\" }", i);
+            char *h0 = ts_history(d[0], "Machine", key), *h1 = ts_history(d[1], "Machine", key);
+            if (strcmp(h0, h1) != 0)
+                fail_msg("round %d, %s:\n%s\nagainst\n%s", r, key, h0, h1);
+            free(h0);
+            free(h1);
+        }
+    }
+    assert_true(machine_history(d[0]) > N);
+    for (int k = 0; k < 2; k++)
+        ts_close(&st[k]);
+    ads_arena_free(a);
+}
+
+static int refuse_first_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *bb, ads_error *err)
+{
+    int *calls = ctx;
+    (void)txn;
+    (void)bb;
+    return (*calls)++ == 0 ? ads_error_set(err, ADS_EINVAL, "refused by the test") : 0;
+}
+
+/* A batch whose transaction learnt ids for new names and then failed (its
+ * on_batch refused it) hands the encoder nothing: the next batch gives
+ * those ids to other names, and the first batch's records, added again,
+ * keep their own names. */
+static void bulk__ids_learnt_by_a_failed_batch_are_not_used(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    int calls = 0;
+    ads_bulk_options opt = {.batch = 10, .on_batch = refuse_first_batch, .ctx = &calls};
+    ads_bulk *b;
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    int rc = 0;
+    for (int i = 0; i < 10 && !rc; i++)
+        rc = ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"f%d\"; NewA = %d; NewB = 1; "
+                                    "NewC = 2 ]",
+                                 i, i),
+                          &err);
+    assert_int_equal(rc, ADS_EINVAL);
+    assert_non_null(strstr(err.message, "refused by the test"));
+    ads_bulk_discard(b);
+    /* four names, where the first batch's records had five: another slot
+     * of the encoder's memo, which keeps the first batch's names */
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"g%d\"; "
+                                                "OtherA = %d; OtherB = 2 ]",
+                                             i, i),
+                                      &err),
+                         0);
+    for (int i = 0; i < 25; i++)
+        assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"f%d\"; "
+                                                "NewA = %d; NewB = 1; NewC = 2 ]",
+                                             i, i),
+                                      &err),
+                         0);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    for (int i = 0; i < 25; i += 4) {
+        char key[32], want[64];
+        snprintf(key, sizeof key, "{ \"f%d\" }", i);
+        snprintf(want, sizeof want, "NewA = %d; NewB = 1; NewC = 2", i);
+        char *got = ts_latest(db, "Machine", key);
+        assert_non_null(got);
+        if (!strstr(got, want) || strstr(got, "Other"))
+            fail_msg("%s: %s", key, got);
+        free(got);
+    }
+    char *g = ts_latest(db, "Machine", "{ \"g3\" }");
+    assert_non_null(strstr(g, "OtherA = 3; OtherB = 2"));
+    free(g);
+    ads_arena_free(a);
+}
+
+static int store_id_of(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                       ads_error *err)
+{
+    return ads_names__id(ctx, i, name, len, id, err);
+}
+
+/* Only the load's own encoder makes rows keyed by ids: a row given from
+ * outside (ads_bulk_add_row) keyed by the store's own ids, as the store
+ * keeps it, is refused by its batch, and nothing of the batch is stored. */
+static void bulk__a_row_keyed_by_ids_from_outside_is_refused(void **state)
+{
+    (void)state;
+    ads_arena *a = ads_arena_new();
+    ads_buf named = ADS_BUF_INIT, ids = ADS_BUF_INIT;
+    ads_error err;
+    ads_txn *txn;
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(
+        ads_txn_store(txn, rec(a, "[ AdType = \"Machine\"; Name = \"x\"; Memory = 1 ]"), NULL, NULL),
+        0);
+    assert_int_equal(ads_txn_commit(txn, NULL), 0);
+    assert_int_equal(ads_msgpack_encode_record(
+                         &named, rec(a, "[ AdType = \"Machine\"; Name = \"x1\"; Memory = 1 ]"), NULL),
+                     0);
+    assert_int_equal(ads_txn_begin(&txn, db, 0, NULL), 0);
+    assert_int_equal(ads_msgpack__to_ids(&ids, named.p, named.len, store_id_of, txn, NULL), 0);
+    ads_txn_abort(txn);
+    ads_bulk *b;
+    ads_bulk_options opt = {.batch = 10};
+    assert_int_equal(ads_bulk_begin(&b, db, &opt, &err), 0);
+    assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"x0\"; Memory = 0 ]"),
+                                  &err),
+                     0);
+    assert_int_equal(ads_bulk_add_row(b, ids.p, ids.len, &err), 0);
+    assert_int_not_equal(ads_bulk_flush(b, &err), 0);
+    assert_int_equal(ads_bulk_failed(b), 1);
+    ads_bulk_discard(b);
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    assert_int_equal(ts_count(db, "Machine", false), 1);
+    ads_buf_free(&named);
+    ads_buf_free(&ids);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1681,6 +1888,9 @@ int main(void)
         T(bulk__ids_of_a_failed_batch_serve_no_remembered_shape),
         T(bulk__appends_between_other_writes_store_what_single_stores_do),
         T(bulk__values_in_arrays_store_what_the_record_stores),
+        T(bulk__rows_keyed_by_ids_store_what_single_stores_do),
+        T(bulk__ids_learnt_by_a_failed_batch_are_not_used),
+        T(bulk__a_row_keyed_by_ids_from_outside_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
