@@ -1206,38 +1206,6 @@ bool ads_msgpack_view_same_except(const ads_msgpack_view *a, const size_t *skip,
     return bat == bend;
 }
 
-bool ads_msgpack__row_ids(const ads_msgpack_view *mv, uint64_t *ids, size_t *vat, size_t *vend)
-{
-    size_t n = mv->n, blen = mv->body_len;
-    if (!mv->names || n == 0)
-        return mv->names != NULL;
-    /* a body under 256 bytes (one-byte offsets) with ids under 128 (a
-     * byte each): the usual row, read in one pass */
-    const unsigned char *b = mv->body, *ix = mv->index;
-    size_t off = mv->width == 1 ? ix[0] : index_off(mv, 0);
-    for (size_t i = 0; i < n; i++) {
-        size_t end = i + 1 == n ? blen : mv->width == 1 ? ix[i + 1] : index_off(mv, i + 1);
-        if (end > blen || off >= end)
-            return false;
-        unsigned hl;
-        if (b[off] <= 0x7f) {
-            ids[i] = b[off];
-            hl = 1;
-        } else {
-            bool canon;
-            hl = ads_msgpack__id_head(b + off, end - off, &ids[i], &canon);
-            if (!hl || !canon)
-                return false;
-        }
-        if (end - off <= hl)
-            return false;
-        vat[i] = off + hl;
-        vend[i] = end;
-        off = end;
-    }
-    return true;
-}
-
 bool ads_msgpack__same_as_ids(const ads_msgpack_view *a, const uint64_t *ids, const size_t *vat,
                               const size_t *vend, const size_t *skip, size_t nskip,
                               const ads_msgpack_view *b)
@@ -1537,7 +1505,16 @@ static int view_decode(ads_value *value, const ads_expr **expr, ads_msgpack_view
         return 1;
     /* the value ends where the next key starts (or the row ends) */
     size_t end = mv->body_len;
-    if (i + 1 < mv->n) {
+    if (i + 1 < mv->n && mv->names) {
+        /* keyed by ids: the next key's offset is all this needs (its id is
+         * resolved when that attribute is read) */
+        end = index_off(mv, i + 1);
+        if (end > mv->body_len)
+            return ads_error_set(err, ADS_ECORRUPT,
+                                 "msgpack: the index entry of attribute %zu (offset %zu) is past "
+                                 "the row's end at byte %zu",
+                                 i + 1, end, (size_t)(mv->index - mv->row) + (i + 1) * mv->width);
+    } else if (i + 1 < mv->n) {
         vkey next;
         if ((rc = view_key(mv, i + 1, &next, err)))
             return rc;

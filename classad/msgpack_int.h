@@ -189,12 +189,6 @@ void ads_msgpack__memo_set_ids(ads_msgpack_order *memo, unsigned slot, size_t n,
  * effort: a slot without memory is left empty). */
 void ads_msgpack__memo_copy_ids(ads_msgpack_order *dst, const ads_msgpack_order *src);
 
-/* The attribute ids of a row keyed by ids (view mv, read through the names
- * it was opened with): ids[i], and where value i lies ([vat[i], vend[i]) of
- * mv->body, at least a byte); false when a key is no id in its shortest
- * form or the index does not describe the body. */
-bool ads_msgpack__row_ids(const ads_msgpack_view *mv, uint64_t *ids, size_t *vat, size_t *vend);
-
 /* What ads_msgpack_view_same_except(a, skip, nskip, b) says, for a row a
  * (with names) whose attribute i has the id ids[i] and its value at
  * [vat[i], vend[i]) of a->body (as ads_msgpack__entries gives them), and a

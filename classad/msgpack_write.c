@@ -72,31 +72,49 @@ static inline void put_byte(wr *w, unsigned char c)
     ads_buf_addc(w->out, (char)c);
 }
 
-static void put_int(wr *w, int64_t i)
+/* A header at p: tag, then v big-endian in width bytes. Its length. */
+static inline __attribute__((always_inline)) size_t head_at(unsigned char *p, unsigned char tag,
+                                                            uint64_t v, unsigned width)
+{
+    p[0] = tag;
+    put_be(p + 1, v, width);
+    return 1 + width;
+}
+
+/* The shortest form of integer i at p (room for 9): its length. */
+static inline size_t int_at(unsigned char *p, int64_t i)
 {
     if (i >= 0) {
         uint64_t u = (uint64_t)i;
-        if (u < 0x80)
-            put_byte(w, (unsigned char)u);
-        else if (u <= 0xff)
-            put_head(w, 0xcc, u, 1);
-        else if (u <= 0xffff)
-            put_head(w, 0xcd, u, 2);
-        else if (u <= 0xffffffffu)
-            put_head(w, 0xce, u, 4);
-        else
-            put_head(w, 0xcf, u, 8);
-    } else if (i >= -32) {
-        put_byte(w, (unsigned char)(0xe0 | (i + 32)));
-    } else if (i >= INT8_MIN) {
-        put_head(w, 0xd0, (uint64_t)i, 1);
-    } else if (i >= INT16_MIN) {
-        put_head(w, 0xd1, (uint64_t)i, 2);
-    } else if (i >= INT32_MIN) {
-        put_head(w, 0xd2, (uint64_t)i, 4);
-    } else {
-        put_head(w, 0xd3, (uint64_t)i, 8);
+        if (u < 0x80) {
+            p[0] = (unsigned char)u;
+            return 1;
+        }
+        if (u <= 0xff)
+            return head_at(p, 0xcc, u, 1);
+        if (u <= 0xffff)
+            return head_at(p, 0xcd, u, 2);
+        if (u <= 0xffffffffu)
+            return head_at(p, 0xce, u, 4);
+        return head_at(p, 0xcf, u, 8);
     }
+    if (i >= -32) {
+        p[0] = (unsigned char)(0xe0 | (i + 32));
+        return 1;
+    }
+    if (i >= INT8_MIN)
+        return head_at(p, 0xd0, (uint64_t)i, 1);
+    if (i >= INT16_MIN)
+        return head_at(p, 0xd1, (uint64_t)i, 2);
+    if (i >= INT32_MIN)
+        return head_at(p, 0xd2, (uint64_t)i, 4);
+    return head_at(p, 0xd3, (uint64_t)i, 8);
+}
+
+static void put_int(wr *w, int64_t i)
+{
+    unsigned char h[9];
+    ads_buf_add(w->out, h, int_at(h, i));
 }
 
 static uint64_t bits_of(double d)
@@ -113,18 +131,25 @@ static void put_double(wr *w, double d)
     put_head(w, 0xcb, bits_of(d), 8);
 }
 
-/* A header of one of the three sized families (str, array, map): the fix
- * form below fix_max, then the 8-bit (str only), 16-bit and 32-bit forms. */
+/* A string's header at p (room for 5; n at most UINT32_MAX): fixstr, str8,
+ * str16 or str32. Its length. */
+static inline size_t str_head_at(unsigned char *p, size_t n)
+{
+    if (n < 32) {
+        p[0] = (unsigned char)(0xa0 | n);
+        return 1;
+    }
+    if (n <= 0xff)
+        return head_at(p, 0xd9, n, 1);
+    if (n <= 0xffff)
+        return head_at(p, 0xda, n, 2);
+    return head_at(p, 0xdb, n, 4);
+}
+
 static void put_str_head(wr *w, size_t n)
 {
-    if (n < 32)
-        put_byte(w, (unsigned char)(0xa0 | n));
-    else if (n <= 0xff)
-        put_head(w, 0xd9, n, 1);
-    else if (n <= 0xffff)
-        put_head(w, 0xda, n, 2);
-    else
-        put_head(w, 0xdb, n, 4);
+    unsigned char h[5];
+    ads_buf_add(w->out, h, str_head_at(h, n));
 }
 
 static inline void put_str(wr *w, const char *p, size_t n)
@@ -401,6 +426,120 @@ typedef struct attrs {
     const ads_value *values;
 } attrs;
 
+/* Attribute i's value when it is a plain value (a literal), else NULL. */
+static inline const ads_value *plain_value(const attrs *r, size_t i)
+{
+    if (r->values)
+        return &r->values[i];
+    const ads_expr *x = r->exprs[i];
+    return x->kind == N_LITERAL ? &x->u.lit : NULL;
+}
+
+/*
+ * w_attrs' map for a record whose values are all undefined, booleans,
+ * numbers and strings (a load's usual record), the k-th attribute in row
+ * order being record attribute at[k], keyed by ids[k] (or by its name when
+ * ids is NULL): sized first, then written straight into one stretch of the
+ * buffer without a check per item. The bytes are w_attrs' own. False,
+ * having written nothing, for a record with any other value.
+ */
+static bool w_plain_attrs(wr *w, const attrs *r, const uint32_t *at, const uint64_t *ids,
+                          uint64_t *offsets, size_t body)
+{
+    size_t n = r->n, bound = 5; /* the map's header */
+    for (size_t k = 0; k < n; k++) {
+        const ads_value *v = plain_value(r, at[k]);
+        if (!v)
+            return false;
+        size_t key = ids ? 5 : 5 + r->names[at[k]].len;
+        switch (v->type) {
+        case ADS_UNDEFINED:
+        case ADS_BOOLEAN:
+            bound += key + 1;
+            break;
+        case ADS_INTEGER:
+        case ADS_REAL:
+            bound += key + 9;
+            break;
+        case ADS_ABSTIME:
+        case ADS_RELTIME:
+        case ADS_IDENT:
+            bound += key + 3 + 16; /* a fixext or ext8 header, the payload */
+            break;
+        case ADS_STRING:
+            if (v->u.s.len > UINT32_MAX || r->names[at[k]].len > UINT32_MAX)
+                return false;
+            bound += key + 5 + v->u.s.len;
+            break;
+        default:
+            return false;
+        }
+    }
+    size_t start = w->out->len;
+    unsigned char *p = (unsigned char *)ads_buf_extend(w->out, bound);
+    if (!p)
+        return true; /* the buffer failed: w_finish reports it */
+    unsigned char *q = p;
+    if (n < 16)
+        *q++ = (unsigned char)(0x80 | n);
+    else
+        q += n <= 0xffff ? head_at(q, 0xde, n, 2) : head_at(q, 0xdf, n, 4);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = at[k];
+        offsets[k] = start + (size_t)(q - p) - body;
+        if (!ids) {
+            q += str_head_at(q, r->names[i].len);
+            ads_bytes_copy(q, r->names[i].p, r->names[i].len);
+            q += r->names[i].len;
+        } else if (ids[k] <= 0x7f) {
+            *q++ = (unsigned char)ids[k];
+        } else {
+            q += ads_msgpack__put_id(q, ids[k]);
+        }
+        const ads_value *v = plain_value(r, i);
+        switch (v->type) {
+        case ADS_UNDEFINED:
+            *q++ = 0xc0;
+            break;
+        case ADS_BOOLEAN:
+            *q++ = v->u.b ? 0xc3 : 0xc2;
+            break;
+        case ADS_INTEGER:
+            q += int_at(q, v->u.i);
+            break;
+        case ADS_REAL:
+            q += head_at(q, 0xcb, bits_of(v->u.r), 8);
+            break;
+        case ADS_ABSTIME: /* w_value's payloads */
+            q += ext_head(q, 12, ADS_MSGPACK_EXT_ABSTIME);
+            put_be(q, bits_of(v->u.abs.secs), 8);
+            put_be(q + 8, (uint32_t)v->u.abs.offset, 4);
+            q += 12;
+            break;
+        case ADS_RELTIME:
+            q += ext_head(q, 8, ADS_MSGPACK_EXT_RELTIME);
+            put_be(q, bits_of(v->u.rel), 8);
+            q += 8;
+            break;
+        case ADS_IDENT:
+            q += ext_head(q, 16, ADS_MSGPACK_EXT_IDENT);
+            put_be(q, v->u.id.hi, 8);
+            put_be(q + 8, v->u.id.lo, 8);
+            q += 16;
+            break;
+        default: /* ADS_STRING, as sized above */
+            q += str_head_at(q, v->u.s.len);
+            if (v->u.s.len)
+                ads_bytes_copy(q, v->u.s.p, v->u.s.len);
+            q += v->u.s.len;
+            break;
+        }
+    }
+    w->out->len = start + (size_t)(q - p);
+    w->out->p[w->out->len] = '\0';
+    return true;
+}
+
 /*
  * The map of attributes r at nesting level depth + 1, sorted. If offsets is
  * given, offsets[k] is set to the position of the k-th key relative to body
@@ -443,6 +582,8 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
         if (memo)
             memo_keep(memo, r->names, n, refs);
     }
+    if (offsets && order && w_plain_attrs(w, r, order, ids, offsets, body))
+        goto cleanup;
     put_count(w, n, 0x80, 0xde);
     for (size_t k = 0; k < n && !rc; k++) {
         size_t i = order ? order[k] : refs[k].i;

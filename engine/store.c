@@ -704,27 +704,41 @@ static int to_ids(ads_txn *txn, struct write_scratch *ws, const unsigned char **
     return 0;
 }
 
-/* The ids of a given row keyed by ids (a bulk load's), as a shape gives
- * them (ADS_NAMES_TIMELINE + which for a timeline attribute), and where its
- * values lie. Its ids were the store's when the load learnt them, and
- * stay so: an id once committed never changes. */
-static int given_ids(uint64_t *ids, size_t *vat, size_t *vend, ads_txn *txn,
-                     const ads_msgpack_view *mv, const ads_type *t, ads_error *err)
+/* look_over for a given row keyed by ids (a bulk load's), in one pass over
+ * its index: its ids were the store's when the load learnt them, and stay
+ * so (an id once committed never changes), so only the timeline
+ * attributes' ids (ADS_NAMES_GIVEN_TIMELINE + which) and undefined values
+ * are looked for. */
+static int ids_over(given_info *gi, ads_txn *txn, const ads_msgpack_view *mv, const ads_type *t,
+                    ads_error *err)
 {
-    if (mv->n > ADS_NAMES_SHAPE_MAX || !ads_msgpack__row_ids(mv, ids, vat, vend))
-        return ads_error_set(err, ADS_ECORRUPT, "type %s: a given row keyed by ids is malformed",
-                             t->name);
     uint32_t count = ads_names__count(txn);
-    for (size_t i = 0; i < mv->n; i++) {
-        uint64_t which = ids[i] - ADS_NAMES_GIVEN_TIMELINE;
-        if (ids[i] < count)
+    size_t n = mv->n, blen = mv->body_len;
+    const unsigned char *b = mv->body;
+    for (size_t i = 0; i < n; i++) {
+        size_t off = ads_msgpack__index_off(mv, i);
+        size_t end = i + 1 < n ? ads_msgpack__index_off(mv, i + 1) : blen;
+        uint64_t id = 0;
+        bool canon = true;
+        unsigned hl = 0;
+        if (off < end && end <= blen)
+            hl = b[off] <= 0x7f ? (id = b[off], 1)
+                                : ads_msgpack__id_head(b + off, end - off, &id, &canon);
+        if (!hl || !canon || end - off <= hl)
+            return ads_error_set(err, ADS_ECORRUPT,
+                                 "type %s: a given row keyed by ids is malformed at attribute %zu",
+                                 t->name, i);
+        if (end == off + hl + 1 && b[off + hl] == 0xc0)
+            gi->nil = true;
+        if (id < count)
             continue;
-        if (ids[i] <= ADS_NAMES_GIVEN_TIMELINE || (which != 1 && which != 4))
+        uint64_t which = id - ADS_NAMES_GIVEN_TIMELINE;
+        if (id <= ADS_NAMES_GIVEN_TIMELINE || (which != 1 && which != 4))
             return ads_error_set(err, ADS_ECORRUPT,
                                  "type %s: a given row names attribute id %llu, which the store "
                                  "does not hold",
-                                 t->name, (unsigned long long)ids[i]);
-        ids[i] = ADS_NAMES_TIMELINE + which;
+                                 t->name, (unsigned long long)id);
+        note_timeline(gi, (int)which, i);
     }
     return 0;
 }
@@ -757,18 +771,16 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
     const uint64_t *shape_ids = NULL;
     uint64_t sig = 0, merged_sig = 0; /* the names' signature: as given, or merged */
     size_t vat[ADS_NAMES_SHAPE_MAX], vend[ADS_NAMES_SHAPE_MAX];
-    uint64_t ids_given[ADS_NAMES_SHAPE_MAX];
     if ((rc = r->given_names
                   ? ads_msgpack__view_open(&mv, r->data, r->len, r->given_names, a, err)
                   : ads_msgpack_view_init(&mv, r->data, r->len, a, err)))
         goto cleanup;
     if (mv.names) {
-        /* keyed by ids already: a bulk load's row of a shape it has learnt */
-        if ((rc = given_ids(ids_given, vat, vend, txn, &mv, t, err)))
+        /* keyed by ids already: a bulk load's row of a shape it has
+         * learnt, which needs no shape (its ids are in it) */
+        if ((rc = ids_over(&gi, txn, &mv, t, err)))
             goto cleanup;
-        shape_ids = ids_given;
         sig = r->given_sig;
-        shape_over(&gi, &mv, shape_ids, vat, vend);
     } else if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
         shape_over(&gi, &mv, shape_ids, vat, vend);
     } else if ((rc = look_over(&gi, &mv, t, err))) {

@@ -2072,6 +2072,153 @@ static void encode__offsets_of_every_width_with_the_memo_give_the_same_bytes(voi
     ads_buf_free(&memoed);
 }
 
+typedef struct id_table {
+    const ads_str *names;
+    const uint64_t *ids;
+    size_t n;
+} id_table;
+
+static int id_from_table(void *ctx, size_t i, const char *name, size_t len, uint64_t *id,
+                         ads_error *err)
+{
+    const id_table *t = ctx;
+    (void)i;
+    (void)err;
+    for (size_t k = 0; k < t->n; k++)
+        if (t->names[k].len == len && memcmp(t->names[k].p, name, len) == 0) {
+            *id = t->ids[k];
+            return 0;
+        }
+    return 1;
+}
+
+/* A record of plain values whose names the memo knows is written in one
+ * sized stretch (msgpack_write.c, w_plain_attrs), keyed by names or by the
+ * ids given to the memo: random records of every scalar form (integers and
+ * strings at each width's edges, NaN and -0.0, undefined, times and ids, names of fixstr
+ * and str8 length, maps of 16 and more), some with a value of another kind,
+ * give the bytes of the long way, and keyed by ids those of the row with
+ * names rewritten with the ids. */
+static void encode__plain_records_through_the_memo_give_the_long_way_bytes(void **state)
+{
+    (void)state;
+    static const int64_t ints[] = {0,         1,         127,       128,       255,
+                                   256,       65535,     65536,     4294967295LL,
+                                   4294967296LL, -1,     -32,       -33,       -128,
+                                   -129,      -32768,    -32769,    INT32_MIN, (int64_t)INT32_MIN - 1,
+                                   INT64_MIN, INT64_MAX};
+    static const size_t lens[] = {0, 1, 31, 32, 255, 256, 65535, 65536, 7, 12};
+    static const uint64_t id_pool[] = {0, 5, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0xfffff};
+    char *text = malloc(65537);
+    assert_non_null(text);
+    memset(text, 'y', 65536);
+    ads_msgpack_order *memo;
+    assert_int_equal(ads_msgpack_order_new(&memo, NULL), 0);
+    ads_buf want = ADS_BUF_INIT, got = ADS_BUF_INIT, want_ids = ADS_BUF_INIT;
+    ads_error err;
+    uint32_t x = 88172645u;
+#define NEXT() (x ^= x << 13, x ^= x >> 17, x ^= x << 5, x)
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1 + NEXT() % 40;
+        char names_text[40][64];
+        ads_str names[40];
+        ads_value values[40];
+        uint64_t ids[40];
+        ads_value list_items[1] = {ads_int(1)};
+        for (size_t i = 0; i < n; i++) {
+            int pad = (int)(NEXT() % 45);
+            snprintf(names_text[i], sizeof names_text[i], "A%zu_%.*s", i, pad,
+                     "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz");
+            names[i] = (ads_str){names_text[i], strlen(names_text[i])};
+            ids[i] = (uint64_t)i < 4 ? id_pool[(i * 2 + (size_t)round) % 9] : 0x200 + i * 7;
+            switch (NEXT() % 8) {
+            case 6: {
+                uint32_t r = NEXT() % 3;
+                values[i] = r == 0   ? ads_abstime(1.7e9 + (double)(NEXT() % 1000), -18000)
+                            : r == 1 ? ads_reltime(-3.5)
+                                     : ads_ident(ads_luid(NEXT()));
+                break;
+            }
+            case 0:
+                values[i] = ads_undefined();
+                break;
+            case 1:
+                values[i] = ads_bool(NEXT() % 2);
+                break;
+            case 2:
+            case 3:
+                values[i] = ads_int(ints[NEXT() % (sizeof ints / sizeof ints[0])]);
+                break;
+            case 4: {
+                static const double reals[] = {0.5, -0.0, 1e300, -2.25};
+                uint32_t r = NEXT() % 6;
+                values[i] = ads_real(r < 4 ? reals[r] : r == 4 ? NAN : INFINITY);
+                break;
+            }
+            case 5:
+                values[i] = ads_string(text, lens[NEXT() % (sizeof lens / sizeof lens[0])]);
+                break;
+            default: /* not a plain value: the long way */
+                values[i] = NEXT() % 8 == 0 ? ads_list(list_items, 1) : ads_string("s", 1);
+                break;
+            }
+        }
+        ads_record_builder *rb;
+        assert_int_equal(ads_record_builder_new(&rb, arena, NULL), 0);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(
+                ads_record_builder_add_value(rb, names[i].p, names[i].len, &values[i], NULL), 0);
+        const ads_record *rec = ads_record_builder_finish(rb);
+        ads_buf_clear(&want);
+        assert_int_equal(ads_msgpack_encode_record(&want, rec, &err), 0);
+        /* keyed by names: the second encoding finds the names in the memo */
+        for (int pass = 0; pass < 2; pass++) {
+            ads_buf_clear(&got);
+            assert_int_equal(ads_msgpack_encode_row(&got, rec, memo, &err), 0);
+            if (got.len != want.len || memcmp(got.p, want.p, got.len) != 0)
+                fail_msg("round %d, pass %d: the row with names differs", round, pass);
+        }
+        /* keyed by ids: the memo's slot told the ids in row order */
+        ads_str in_row[40];
+        bool with_ids = true; /* (ids of an earlier round of these names, replaced below) */
+        assert_int_equal(ads_msgpack__memo_shape(memo, (unsigned)n, in_row, 40, &with_ids), n);
+        id_table tbl = {names, ids, n};
+        uint64_t row_ids[40];
+        for (size_t k = 0; k < n; k++)
+            assert_int_equal(id_from_table(&tbl, k, in_row[k].p, in_row[k].len, &row_ids[k], NULL),
+                             0);
+        ads_msgpack__memo_set_ids(memo, (unsigned)n, n, row_ids, 4242);
+        ads_buf_clear(&want_ids);
+        assert_int_equal(ads_msgpack__to_ids(&want_ids, want.p, want.len, id_from_table, &tbl, NULL),
+                         0);
+        uint64_t tag = 0;
+        ads_buf_clear(&got);
+        assert_int_equal(ads_msgpack__encode_row_ids(&got, rec, memo, &with_ids, &tag, &err), 0);
+        assert_true(with_ids);
+        assert_int_equal(tag, 4242);
+        if (got.len != want_ids.len || memcmp(got.p, want_ids.p, got.len) != 0)
+            fail_msg("round %d: the row keyed by ids differs", round);
+        ads_buf_clear(&got);
+        assert_int_equal(
+            ads_msgpack__encode_values_ids(&got, names, values, n, memo, &with_ids, &tag, &err), 0);
+        assert_true(with_ids);
+        if (got.len != want_ids.len || memcmp(got.p, want_ids.p, got.len) != 0)
+            fail_msg("round %d: the values keyed by ids differ", round);
+        /* the public entry points never key by ids */
+        ads_buf_clear(&got);
+        assert_int_equal(ads_msgpack_encode_row(&got, rec, memo, &err), 0);
+        if (got.len != want.len || memcmp(got.p, want.p, got.len) != 0)
+            fail_msg("round %d: ads_msgpack_encode_row keyed a row by ids", round);
+        ads_arena_reset(arena);
+    }
+#undef NEXT
+    free(text);
+    ads_msgpack_order_free(memo);
+    ads_buf_free(&want);
+    ads_buf_free(&got);
+    ads_buf_free(&want_ids);
+}
+
 /* The memo keeps a name list per attribute count modulo 8: records of 24
  * name lists (counts 1..12, so 1 and 9, 2 and 10... share a place; two
  * lists of each count from 3 on, one with a name respelled) in no order,
@@ -2413,6 +2560,7 @@ int main(void)
         T(encode__name_order_memo_sees_a_one_byte_difference_anywhere),
         T(encode__name_order_memo_of_many_shapes_gives_the_same_bytes),
         T(encode__offsets_of_every_width_with_the_memo_give_the_same_bytes),
+        T(encode__plain_records_through_the_memo_give_the_long_way_bytes),
         T(roundtrip__random_values_through_bytes),
         T(roundtrip__random_values_through_text),
         T(roundtrip__random_rows_through_bytes_and_text),
