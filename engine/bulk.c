@@ -348,8 +348,11 @@ static bool may_key(const ads_str *name, uint64_t *given_id)
 {
     int which = ads_row__timeline_attr(name->p, name->len);
     if (which == 1 || which == 4) {
+        /* spelled as given_nm spells it, so that a hook reading the row
+         * with names sees the record's own spelling */
+        const char *canon = which == 1 ? ads_attr__timestamp : ads_attr__deleted;
         *given_id = ADS_NAMES_GIVEN_TIMELINE + (uint64_t)which;
-        return true;
+        return memcmp(name->p, canon, name->len) == 0;
     }
     *given_id = UINT64_MAX;
     return !which && name->len <= ADS_MAX_NAME_LEN && !(name->len >= 2 && name->p[0] == '_' &&
@@ -362,10 +365,13 @@ static bool may_key(const ads_str *name, uint64_t *given_id)
  * b->learnt, and handed to the encoder once the batch has committed
  * (ads_bulk_flush), since until then an id new in this transaction may be
  * handed out again. From then on a record of those names is encoded keyed
- * by ids, and its write neither compares names nor rewrites the row.
+ * by ids, and its write neither compares names nor rewrites the row. Only
+ * a memo: a look-up that fails (no memory to read the name table) leaves
+ * the shapes without ids and the batch as it was.
  */
-static int learn_ids(ads_bulk *b, ads_txn *txn, ads_error *err)
+static void learn_ids(ads_bulk *b, ads_txn *txn)
 {
+    ads_error err;
     for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++) {
         learnt_ids *l = &b->learnt[slot];
         ads_str names[ADS_NAMES_SHAPE_MAX];
@@ -382,9 +388,11 @@ static int learn_ids(ads_bulk *b, ads_txn *txn, ads_error *err)
             if (!may_key(&names[k], &l->ids[k]))
                 break;
             if (l->ids[k] == UINT64_MAX) {
-                int rc = ads_names__known(txn, names[k].p, names[k].len, &found, &id, err);
-                if (rc)
-                    return rc;
+                if (ads_names__known(txn, names[k].p, names[k].len, &found, &id, &err)) {
+                    for (unsigned s = 0; s < ADS_MSGPACK_ORDER_SHAPES; s++)
+                        b->learnt[s].n = 0;
+                    return;
+                }
                 l->ids[k] = id;
             }
             if (!found)
@@ -396,7 +404,6 @@ static int learn_ids(ads_bulk *b, ads_txn *txn, ads_error *err)
             l->sig = ads_attrs__sig_end(h);
         }
     }
-    return 0;
 }
 
 static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
@@ -523,8 +530,9 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             goto cleanup;
         }
     }
-    if ((rc = ads_index__flush(txn, err)) || (rc = learn_ids(b, txn, err)))
+    if ((rc = ads_index__flush(txn, err)))
         goto cleanup;
+    learn_ids(b, txn);
     txn->ixq = NULL;
     if (b->opt.on_batch && (rc = b->opt.on_batch(b->opt.ctx, txn, &info, err)))
         goto cleanup;

@@ -630,7 +630,9 @@ void ads_names__keep_shape(ads_txn *txn, const ads_msgpack_view *mv, uint64_t ta
  * 1-4, as ads_row__timeline_attr says; rows never store one) the id
  * ADS_NAMES_GIVEN_TIMELINE + which, past every id the table can hand out.
  * Such a row is read through txn->given_nm, which names those ids too
- * (ads_names__resolve_given); it is never stored as it is.
+ * (ads_names__resolve_given); a row holding a timeline attribute's id is
+ * never stored as it is (the merge drops timeline attributes), one
+ * without is stored as given.
  */
 #define ADS_NAMES_GIVEN_TIMELINE ((uint64_t)ADS_NAMES_MAX)
 int ads_names__resolve_given(const ads_msgpack_names *self, uint64_t id, ads_str *out,

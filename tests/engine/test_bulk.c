@@ -1753,6 +1753,46 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
     ads_arena_free(a);
 }
 
+/* A row keyed by ids and stored as given hands its names' signature to the
+ * Attribute bookkeeping (engine/types.c), which notes each type's names
+ * once per set of names: the same names under another type are noted for
+ * it too, as single stores note them. */
+static void bulk__rows_keyed_by_ids_note_their_attributes(void **state)
+{
+    (void)state;
+    static const char *const recs[] = {
+        "[ AdType = \"Machine\"; Name = \"a\"; X = 1 ]",
+        "[ AdType = \"Machine\"; Name = \"b\"; Y = 1; Z = 2 ]",
+        "[ AdType = \"Other\"; Name = \"a\"; X = 1 ]",
+        "[ AdType = \"Other\"; Name = \"b\"; Y = 1; Z = 2 ]",
+        "[ AdType = \"Other\"; Name = \"c\"; X = 3 ]",
+        "[ AdType = \"Machine\"; Name = \"c\"; Y = 3; Z = 4 ]",
+    };
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    size_t attrs[2];
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+        ts_declare(d[k], "Other", "Name", NULL);
+        size_t before = ts_count(d[k], "Attribute", false);
+        two_way w = two_way_begin(d[k], k, 2);
+        for (int i = 0; i < 6; i++) {
+            two_way_add(&w, rec(a, "%s", recs[i]), 0, i);
+            ads_arena_reset(a);
+        }
+        two_way_end(&w);
+        attrs[k] = ts_count(d[k], "Attribute", false) - before;
+        assert_int_equal(ts_verify(d[k]), 0);
+    }
+    assert_int_equal(attrs[0], attrs[1]);
+    assert_true(attrs[0] >= 6); /* X, Y and Z of each type */
+    for (int k = 0; k < 2; k++)
+        ts_close(&st[k]);
+    ads_arena_free(a);
+}
+
 static int refuse_first_batch(void *ctx, ads_txn *txn, const ads_bulk_batch *bb, ads_error *err)
 {
     int *calls = ctx;
@@ -1890,6 +1930,7 @@ int main(void)
         T(bulk__values_in_arrays_store_what_the_record_stores),
         T(bulk__rows_keyed_by_ids_store_what_single_stores_do),
         T(bulk__ids_learnt_by_a_failed_batch_are_not_used),
+        T(bulk__rows_keyed_by_ids_note_their_attributes),
         T(bulk__a_row_keyed_by_ids_from_outside_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
