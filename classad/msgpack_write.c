@@ -447,8 +447,11 @@ static bool w_plain_attrs(wr *w, const attrs *r, const uint32_t *at, const uint6
                           uint64_t *offsets, size_t body)
 {
     size_t n = r->n, bound = 5; /* the map's header */
+    const ads_value *vals[256]; /* the values in row order, found once */
+    if (n > sizeof vals / sizeof vals[0])
+        return false;
     for (size_t k = 0; k < n; k++) {
-        const ads_value *v = plain_value(r, at[k]);
+        const ads_value *v = vals[k] = plain_value(r, at[k]);
         if (!v)
             return false;
         size_t key = ids ? 5 : 5 + r->names[at[k]].len;
@@ -496,7 +499,7 @@ static bool w_plain_attrs(wr *w, const attrs *r, const uint32_t *at, const uint6
         } else {
             q += ads_msgpack__put_id(q, ids[k]);
         }
-        const ads_value *v = plain_value(r, i);
+        const ads_value *v = vals[k];
         switch (v->type) {
         case ADS_UNDEFINED:
             *q++ = 0xc0;
@@ -851,8 +854,12 @@ static int w_row_head(wr *w, size_t start, size_t room, const uint64_t *offsets,
     h += ext_head(h, 2 + n * width, ADS_MSGPACK_EXT_ROW);
     *h++ = (unsigned char)version;
     *h++ = (unsigned char)width;
-    for (size_t i = 0; i < n; i++, h += width)
-        put_be(h, offsets[i], width);
+    if (width == 1) /* a row under 256 bytes: the usual one */
+        for (size_t i = 0; i < n; i++)
+            h[i] = (unsigned char)offsets[i];
+    else
+        for (size_t i = 0; i < n; i++, h += width)
+            put_be(h, offsets[i], width);
     return 0;
 }
 
