@@ -82,7 +82,7 @@ static inline __attribute__((always_inline)) size_t head_at(unsigned char *p, un
 }
 
 /* The shortest form of integer i at p (room for 9): its length. */
-static inline size_t int_at(unsigned char *p, int64_t i)
+static inline __attribute__((always_inline)) size_t int_at(unsigned char *p, int64_t i)
 {
     if (i >= 0) {
         uint64_t u = (uint64_t)i;
@@ -435,61 +435,106 @@ static inline const ads_value *plain_value(const attrs *r, size_t i)
     return x->kind == N_LITERAL ? &x->u.lit : NULL;
 }
 
-/*
- * w_attrs' map for a record whose values are all undefined, booleans,
- * numbers and strings (a load's usual record), the k-th attribute in row
- * order being record attribute at[k], keyed by ids[k] (or by its name when
- * ids is NULL): sized first, then written straight into one stretch of the
- * buffer without a check per item. The bytes are w_attrs' own. False,
- * having written nothing, for a record with any other value.
- */
-static bool w_plain_attrs(wr *w, const attrs *r, const uint32_t *at, const uint64_t *ids,
-                          uint64_t *offsets, size_t body)
+/* Room for n more bytes (and the NUL after them) at the end of b: where
+ * they start, or NULL when the buffer failed. */
+static inline unsigned char *room_for(ads_buf *b, size_t n)
 {
-    size_t n = r->n, bound = 5; /* the map's header */
-    const ads_value *vals[256]; /* the values in row order, found once */
-    if (n > sizeof vals / sizeof vals[0])
-        return false;
-    for (size_t k = 0; k < n; k++) {
-        const ads_value *v = vals[k] = plain_value(r, at[k]);
-        if (!v)
-            return false;
-        size_t key = ids ? 5 : 5 + r->names[at[k]].len;
-        switch (v->type) {
-        case ADS_UNDEFINED:
-        case ADS_BOOLEAN:
-            bound += key + 1;
-            break;
-        case ADS_INTEGER:
-        case ADS_REAL:
-            bound += key + 9;
-            break;
-        case ADS_ABSTIME:
-        case ADS_RELTIME:
-        case ADS_IDENT:
-            bound += key + 3 + 16; /* a fixext or ext8 header, the payload */
-            break;
-        case ADS_STRING:
-            if (v->u.s.len > UINT32_MAX || r->names[at[k]].len > UINT32_MAX)
-                return false;
-            bound += key + 5 + v->u.s.len;
-            break;
-        default:
-            return false;
-        }
+    if (!b->failed && b->cap - b->len > n)
+        return (unsigned char *)b->p + b->len;
+    if (!ads_buf_extend(b, n))
+        return NULL;
+    b->len -= n;
+    return (unsigned char *)b->p + b->len;
+}
+
+/* A plain value's bytes at q (room for bound_of's): the end. */
+static inline __attribute__((always_inline)) unsigned char *plain_at(unsigned char *q,
+                                                                     const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_UNDEFINED:
+        *q++ = 0xc0;
+        break;
+    case ADS_BOOLEAN:
+        *q++ = v->u.b ? 0xc3 : 0xc2;
+        break;
+    case ADS_INTEGER:
+        q += int_at(q, v->u.i);
+        break;
+    case ADS_REAL:
+        q += head_at(q, 0xcb, bits_of(v->u.r), 8);
+        break;
+    case ADS_ABSTIME: /* w_value's payloads */
+        q += ext_head(q, 12, ADS_MSGPACK_EXT_ABSTIME);
+        put_be(q, bits_of(v->u.abs.secs), 8);
+        put_be(q + 8, (uint32_t)v->u.abs.offset, 4);
+        q += 12;
+        break;
+    case ADS_RELTIME:
+        q += ext_head(q, 8, ADS_MSGPACK_EXT_RELTIME);
+        put_be(q, bits_of(v->u.rel), 8);
+        q += 8;
+        break;
+    case ADS_IDENT:
+        q += ext_head(q, 16, ADS_MSGPACK_EXT_IDENT);
+        put_be(q, v->u.id.hi, 8);
+        put_be(q + 8, v->u.id.lo, 8);
+        q += 16;
+        break;
+    default: /* ADS_STRING, of at most UINT32_MAX bytes */
+        q += str_head_at(q, v->u.s.len);
+        if (v->u.s.len)
+            ads_bytes_copy(q, v->u.s.p, v->u.s.len);
+        q += v->u.s.len;
+        break;
     }
-    size_t start = w->out->len;
-    unsigned char *p = (unsigned char *)ads_buf_extend(w->out, bound);
-    if (!p)
-        return true; /* the buffer failed: w_finish reports it */
-    unsigned char *q = p;
-    if (n < 16)
-        *q++ = (unsigned char)(0x80 | n);
-    else
-        q += n <= 0xffff ? head_at(q, 0xde, n, 2) : head_at(q, 0xdf, n, 4);
+    return q;
+}
+
+/* The most bytes plain_at writes for v, or 0 when v is written the long
+ * way (lists, records, blobs, errors, strings over 4 GiB). */
+static inline size_t bound_of(const ads_value *v)
+{
+    switch (v->type) {
+    case ADS_UNDEFINED:
+    case ADS_BOOLEAN:
+        return 1;
+    case ADS_INTEGER:
+    case ADS_REAL:
+        return 9;
+    case ADS_ABSTIME:
+    case ADS_RELTIME:
+    case ADS_IDENT:
+        return 3 + 16; /* a fixext or ext8 header, the payload */
+    case ADS_STRING:
+        return v->u.s.len <= UINT32_MAX ? 5 + v->u.s.len : 0;
+    default:
+        return 0;
+    }
+}
+
+/*
+ * w_attrs' map for a record whose names the memo knows (checked): the k-th
+ * attribute in row order is the record's at[k], keyed by ids[k] (or by its
+ * name when ids is NULL). Each key and plain value (undefined, booleans,
+ * numbers, strings, times, ids: a load's usual record) is written straight
+ * into room made for both at once, without a check per item; any other
+ * value goes the long way. The bytes are w_attrs' own.
+ */
+static int w_known_attrs(wr *w, const attrs *r, const uint32_t *at, const uint64_t *ids,
+                         uint64_t *offsets, size_t body, int depth)
+{
+    ads_buf *b = w->out;
+    size_t n = r->n;
+    put_count(w, n, 0x80, 0xde);
     for (size_t k = 0; k < n; k++) {
         size_t i = at[k];
-        offsets[k] = start + (size_t)(q - p) - body;
+        const ads_value *v = plain_value(r, i);
+        size_t val = v ? bound_of(v) : 0;
+        unsigned char *q0 = room_for(b, (ids ? 5 : 5 + r->names[i].len) + val), *q = q0;
+        if (!q)
+            return 0; /* the buffer failed: w_finish reports it */
+        offsets[k] = b->len - body;
         if (!ids) {
             q += str_head_at(q, r->names[i].len);
             ads_bytes_copy(q, r->names[i].p, r->names[i].len);
@@ -499,48 +544,18 @@ static bool w_plain_attrs(wr *w, const attrs *r, const uint32_t *at, const uint6
         } else {
             q += ads_msgpack__put_id(q, ids[k]);
         }
-        const ads_value *v = vals[k];
-        switch (v->type) {
-        case ADS_UNDEFINED:
-            *q++ = 0xc0;
-            break;
-        case ADS_BOOLEAN:
-            *q++ = v->u.b ? 0xc3 : 0xc2;
-            break;
-        case ADS_INTEGER:
-            q += int_at(q, v->u.i);
-            break;
-        case ADS_REAL:
-            q += head_at(q, 0xcb, bits_of(v->u.r), 8);
-            break;
-        case ADS_ABSTIME: /* w_value's payloads */
-            q += ext_head(q, 12, ADS_MSGPACK_EXT_ABSTIME);
-            put_be(q, bits_of(v->u.abs.secs), 8);
-            put_be(q + 8, (uint32_t)v->u.abs.offset, 4);
-            q += 12;
-            break;
-        case ADS_RELTIME:
-            q += ext_head(q, 8, ADS_MSGPACK_EXT_RELTIME);
-            put_be(q, bits_of(v->u.rel), 8);
-            q += 8;
-            break;
-        case ADS_IDENT:
-            q += ext_head(q, 16, ADS_MSGPACK_EXT_IDENT);
-            put_be(q, v->u.id.hi, 8);
-            put_be(q + 8, v->u.id.lo, 8);
-            q += 16;
-            break;
-        default: /* ADS_STRING, as sized above */
-            q += str_head_at(q, v->u.s.len);
-            if (v->u.s.len)
-                ads_bytes_copy(q, v->u.s.p, v->u.s.len);
-            q += v->u.s.len;
-            break;
+        if (val) {
+            b->len += (size_t)(plain_at(q, v) - q0);
+            continue;
         }
+        b->len += (size_t)(q - q0);
+        b->p[b->len] = '\0';
+        int rc = v ? w_value(w, v, depth + 1) : w_expr(w, r->exprs[i], depth + 1);
+        if (rc)
+            return rc;
     }
-    w->out->len = start + (size_t)(q - p);
-    w->out->p[w->out->len] = '\0';
-    return true;
+    b->p[b->len] = '\0'; /* room_for kept a byte for it */
+    return 0;
 }
 
 /*
@@ -585,8 +600,10 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
         if (memo)
             memo_keep(memo, r->names, n, refs);
     }
-    if (offsets && order && w_plain_attrs(w, r, order, ids, offsets, body))
+    if (offsets && order) {
+        rc = w_known_attrs(w, r, order, ids, offsets, body, depth);
         goto cleanup;
+    }
     put_count(w, n, 0x80, 0xde);
     for (size_t k = 0; k < n && !rc; k++) {
         size_t i = order ? order[k] : refs[k].i;
