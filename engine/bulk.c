@@ -18,6 +18,16 @@
  * or a type with hooks. A failing sorted batch is run again in input order,
  * so the record reported is the first bad one as the input has them.
  *
+ * Rows keyed by ids: the encoder remembers the names of the last record of
+ * each attribute count (modulo ADS_MSGPACK_ORDER_SHAPES). At the end of a
+ * batch its transaction looks their ids up (learn_ids); once the batch has
+ * committed those ids are the store's for good (names.c), and are handed to
+ * the encoder and to the store handle (db->bulk_shapes, which seeds the
+ * loads after this one). A record of exactly those names is then queued
+ * keyed by ids (_Timestamp and _Deleted by ADS_NAMES_GIVEN_TIMELINE + which)
+ * and read through txn->given_nm; its write takes the row as the store
+ * keeps it. Rows given by ads_bulk_add_row are never so read.
+ *
  * Index entries: the batch's rows queue their index entry changes
  * (txn->ixq), written sorted at the end of the batch in its transaction
  * (index_queue.c), before on_batch runs.
@@ -476,20 +486,18 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
             key = (const unsigned char *)b->keys.p + from;
             key_len = b->key_ends[i] - from;
         }
-        ads_buf enc = ADS_BUF_INIT;
+        ads_buf named = ADS_BUF_INIT, enc = ADS_BUF_INIT;
         if (t->has_hooks && by_ids) {
             /* hooks read records by their names */
-            if ((rc = ads_msgpack__to_names(&enc, data, len, &txn->given_nm, err))) {
-                ads_buf_free(&enc);
+            if ((rc = ads_msgpack__to_names(&named, data, len, &txn->given_nm, err))) {
+                ads_buf_free(&named);
                 run->failed_at = i;
                 goto cleanup;
             }
-            data = (const unsigned char *)enc.p;
-            len = enc.len;
+            data = (const unsigned char *)named.p;
+            len = named.len;
             by_ids = false;
         }
-        ads_buf named = enc; /* the row with names, if made above */
-        enc = (ads_buf)ADS_BUF_INIT;
         if (t->has_hooks && t->hooks.prestore) {
             const ads_record *rec, *rep = NULL;
             if ((rc = ads_msgpack_decode_record(&rec, a, data, len, 0, err)) ||
@@ -616,49 +624,36 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
     return 0;
 }
 
-/* Room for one more queued row. */
+/* b->field grown to n items (the caller's error on failure, field as it was). */
+#define GROW(field, n)                                                                            \
+    do {                                                                                          \
+        void *grown_ = realloc(b->field, (n) * sizeof *b->field);                                 \
+        if (!grown_)                                                                              \
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");                              \
+        b->field = grown_;                                                                        \
+    } while (0)
+
+/* Room for one more queued row: each per-row array grown to cap rows
+ * (offs to cap + 1), cap moved only once all have. */
 static int queue_room(ads_bulk *b, ads_error *err)
 {
     if (b->n < b->cap)
         return 0;
     size_t cap = b->cap ? 2 * b->cap : 1024;
-    size_t *offs = realloc(b->offs, (cap + 1) * sizeof *offs);
-    if (!offs)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->offs = offs;
-    uint64_t *nums = realloc(b->nums, cap * sizeof *nums);
-    if (!nums)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->nums = nums;
-    size_t *order = realloc(b->order, cap * sizeof *order);
-    if (!order)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->order = order;
-    const ads_type **types = realloc(b->types, cap * sizeof *types);
-    if (!types)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->types = types;
-    size_t *key_ends = realloc(b->key_ends, cap * sizeof *key_ends);
-    if (!key_ends)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->key_ends = key_ends;
-    bool *by_ids = realloc(b->by_ids, cap * sizeof *by_ids);
-    if (!by_ids)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->by_ids = by_ids;
-    uint64_t *sigs = realloc(b->sigs, cap * sizeof *sigs);
-    if (!sigs)
-        return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    b->sigs = sigs;
-    if (b->opt.backfill) {
-        double *t = realloc(b->ts, cap * sizeof *t);
-        if (!t)
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        b->ts = t;
-    }
+    GROW(offs, cap + 1);
+    GROW(nums, cap);
+    GROW(order, cap);
+    GROW(types, cap);
+    GROW(key_ends, cap);
+    GROW(by_ids, cap);
+    GROW(sigs, cap);
+    if (b->opt.backfill)
+        GROW(ts, cap);
     b->cap = cap;
     return 0;
 }
+
+#undef GROW
 
 /* A backfill's _Timestamp of record number (v: its value, NULL if absent). */
 static int backfill_ts(double *ts, ads_bulk *b, const ads_value *v, ads_error *err)

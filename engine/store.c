@@ -1122,8 +1122,8 @@ int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *dat
                        ads_appender *ap, bool by_ids, uint64_t sig, ads_write_info *info,
                        ads_error *err)
 {
-    write_req r = {t,   data, len, merge, NULL, 0, key, key_len, cur, ap,
-                   by_ids ? &txn->given_nm : NULL, sig};
+    const ads_msgpack_names *given_names = by_ids ? &txn->given_nm : NULL;
+    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur, ap, given_names, sig};
     return do_write(txn, &r, info, err);
 }
 

@@ -1064,6 +1064,15 @@ static void two_way_end(two_way *w)
         assert_int_equal(ads_txn_commit(w->txn, NULL), 0);
 }
 
+/* The two stores of a two-way test, new, Machine keyed by Name. */
+static void two_stores(tstore st[2], ads_db *d[2])
+{
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+    }
+}
+
 /* Both stores of a two-way test hold `records` Machine records and verify,
  * with the same rows in effect and the same history, of more than
  * min_history rows. */
@@ -1097,10 +1106,7 @@ static void bulk__sorted_batches_of_updates_store_what_single_stores_do(void **s
     tstore st[2];
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
-    for (int k = 0; k < 2; k++) {
-        d[k] = ts_open(&st[k], T0);
-        ts_declare(d[k], "Machine", "Name", NULL);
-    }
+    two_stores(st, d);
     for (int r = 0; r < ROUNDS; r++) {
         int n = BASE + 150 * r;
         for (int k = 0; k < 2; k++) {
@@ -1543,10 +1549,7 @@ static void bulk__appends_between_other_writes_store_what_single_stores_do(void 
     tstore st[2];
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
-    for (int k = 0; k < 2; k++) {
-        d[k] = ts_open(&st[k], T0);
-        ts_declare(d[k], "Machine", "Name", NULL);
-    }
+    two_stores(st, d);
     for (int r = 0; r < 4; r++) {
         int n = append_keys(r, keys);
         for (int k = 0; k < 2; k++) {
@@ -1704,10 +1707,7 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
     tstore st[2];
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
-    for (int k = 0; k < 2; k++) {
-        d[k] = ts_open(&st[k], T0);
-        ts_declare(d[k], "Machine", "Name", NULL);
-    }
+    two_stores(st, d);
     uint32_t x = 2463534242u;
     for (int r = 0; r < ROUNDS; r++) {
         int order[N];
