@@ -581,7 +581,7 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
     if (memo && memo_matches(memo, r->names, n)) {
         const name_order *o = &memo->shapes[n % ORDER_SHAPES];
         order = o->sorted;
-        if (o->with_ids && w->may_use_ids) {
+        if (o->with_ids && w->may_use_ids && offsets) { /* (a row's own map: w_known_attrs) */
             ids = o->ids;
             w->used_ids = true;
             w->tag = o->tag;
@@ -609,14 +609,7 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
         size_t i = order ? order[k] : refs[k].i;
         if (offsets)
             offsets[k] = w->out->len - body;
-        if (ids && ids[k] <= 0x7f) {
-            put_byte(w, (unsigned char)ids[k]);
-        } else if (ids) {
-            unsigned char key[5];
-            ads_buf_add(w->out, key, ads_msgpack__put_id(key, ids[k]));
-        } else {
-            put_str(w, r->names[i].p, r->names[i].len);
-        }
+        put_str(w, r->names[i].p, r->names[i].len);
         const ads_expr *x = r->values ? NULL : r->exprs[i];
         rc = !x                      ? w_value(w, &r->values[i], depth + 1)
              : x->kind == N_LITERAL ? w_value(w, &x->u.lit, depth + 1)
