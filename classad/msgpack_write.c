@@ -111,12 +111,6 @@ static inline __attribute__((always_inline)) size_t int_at(unsigned char *p, int
     return head_at(p, 0xd3, (uint64_t)i, 8);
 }
 
-static void put_int(wr *w, int64_t i)
-{
-    unsigned char h[9];
-    ads_buf_add(w->out, h, int_at(h, i));
-}
-
 static uint64_t bits_of(double d)
 {
     uint64_t bits;
@@ -124,11 +118,6 @@ static uint64_t bits_of(double d)
         return CANONICAL_NAN;
     memcpy(&bits, &d, sizeof bits);
     return bits;
-}
-
-static void put_double(wr *w, double d)
-{
-    put_head(w, 0xcb, bits_of(d), 8);
 }
 
 /* A string's header at p (room for 5; n at most UINT32_MAX): fixstr, str8,
@@ -706,40 +695,25 @@ static int w_blob(wr *w, const ads_blob *b, int depth)
     return rc;
 }
 
-/* An extension with a fixed payload of len bytes. */
-static int w_fixed_ext(wr *w, const unsigned char *pay, size_t len, int type)
-{
-    int rc = put_ext_head(w, len, type);
-    if (!rc)
-        ads_buf_add(w->out, pay, len);
-    return rc;
-}
-
 static int w_value(wr *w, const ads_value *v, int depth)
 {
-    unsigned char pay[16];
+    /* the scalars: plain_at, their one writer */
+    size_t bound = bound_of(v);
+    if (bound) {
+        unsigned char *q = room_for(w->out, bound);
+        if (q) {
+            w->out->len += (size_t)(plain_at(q, v) - q);
+            w->out->p[w->out->len] = '\0';
+        }
+        return 0; /* a failed buffer: w_finish reports it */
+    }
     int rc;
     switch (v->type) {
-    case ADS_UNDEFINED:
-        put_byte(w, 0xc0);
-        return 0;
     case ADS_ERROR:
         return put_ext_head(w, 0, ADS_MSGPACK_EXT_ERROR);
-    case ADS_BOOLEAN:
-        put_byte(w, v->u.b ? 0xc3 : 0xc2);
-        return 0;
-    case ADS_INTEGER:
-        put_int(w, v->u.i);
-        return 0;
-    case ADS_REAL:
-        put_double(w, v->u.r);
-        return 0;
-    case ADS_STRING:
-        if (v->u.s.len > UINT32_MAX)
-            return ads_error_set(w->err, ADS_ELIMIT, "msgpack: string of %zu bytes is too long",
-                                 v->u.s.len);
-        put_str(w, v->u.s.p, v->u.s.len);
-        return 0;
+    case ADS_STRING: /* over bound_of's limit */
+        return ads_error_set(w->err, ADS_ELIMIT, "msgpack: string of %zu bytes is too long",
+                             v->u.s.len);
     case ADS_LIST:
         if ((rc = deeper(w, depth)))
             return rc;
@@ -752,19 +726,10 @@ static int w_value(wr *w, const ads_value *v, int depth)
         return 0;
     case ADS_RECORD:
         return w_map(w, v->u.rec, depth, NULL, 0, NULL);
-    case ADS_ABSTIME:
-        put_be(pay, bits_of(v->u.abs.secs), 8);
-        put_be(pay + 8, (uint32_t)v->u.abs.offset, 4);
-        return w_fixed_ext(w, pay, 12, ADS_MSGPACK_EXT_ABSTIME);
-    case ADS_RELTIME:
-        put_be(pay, bits_of(v->u.rel), 8);
-        return w_fixed_ext(w, pay, 8, ADS_MSGPACK_EXT_RELTIME);
-    case ADS_IDENT:
-        put_be(pay, v->u.id.hi, 8);
-        put_be(pay + 8, v->u.id.lo, 8);
-        return w_fixed_ext(w, pay, 16, ADS_MSGPACK_EXT_IDENT);
     case ADS_BLOB:
         return w_blob(w, v->u.blob, depth);
+    default:
+        break;
     }
     return ads_error_set(w->err, ADS_EINVAL, "msgpack: value of unknown type %d", (int)v->type);
 }
