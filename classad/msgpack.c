@@ -1363,6 +1363,10 @@ static inline int quick_scalar(const unsigned char *p, size_t left, ads_value *o
         *out = ads_string((const char *)p + 1, n);
         return 1;
     }
+    if (t >= 0xe0) {
+        *out = ads_int((int64_t)t - 256);
+        return 1;
+    }
     switch (t) {
     case 0xc2:
     case 0xc3:
@@ -1370,6 +1374,16 @@ static inline int quick_scalar(const unsigned char *p, size_t left, ads_value *o
         return 1;
     case 0xc0:
         *out = ads_undefined();
+        return 1;
+    case 0xd9: /* str8: names of hosts and slots often pass 31 bytes */
+        if (left < 2 || p[1] < 32 || left - 2 < p[1])
+            return 0;
+        *out = ads_string((const char *)p + 2, p[1]);
+        return 1;
+    case 0xcc:
+        if (left < 2 || p[1] < 128)
+            return 0;
+        *out = ads_int(p[1]);
         return 1;
     case 0xcb:
         if (left < 9 || isnan(double_of(be64(p + 1))))
@@ -1588,6 +1602,26 @@ int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_vie
     if (hint && i != h)
         atomic_store_explicit(hint, (uint32_t)i, memory_order_relaxed);
     return view_decode(value, expr, mv, i, &k, err);
+}
+
+int ads_msgpack__lookup_id(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                           const char *name, size_t len, uint64_t id, _Atomic uint32_t *hint,
+                           ads_error *err)
+{
+    size_t h = hint ? atomic_load_explicit(hint, memory_order_relaxed) : SIZE_MAX;
+    if (mv->names && h < mv->n) {
+        size_t off = index_off(mv, h);
+        uint64_t got;
+        bool canon;
+        unsigned hl = off < mv->body_len
+                          ? ads_msgpack__id_head(mv->body + off, mv->body_len - off, &got, &canon)
+                          : 0;
+        if (hl && got == id) {
+            vkey k = {off, (const unsigned char *)name, len, off + hl};
+            return view_decode(value, expr, mv, h, &k, err);
+        }
+    }
+    return ads_msgpack__lookup(value, expr, mv, name, len, hint, err);
 }
 
 int ads_msgpack_view_attr(ads_str *name, ads_value *value, const ads_expr **expr,

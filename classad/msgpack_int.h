@@ -47,6 +47,14 @@ int ads_msgpack__entries(const ads_msgpack_view *mv, ads_str *names, size_t *vat
 int ads_msgpack__lookup(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
                         const char *name, size_t len, _Atomic uint32_t *hint, ads_error *err);
 
+/* ads_msgpack__lookup for a caller that knows id, the id name has in the
+ * name table mv is read through (a view keyed by ids): the attribute at
+ * *hint is taken when its key is id, one integer compared and no name
+ * resolved; anything else goes the way of ads_msgpack__lookup. */
+int ads_msgpack__lookup_id(ads_value *value, const ads_expr **expr, ads_msgpack_view *mv,
+                           const char *name, size_t len, uint64_t id, _Atomic uint32_t *hint,
+                           ads_error *err);
+
 /* The bytes of attribute name's entry in mv (found ignoring case, as
  * lookups find it: its key, then its value) when the value is exactly one
  * of the plain scalars a lookup decodes in place (an integer, a real, a

@@ -173,12 +173,13 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
     return 0;
 }
 
-/* The AdType of a queued row. */
-static int row_adtype(ads_str *out, ads_msgpack_view *mv, _Atomic uint32_t *hint, ads_error *err)
+/* The AdType of a queued row (id: AdType's in the store's names). */
+static int row_adtype(ads_str *out, ads_msgpack_view *mv, uint64_t id, _Atomic uint32_t *hint,
+                      ads_error *err)
 {
     ads_value v;
     const ads_expr *e = NULL;
-    int rc = ads_msgpack__lookup(&v, &e, mv, "AdType", 6, hint, err);
+    int rc = ads_msgpack__lookup_id(&v, &e, mv, "AdType", 6, id, hint, err);
     if (rc < 0)
         return rc;
     if (rc == 0)
@@ -198,29 +199,71 @@ typedef struct batch_run {
 } batch_run;
 
 /* The type a queued row names, looked up only when it differs from the
- * previous row's; and where the previous row held AdType and its key
- * attributes (a load's records mostly have one shape: a lookup tries
- * there first). */
+ * previous row's; where an earlier row of the same shape held AdType and
+ * its key attributes (a lookup tries there first; rows keyed by names share
+ * one set of places, rows keyed by ids have one per HINT_SHAPES slot of
+ * their names' signature); and the ids of those names in the store's name
+ * table, which a row keyed by ids is checked against there (none: NO_ID). */
+#define NO_ID UINT64_MAX
+#define HINT_SHAPES 8
 typedef struct type_memo {
     const ads_type *t;
     char last[256];
     size_t last_len;
-    _Atomic uint32_t adtype_hint;
-    _Atomic uint32_t key_hints[ADS_BULK_KEY_HINTS];
+    uint64_t adtype_id;
+    uint64_t key_ids[ADS_BULK_KEY_HINTS];
+    size_t shape; /* the row at hand's set of places */
+    _Atomic uint32_t adtype_hint[HINT_SHAPES];
+    _Atomic uint32_t key_hints[HINT_SHAPES][ADS_BULK_KEY_HINTS];
 } type_memo;
+
+/* The id of name in the store's name table, or NO_ID. */
+static uint64_t name_id(ads_txn *txn, const char *name, size_t len)
+{
+    ads_error err;
+    bool found = false;
+    uint32_t id = 0;
+    if (ads_names__known(txn, name, len, &found, &id, &err) || !found)
+        return NO_ID; /* only a hint: the lookup by name still finds it */
+    return id;
+}
+
+static void memo_init(type_memo *m, ads_txn *txn)
+{
+    memset(m, 0, sizeof *m);
+    m->adtype_id = name_id(txn, "AdType", 6);
+    for (size_t i = 0; i < ADS_BULK_KEY_HINTS; i++)
+        m->key_ids[i] = NO_ID;
+}
+
+/* The places row i of b is looked in. */
+static void memo_shape(type_memo *m, const ads_bulk *b, size_t i)
+{
+    m->shape = b->by_ids[i] ? 1 + b->sigs[i] % (HINT_SHAPES - 1) : 0;
+}
+
+static void memo_type(type_memo *m, ads_txn *txn, const ads_type *t, const ads_str *name)
+{
+    m->t = t;
+    m->last_len = name->len < sizeof m->last ? name->len : 0;
+    memcpy(m->last, name->p, m->last_len);
+    for (size_t i = 0; i < ADS_BULK_KEY_HINTS; i++)
+        m->key_ids[i] = i < t->nkeys ? name_id(txn, t->keys[i].p, t->keys[i].len) : NO_ID;
+}
 
 static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpack_view *mv,
                     ads_error *err)
 {
     ads_str name = {"", 0};
-    int rc = row_adtype(&name, mv, &m->adtype_hint, err);
+    int rc = row_adtype(&name, mv, m->adtype_id, &m->adtype_hint[m->shape], err);
     if (rc)
         return rc;
-    if (!m->t || name.len != m->last_len || strncasecmp(name.p, m->last, name.len) != 0) {
-        if ((rc = ads_types__by_name(&m->t, txn, name.p, name.len, err)))
+    if (!m->t || name.len != m->last_len ||
+        (memcmp(name.p, m->last, name.len) != 0 && strncasecmp(name.p, m->last, name.len) != 0)) {
+        const ads_type *t;
+        if ((rc = ads_types__by_name(&t, txn, name.p, name.len, err)))
             return rc;
-        m->last_len = name.len < sizeof m->last ? name.len : 0;
-        memcpy(m->last, name.p, m->last_len);
+        memo_type(m, txn, t, &name);
     }
     *out = m->t;
     return 0;
@@ -230,15 +273,17 @@ static int row_type(const ads_type **out, type_memo *m, ads_txn *txn, ads_msgpac
  * the row's key is not all given as values (it would be generated, or the
  * write refuses it and says why), or ADS_ENOMEM. */
 int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
-                      _Atomic uint32_t *hints, ads_error *err)
+                      _Atomic uint32_t *hints, const uint64_t *ids, ads_error *err)
 {
     int rc = 0;
     ads_key__typeid(key, t->id);
     for (size_t i = 0; i < t->nkeys && !rc; i++) {
         ads_value v;
         const ads_expr *e = NULL;
-        rc = ads_msgpack__lookup(&v, &e, mv, t->keys[i].p, t->keys[i].len,
-                                 hints && i < ADS_BULK_KEY_HINTS ? &hints[i] : NULL, err);
+        bool hinted = hints && i < ADS_BULK_KEY_HINTS;
+        rc = ads_msgpack__lookup_id(&v, &e, mv, t->keys[i].p, t->keys[i].len,
+                                    hinted && ids ? ids[i] : NO_ID, hinted ? &hints[i] : NULL,
+                                    err);
         if (rc == 1 && !e)
             rc = ads_key__value(key, &v, NULL, err);
         else if (rc >= 0)
@@ -295,7 +340,8 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         order[i] = i;
     *sorted = false;
     *typed = *keyed = 0;
-    type_memo m = {0};
+    type_memo m;
+    memo_init(&m, txn);
     ads_buf *keys = &b->keys;
     size_t *ends = b->key_ends;
     ads_stage_ref *refs = NULL;
@@ -306,6 +352,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         const ads_type *t;
         ads_msgpack_view mv;
         ads_arena_reset(a);
+        memo_shape(&m, b, i);
         /* a row the write refuses is refused there, in input order */
         if ((rc = row_view(&mv, b, i, txn, a, err)) ||
             (rc = row_type(&t, &m, txn, &mv, err)) || t->has_hooks) {
@@ -315,7 +362,7 @@ static int batch_order(size_t *order, bool *sorted, size_t *typed, size_t *keyed
         b->types[i] = t;
         *typed = i + 1;
         size_t from = keys->len;
-        if ((rc = ads_bulk__row_key(keys, t, &mv, m.key_hints, err)) <= 0)
+        if ((rc = ads_bulk__row_key(keys, t, &mv, m.key_hints[m.shape], m.key_ids, err)) <= 0)
             goto cleanup;
         rc = 0;
         ends[i] = keys->len;
@@ -457,7 +504,8 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
     if (!run->in_order &&
         (rc = batch_order(b->order, &run->sorted, &typed, &keyed, txn, b, a, err)))
         goto cleanup;
-    type_memo m = {0};
+    type_memo m;
+    memo_init(&m, txn);
     /* a sorted batch's records are looked up through one cursor (a batch
      * with hooks is never sorted: nothing below begins or ends an LMDB
      * transaction while it is open) */
@@ -473,6 +521,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         bool by_ids = b->by_ids[i];
         ads_msgpack_view mv;
         ads_arena_reset(a);
+        memo_shape(&m, b, i);
         if (!t && ((rc = row_view(&mv, b, i, txn, a, err)) ||
                    (rc = row_type(&t, &m, txn, &mv, err)))) {
             run->failed_at = i;

@@ -895,10 +895,12 @@ int ads_row__timeline_attr(const char *name, size_t len);
  * (it would be generated, or the write refuses it and says why), or
  * ADS_ENOMEM. stage.c sorts by it. hints: where the previous row held its
  * first ADS_BULK_KEY_HINTS key attributes, tried first and updated (see
- * ads_msgpack__lookup), or NULL. */
+ * ads_msgpack__lookup), or NULL; ids: their names' ids in the name table a
+ * view keyed by ids is read through (UINT64_MAX for none; see
+ * ads_msgpack__lookup_id), or NULL. */
 #define ADS_BULK_KEY_HINTS 4
 int ads_bulk__row_key(ads_buf *key, const ads_type *t, ads_msgpack_view *mv,
-                      _Atomic uint32_t *hints, ads_error *err);
+                      _Atomic uint32_t *hints, const uint64_t *ids, ads_error *err);
 
 /* Snapshot sync (sync.c): note the record a bulk load's write left in effect
  * (wi), stored by a snapshot of time `when` (ads_sync_latest's). */

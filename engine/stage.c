@@ -473,7 +473,7 @@ static int row_sort_key(ads_stage *s, const char *row, size_t len, ads_error *er
     if (s->type->has_hooks)
         return 0;
     ads_buf full = ADS_BUF_INIT;
-    rc = ads_bulk__row_key(&full, s->type, &mv, s->key_hints, err);
+    rc = ads_bulk__row_key(&full, s->type, &mv, s->key_hints, NULL, err);
     if (rc == 1 && full.failed)
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
     if (rc == 1)

@@ -1234,6 +1234,66 @@ static void view__attr_gives_each_attribute_as_a_lookup_does(void **state)
     ads_buf_free(&b);
 }
 
+/* A lookup reads each scalar in place when it can (negative fixints, uint8,
+ * str8 among them): what it gives is what the decoder gives, at every width's
+ * edge, and a form that is not the shortest is refused there as the decoder
+ * refuses it. */
+static void view__lookups_read_short_forms_as_the_decoder_does(void **state)
+{
+    (void)state;
+    static const int64_t ints[] = {-1, -32, -33, 127, 128, 255, 256, -128, -129, 65535, 65536};
+    static const size_t lens[] = {0, 31, 32, 255, 256};
+    char text[4096];
+    int at = snprintf(text, sizeof text, "[ ");
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        at += snprintf(text + at, sizeof text - (size_t)at, "i%zu = %lld; ", i,
+                       (long long)ints[i]);
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        at += snprintf(text + at, sizeof text - (size_t)at, "s%zu = \"", i);
+        for (size_t k = 0; k < lens[i]; k++)
+            text[at++] = (char)('a' + k % 26);
+        at += snprintf(text + at, sizeof text - (size_t)at, "\"; ");
+    }
+    snprintf(text + at, sizeof text - (size_t)at, "]");
+    const ads_record *r = parse_record(text), *back;
+    ads_buf b = ADS_BUF_INIT;
+    encode_record_ok(&b, r);
+    assert_int_equal(ads_msgpack_decode_record(&back, arena, b.p, b.len, 0, NULL), 0);
+    ads_msgpack_view mv;
+    assert_int_equal(ads_msgpack_view_init(&mv, b.p, b.len, arena, NULL), 0);
+    for (size_t j = 0; j < ads_record_size(r); j++) {
+        ads_str name = ads_record_name(r, j);
+        ads_value v;
+        const ads_expr *x;
+        assert_int_equal(ads_msgpack_view_lookup(&v, &x, &mv, name.p, name.len, NULL), 1);
+        assert_null(x);
+        const ads_expr *want = ads_record_lookup(back, name.p, name.len);
+        assert_non_null(want);
+        if (!ads_value_same(&v, &want->u.lit))
+            fail_msg("%.*s: the view gives %s", (int)name.len, name.p, unparse_value(&v));
+    }
+    /* not the shortest form: refused by the lookup, as by the decoder */
+    static const struct {
+        const char *hex, *msg;
+    } bad[] = {
+        {"92 c7 03 10 01 01 01 81 a1 61 cc 05", "uint8 holding 5"},
+        {"92 c7 03 10 01 01 01 81 a1 61 d9 03 61 62 63", "str8 of 3 bytes"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned char buf[64];
+        size_t n = bytes_of(buf, sizeof buf, bad[i].hex);
+        ads_error err;
+        ads_value v;
+        const ads_expr *x;
+        int rc = ads_msgpack_view_init(&mv, buf, n, arena, &err);
+        if (rc == 0)
+            rc = ads_msgpack_view_lookup(&v, &x, &mv, "a", 1, &err);
+        assert_int_equal(rc, ADS_ECORRUPT);
+        assert_non_null(strstr(err.message, bad[i].msg));
+    }
+    ads_buf_free(&b);
+}
+
 /* Whether the row of text a, less the attributes named in skip (a
  * comma-separated list, or ""), is the row of text b, byte for byte. */
 static bool same_except(const char *a, const char *skip, const char *b)
@@ -2587,6 +2647,7 @@ int main(void)
         T(view__p3_constraint_over_a_machine_row),
         T(view__strings_point_into_the_row),
         T(view__attr_gives_each_attribute_as_a_lookup_does),
+        T(view__lookups_read_short_forms_as_the_decoder_does),
         T(view__same_except_compares_the_attributes_left),
         T(view__decoded_attributes_are_kept_in_the_view_arena),
         T(view__nested_scopes_and_parent_views),

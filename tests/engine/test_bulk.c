@@ -1708,6 +1708,8 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
     ads_db *d[2];
     ads_arena *a = ads_arena_new();
     two_stores(st, d);
+    for (int k = 0; k < 2; k++) /* its keys are generated: the rows after one are */
+        ts_declare(d[k], "Event", "", "AutoGenerateKey = true;"); /* typed at their write */
     uint32_t x = 2463534242u;
     for (int r = 0; r < ROUNDS; r++) {
         int order[N];
@@ -1726,6 +1728,8 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
                 /* most keys keep a shape for a few rounds; some change */
                 int shape = (i + (i % 4 == 0 ? r : r / 3)) % 9;
                 two_way_add(&w, ids_rec(a, i, r, shape), r, i);
+                if (i % 11 == 3)
+                    two_way_add(&w, rec(a, "[ AdType = \"Event\"; What = %d ]", i), r, i);
                 ads_arena_reset(a);
             }
             two_way_end(&w);
@@ -1736,6 +1740,8 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
             assert_int_equal(ts_verify(d[k]), 0);
         assert_int_equal(ts_count(d[0], "Machine", false), ts_count(d[1], "Machine", false));
         assert_int_equal(ts_count(d[0], "Machine", true), ts_count(d[1], "Machine", true));
+        assert_int_equal(ts_count(d[0], "Event", false), ts_count(d[1], "Event", false));
+        assert_int_equal(ts_count(d[0], "Event", false), (size_t)(r + 1) * 14);
         assert_int_equal(machine_history(d[0]), machine_history(d[1]));
         for (int i = 0; i < N; i++) {
             char key[32];
