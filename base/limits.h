@@ -176,6 +176,11 @@
 #define ADS_STAGE_MERGE_WAYS 64u
 #define ADS_STAGE_READ_BUFFER ((size_t)64 << 10)
 #define ADS_IMPORT_SORT_MIN_BYTES ((uint64_t)16 << 20)
+/* A sorted load gives the names of its records' new shapes attribute ids
+ * (a write transaction) at its first record, and then at most every
+ * ADS_STAGE_IDS_EVERY records (twice as many after each try that gives
+ * none). */
+#define ADS_STAGE_IDS_EVERY ((uint64_t)16)
 /* The buffer `adstore import` reads its input files through. */
 #define ADS_IMPORT_READ_BUFFER ((size_t)1 << 20)
 

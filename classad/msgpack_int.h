@@ -193,6 +193,10 @@ size_t ads_msgpack__memo_shape(const ads_msgpack_order *memo, unsigned slot, ads
 void ads_msgpack__memo_set_ids(ads_msgpack_order *memo, unsigned slot, size_t n,
                                const uint64_t *ids, uint64_t tag);
 
+/* How many shapes the memo has taken in so far: it changes when a record's
+ * names become a slot's. */
+uint64_t ads_msgpack__memo_kept(const ads_msgpack_order *memo);
+
 /* Every slot of src whose names have ids copied into dst's slot (best
  * effort: a slot without memory is left empty). */
 void ads_msgpack__memo_copy_ids(ads_msgpack_order *dst, const ads_msgpack_order *src);

@@ -297,6 +297,7 @@ struct ads_msgpack_order {
     size_t cap;        /* of offsets */
     ads_expr_memo *exprs; /* expressions and their text, for rows that repeat them */
     bool exprs_failed;    /* no memory for that memo: unparse every time */
+    uint64_t kept;        /* shapes kept so far (memo_keep) */
 };
 
 int ads_msgpack_order_new(ads_msgpack_order **out, ads_error *err)
@@ -306,6 +307,11 @@ int ads_msgpack_order_new(ads_msgpack_order **out, ads_error *err)
     if (!(*out = calloc(1, sizeof **out)))
         return ads_error_set(err, ADS_ENOMEM, "msgpack: out of memory");
     return 0;
+}
+
+uint64_t ads_msgpack__memo_kept(const ads_msgpack_order *memo)
+{
+    return memo->kept;
 }
 
 void ads_msgpack_order_free(ads_msgpack_order *o)
@@ -377,6 +383,7 @@ static void memo_keep(ads_msgpack_order *memo, const ads_str *names, size_t n,
                       const attr_ref *refs)
 {
     name_order *o = &memo->shapes[n % ORDER_SHAPES];
+    memo->kept++;
     o->n = 0;
     o->width = 0;
     o->with_ids = false;

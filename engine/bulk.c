@@ -52,13 +52,6 @@ int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
 
-/* The ids a batch's transaction gave the names of one of the encoder's
- * shapes (learn_ids), handed to the encoder once the batch commits. */
-typedef struct learnt_ids {
-    size_t n; /* 0: none */
-    uint64_t ids[ADS_NAMES_SHAPE_MAX];
-    uint64_t sig; /* the names' signature (ads_attrs__sig_*) */
-} learnt_ids;
 
 struct ads_bulk {
     ads_db *db;
@@ -74,7 +67,7 @@ struct ads_bulk {
     bool *by_ids;           /* each queued row is keyed by attribute ids ... */
     uint64_t *sigs;         /* ... with this signature of its names */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
-    learnt_ids learnt[ADS_MSGPACK_ORDER_SHAPES]; /* by the encoder's slot */
+    ads_learnt learnt[ADS_MSGPACK_ORDER_SHAPES]; /* by the encoder's slot */
     ads_ixq *ixq;             /* a batch's index entries (index_queue.c) */
     size_t n, cap;
     uint64_t committed, added;
@@ -108,10 +101,7 @@ int ads_bulk_begin(ads_bulk **out, ads_db *db, const ads_bulk_options *opt, ads_
     }
     b->offs[0] = 0;
     /* the shapes earlier loads through this handle learnt ids for */
-    pthread_mutex_lock(&db->lock);
-    if (db->bulk_shapes)
-        ads_msgpack__memo_copy_ids(b->names, db->bulk_shapes);
-    pthread_mutex_unlock(&db->lock);
+    ads_shape_ids__seed(db, b->names);
     *out = b;
     return 0;
 }
@@ -397,70 +387,19 @@ cleanup:
     return rc;
 }
 
-/* Whether name may be given in a row keyed by ids: every name the store
- * holds was given once (look_over in store.c refused the others), but the
- * timeline attributes have no ids, and those the store maintains are
- * refused whenever given. */
-static bool may_key(const ads_str *name, uint64_t *given_id)
-{
-    int which = ads_row__timeline_attr(name->p, name->len);
-    if (which == 1 || which == 4) {
-        /* spelled as given_nm spells it, so that a hook reading the row
-         * with names sees the record's own spelling */
-        const char *canon = which == 1 ? ads_attr__timestamp : ads_attr__deleted;
-        *given_id = ADS_NAMES_GIVEN_TIMELINE + (uint64_t)which;
-        return memcmp(name->p, canon, name->len) == 0;
-    }
-    *given_id = UINT64_MAX;
-    return !which && name->len <= ADS_MAX_NAME_LEN && !(name->len >= 2 && name->p[0] == '_' &&
-                                                        name->p[1] == '_');
-}
-
 /*
- * The ids this transaction gives the names of the encoder's shapes that
- * have none yet, when the store holds every one of them: written into
- * b->learnt, and handed to the encoder once the batch has committed
- * (ads_bulk_flush), since until then an id new in this transaction may be
- * handed out again. From then on a record of those names is encoded keyed
- * by ids, and its write neither compares names nor rewrites the row. Only
- * a memo: a look-up that fails (no memory to read the name table) leaves
- * the shapes without ids and the batch as it was.
+ * The ids this batch's transaction gives the names of the encoder's shapes
+ * that have none yet, when the store holds every one of them (b->learnt),
+ * handed to the encoder once the batch has committed (engine/shape_ids.c).
+ * From then on a record of those names is encoded keyed by ids, and its
+ * write neither compares names nor rewrites the row. Only a memo: a look-up
+ * that fails (no memory to read the name table) leaves the shapes without
+ * ids and the batch as it was.
  */
 static void learn_ids(ads_bulk *b, ads_txn *txn)
 {
     ads_error err;
-    for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++) {
-        learnt_ids *l = &b->learnt[slot];
-        ads_str names[ADS_NAMES_SHAPE_MAX];
-        bool with_ids = false;
-        size_t n = ads_msgpack__memo_shape(b->names, slot, names, ADS_NAMES_SHAPE_MAX, &with_ids);
-        l->n = 0;
-        if (n == 0 || with_ids)
-            continue;
-        uint64_t h = ads_attrs__sig_start(n);
-        size_t k = 0;
-        for (; k < n; k++) {
-            bool found = true;
-            uint32_t id;
-            if (!may_key(&names[k], &l->ids[k]))
-                break;
-            if (l->ids[k] == UINT64_MAX) {
-                if (ads_names__known(txn, names[k].p, names[k].len, &found, &id, &err)) {
-                    for (unsigned s = 0; s < ADS_MSGPACK_ORDER_SHAPES; s++)
-                        b->learnt[s].n = 0;
-                    return;
-                }
-                l->ids[k] = id;
-            }
-            if (!found)
-                break;
-            h = ads_attrs__sig_add(h, names[k].p, names[k].len);
-        }
-        if (k == n) {
-            l->n = n;
-            l->sig = ads_attrs__sig_end(h);
-        }
-    }
+    (void)ads_shape_ids__learn(b->learnt, b->names, txn, false, &err);
 }
 
 static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
@@ -605,28 +544,6 @@ cleanup:
     return rc;
 }
 
-/* After a batch committed: the ids its transaction learnt to the encoder,
- * and to the store handle for the loads after this one (a snapshot a
- * minute is a load of one batch). */
-static void learnt_hand_over(ads_bulk *b)
-{
-    bool any = false;
-    for (unsigned slot = 0; slot < ADS_MSGPACK_ORDER_SHAPES; slot++) {
-        const learnt_ids *l = &b->learnt[slot];
-        if (l->n) {
-            ads_msgpack__memo_set_ids(b->names, slot, l->n, l->ids, l->sig);
-            any = true;
-        }
-    }
-    if (!any)
-        return;
-    ads_db *db = b->db;
-    pthread_mutex_lock(&db->lock);
-    if (db->bulk_shapes || ads_msgpack_order_new(&db->bulk_shapes, NULL) == 0)
-        ads_msgpack__memo_copy_ids(db->bulk_shapes, b->names);
-    pthread_mutex_unlock(&db->lock);
-}
-
 int ads_bulk_flush(ads_bulk *b, ads_error *err)
 {
     if (!b)
@@ -655,7 +572,9 @@ int ads_bulk_flush(ads_bulk *b, ads_error *err)
         }
         return rc;
     }
-    learnt_hand_over(b);
+    /* the ids the batch learnt, to the encoder and for the loads after
+     * this one (a snapshot a minute is a load of one batch) */
+    ads_shape_ids__hand_over(b->db, b->names, b->learnt);
     b->committed += b->n;
     b->unchanged += run.unchanged;
     b->flushed += b->rows.len;
@@ -784,10 +703,11 @@ int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *valu
     return queued(b, ts, by_ids, sig, err);
 }
 
-int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
+/* A row already encoded, keyed by names, or by the ids of names (read
+ * through names) with the names' signature sig. */
+static int add_encoded(ads_bulk *b, const void *row, size_t len, const ads_msgpack_names *names,
+                       uint64_t sig, ads_error *err)
 {
-    if (!b || !row)
-        return ads_error_set(err, ADS_EINVAL, "NULL argument");
     b->failed = UINT64_MAX;
     double ts = 0;
     int rc;
@@ -798,7 +718,7 @@ int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
         const ads_expr *x = NULL;
         if (!a)
             return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        rc = ads_msgpack_view_init(&mv, row, len, a, err);
+        rc = ads_msgpack__view_open(&mv, row, len, names, a, err);
         if (!rc)
             rc = ads_msgpack_view_lookup(&v, &x, &mv, ads_attr__timestamp, 10, err);
         if (rc >= 0)
@@ -817,7 +737,34 @@ int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
         b->rows.len = before;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    return queued(b, ts, false, 0, err);
+    return queued(b, ts, names != NULL, sig, err);
+}
+
+int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
+{
+    if (!b || !row)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    return add_encoded(b, row, len, NULL, 0, err);
+}
+
+int ads_bulk_add_staged(ads_bulk *b, const ads_stage *s, ads_error *err)
+{
+    if (!b || !s)
+        return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    const void *row;
+    size_t len;
+    bool by_ids;
+    uint64_t sig;
+    ads_db *db;
+    if (ads_stage__current(s, &row, &len, &by_ids, &sig, &db))
+        return ads_error_set(err, ADS_EINVAL, "the stage has given no row (ads_stage_next)");
+    if (by_ids && db != b->db)
+        return ads_error_set(err, ADS_EINVAL,
+                             "a stage's rows keyed by attribute ids go to the store handle "
+                             "the stage was made for");
+    ads_names_reader rd;
+    ads_names__reader(&rd, db);
+    return add_encoded(b, row, len, by_ids ? &rd.nm : NULL, sig, err);
 }
 
 int ads_bulk_end(ads_bulk *b, ads_error *err)

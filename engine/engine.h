@@ -771,9 +771,9 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err);
 int ads_bulk_end(ads_bulk *b, ads_error *err);
 
 /*
- * Add a row already encoded (ads_msgpack_encode_row's bytes, as
- * ads_stage_next gives them back; copied), as ads_bulk_add adds a record.
- * Errors: as ads_bulk_add.
+ * Add a row already encoded (ads_msgpack_encode_row's bytes; copied), as
+ * ads_bulk_add adds a record. Rows keyed by a store's attribute ids are
+ * refused (a stage's: ads_bulk_add_staged). Errors: as ads_bulk_add.
  */
 int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err);
 
@@ -784,8 +784,11 @@ int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err);
  * is spilled to a temporary file in directory dir (made and unlinked at
  * once: nothing is left behind, whatever happens to the process). Once
  * every record is added, ads_stage_merge starts the merge and ads_stage_next
- * gives the rows back in key order for ads_bulk_add_row, so that the store
- * is written front to back. A row whose key cannot be known when it is
+ * gives the rows back in key order for ads_bulk_add_staged, so that the
+ * store is written front to back. Once its first records have come, a
+ * stage encodes the records of the shapes it has seen keyed by the store's
+ * attribute ids (it gives their names ids in a write transaction of its
+ * own): such rows are read only through the store's name table. A row whose key cannot be known when it is
  * added (its type is not declared yet or has hooks, its key is generated or
  * not all given) comes after every keyed row, in the order added. The order
  * is the same every time for the same records and the same types.
@@ -812,6 +815,13 @@ int ads_stage_merge(ads_stage *s, ads_error *err);
 /* The next row in key order: 1 with *row and *len (valid until the next
  * call) and *tag, 0 at the end, or ADS_EIO, ADS_ENOMEM, ADS_EINVAL. */
 int ads_stage_next(const void **row, size_t *len, int64_t *tag, ads_stage *s, ads_error *err);
+
+/* Add the row ads_stage_next gave last to b, a load of the store the stage
+ * was made for (copied), as ads_bulk_add_row adds a row: keyed by names,
+ * or by the store's attribute ids. Errors: as ads_bulk_add; ADS_EINVAL when
+ * the stage has given no row, or for a row keyed by ids and a load of
+ * another store handle. */
+int ads_bulk_add_staged(ads_bulk *b, const ads_stage *s, ads_error *err);
 
 /* Runs spilled to disk, and the bytes written to temporary files (runs and
  * their merges). */

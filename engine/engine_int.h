@@ -642,6 +642,40 @@ int ads_names__resolve_given(const ads_msgpack_names *self, uint64_t id, ads_str
  * an error. */
 int ads_names__known(ads_txn *txn, const char *name, size_t len, bool *found, uint32_t *id,
                      ads_error *err);
+/* Rows keyed by ids read outside a transaction (a sorted load's stage):
+ * ids the store has published (committed) and those of the timeline
+ * attributes as txn->given_nm names them; r->nm is the table to read
+ * through, valid while db is open. */
+typedef struct ads_names_reader {
+    ads_msgpack_names nm;
+    ads_db *db;
+} ads_names_reader;
+void ads_names__reader(ads_names_reader *r, ads_db *db);
+
+/* Giving the shapes an encoder remembers ids (engine/shape_ids.c). */
+typedef struct ads_learnt {
+    size_t n; /* 0: none */
+    uint64_t ids[ADS_NAMES_SHAPE_MAX];
+    uint64_t sig; /* the names' signature (ads_attrs__sig_*) */
+} ads_learnt;
+/* Into learnt[slot] (ADS_MSGPACK_ORDER_SHAPES of them), the ids txn gives
+ * the names of each of memo's shapes that has none yet, when each may be
+ * keyed by an id and has one, or (add) is given one: 0, or an error (then
+ * nothing is learnt). */
+int ads_shape_ids__learn(ads_learnt *learnt, const ads_msgpack_order *memo, ads_txn *txn,
+                         bool add, ads_error *err);
+/* Once the transaction that learnt them has committed: the ids to memo,
+ * and to db->bulk_shapes for the loads after; whether there were any. */
+bool ads_shape_ids__hand_over(ads_db *db, ads_msgpack_order *memo, const ads_learnt *learnt);
+/* The ids earlier loads through db learnt, into a new memo. */
+void ads_shape_ids__seed(ads_db *db, ads_msgpack_order *memo);
+
+/* The row ads_stage_next gave last (engine/stage.c): 0 with the row,
+ * whether it is keyed by ids (read through the names of the stage's store)
+ * and its names' signature; ADS_EINVAL when there is none. */
+int ads_stage__current(const ads_stage *s, const void **row, size_t *len, bool *by_ids,
+                       uint64_t *sig, ads_db **db);
+
 /* A write transaction's own changes were dropped (its parent lives on):
  * forget the ids it added. */
 void ads_names__drop(ads_txn *txn);

@@ -293,19 +293,46 @@ int ads_names__resolve(const ads_msgpack_names *self, uint64_t id, ads_str *out,
     return resolve_slow(txn, id, out, err);
 }
 
+/* A timeline attribute's given id (ADS_NAMES_GIVEN_TIMELINE + which): 1
+ * with its name, or 0. */
+static int given_timeline(uint64_t id, ads_str *out)
+{
+    if (id <= ADS_NAMES_GIVEN_TIMELINE || id > ADS_NAMES_GIVEN_TIMELINE + 4)
+        return 0;
+    static const char *const tl[] = {ads_attr__timestamp, ads_attr__systime, ads_attr__latest,
+                                     ads_attr__deleted};
+    const char *name = tl[id - ADS_NAMES_GIVEN_TIMELINE - 1];
+    out->p = name;
+    out->len = strlen(name);
+    return 1;
+}
+
 int ads_names__resolve_given(const ads_msgpack_names *self, uint64_t id, ads_str *out,
                              ads_error *err)
 {
     ads_txn *txn = (ads_txn *)((const char *)self - offsetof(ads_txn, given_nm));
-    if (id > ADS_NAMES_GIVEN_TIMELINE && id <= ADS_NAMES_GIVEN_TIMELINE + 4) {
-        static const char *const tl[] = {ads_attr__timestamp, ads_attr__systime,
-                                         ads_attr__latest, ads_attr__deleted};
-        const char *name = tl[id - ADS_NAMES_GIVEN_TIMELINE - 1];
-        out->p = name;
-        out->len = strlen(name);
+    if (given_timeline(id, out))
+        return 0;
+    return ads_names__resolve(&txn->nm, id, out, err);
+}
+
+static int reader_name(const ads_msgpack_names *self, uint64_t id, ads_str *out, ads_error *err)
+{
+    const ads_names_reader *r = (const ads_names_reader *)self;
+    ads_names *nm = r->db->names;
+    if (given_timeline(id, out))
+        return 0;
+    if (nm && id < atomic_load_explicit(&nm->n, memory_order_acquire)) {
+        *out = nm->blocks[id / BLOCK][id % BLOCK];
         return 0;
     }
-    return ads_names__resolve(&txn->nm, id, out, err);
+    return unknown(err, id);
+}
+
+void ads_names__reader(ads_names_reader *r, ads_db *db)
+{
+    r->nm.name = reader_name;
+    r->db = db;
 }
 
 /* ---- writing ---- */

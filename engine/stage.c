@@ -9,6 +9,19 @@
  * ads_bulk_add_row: the store is written front to back, appended to an
  * empty table (MDB_APPEND, full pages) or touched once per page.
  *
+ * Rows keyed by ids: the stage's encoder remembers the names of the last
+ * record of each attribute count (engine/shape_ids.c). When a record is
+ * encoded with names and the encoder has taken in a shape since the last
+ * try, a write transaction gives those names ids: at once for the first
+ * record, then ADS_STAGE_IDS_EVERY records after a try that gave ids, and
+ * after twice as many records as last time after one that gave none (a
+ * file of ever new shapes tries as the logarithm of its length). The
+ * records after it of those names are encoded
+ * keyed by the ids: their rows are a third shorter to sort and spill, and
+ * the write takes them as they are (ads_bulk_add_staged), without a name
+ * looked up. The ids of a transaction that committed are the store's for
+ * good, whatever becomes of the load.
+ *
  * A row with no key to sort by (its type is unknown here or has hooks, or
  * its key is generated or not all given as values) sorts after every keyed
  * row, in the order added: a file that declares a type before its records
@@ -41,7 +54,8 @@ typedef struct ent_head {
     uint64_t seq;  /* the order added */
     int64_t tag;   /* the caller's (an import's input line) */
     uint32_t keyed; /* 0: no key to sort by (after every keyed row) */
-    uint32_t pad;
+    uint32_t by_ids; /* 1: the row is keyed by the store's attribute ids */
+    uint64_t sig;    /* ... with this signature of its names */
 } ent_head;
 
 typedef struct ent {
@@ -219,6 +233,13 @@ struct ads_stage {
     ads_txn *txn; /* a read transaction for the types, while adding */
     ads_arena *a;
     ads_msgpack_order *names;
+    ads_names_reader reader; /* how rows keyed by ids are read */
+    ads_learnt learnt[ADS_MSGPACK_ORDER_SHAPES];
+    uint64_t ids_at; /* s->seq from which names may be given ids again */
+    uint64_t ids_every;
+    uint64_t ids_kept; /* the encoder's shapes taken in at the last try */
+    bool ids_off;    /* giving names ids failed: not tried again */
+    const ent *cur;  /* the entry ads_stage_next gave last */
     unsigned char key[ADS_KEY_INLINE_MAX]; /* the last row's stored key */
     size_t key_len;
     const ads_type *type; /* the type of the last AdType looked up */
@@ -256,6 +277,9 @@ int ads_stage_begin(ads_stage **out, ads_db *db, const char *dir, size_t run_byt
         ads_stage_free(s);
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
+    ads_names__reader(&s->reader, db);
+    ads_shape_ids__seed(db, s->names);
+    s->ids_every = ADS_STAGE_IDS_EVERY;
     *out = s;
     return 0;
 }
@@ -446,15 +470,15 @@ static int spill(ads_stage *s, ads_error *err)
     return 0;
 }
 
-/* The stored key of the row (len bytes at row), into s->key: 1, 0 when it
- * has none to sort by, or an error. */
-static int row_sort_key(ads_stage *s, const char *row, size_t len, ads_error *err)
+/* The stored key of the row (len bytes at row, keyed by ids when by_ids),
+ * into s->key: 1, 0 when it has none to sort by, or an error. */
+static int row_sort_key(ads_stage *s, const char *row, size_t len, bool by_ids, ads_error *err)
 {
     ads_msgpack_view mv;
     ads_value v;
     const ads_expr *x = NULL;
     ads_arena_reset(s->a);
-    int rc = ads_msgpack_view_init(&mv, row, len, s->a, err);
+    int rc = ads_msgpack__view_open(&mv, row, len, by_ids ? &s->reader.nm : NULL, s->a, err);
     if (!rc)
         rc = ads_msgpack__lookup(&v, &x, &mv, "AdType", 6, &s->type_hint, err);
     if (rc < 0)
@@ -496,6 +520,33 @@ static int ref_room(ads_stage *s, ads_error *err)
     return 0;
 }
 
+static int give_ids_fn(ads_txn *txn, void *ctx, ads_error *err)
+{
+    ads_stage *s = ctx;
+    return ads_shape_ids__learn(s->learnt, s->names, txn, true, err);
+}
+
+/* Ids for the names of the encoder's shapes that have none (a write
+ * transaction adds those the store lacks), used from the next record on
+ * (see "Rows keyed by ids" above for when). Only a memo: when the write
+ * fails the records are encoded with names, as they were. */
+static void give_ids(ads_stage *s)
+{
+    ads_error err;
+    if (s->ids_off)
+        return;
+    s->ids_kept = ads_msgpack__memo_kept(s->names);
+    if (ads_db_write(s->db, give_ids_fn, s, &err)) {
+        s->ids_off = true;
+        return;
+    }
+    if (ads_shape_ids__hand_over(s->db, s->names, s->learnt))
+        s->ids_every = ADS_STAGE_IDS_EVERY;
+    else if (s->ids_every < UINT64_MAX / 2)
+        s->ids_every *= 2;
+    s->ids_at = s->seq + s->ids_every;
+}
+
 int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *err)
 {
     if (!s || !rec)
@@ -511,14 +562,16 @@ int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *e
     ads_buf_add(&s->mem, &h, sizeof h);
     if (s->mem.failed)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
-    if ((rc = ads_msgpack_encode_row(&s->mem, rec, s->names, err)))
+    bool by_ids = false;
+    if ((rc = ads_msgpack__encode_row_ids(&s->mem, rec, s->names, &by_ids, &h.sig, err)))
         goto undo;
+    h.by_ids = by_ids;
     size_t rlen = s->mem.len - off - sizeof h;
     if (rlen > UINT32_MAX) {
         rc = ads_error_set(err, ADS_ELIMIT, "a row of %zu bytes is too long to sort", rlen);
         goto undo;
     }
-    if ((rc = row_sort_key(s, s->mem.p + off + sizeof h, rlen, err)) < 0)
+    if ((rc = row_sort_key(s, s->mem.p + off + sizeof h, rlen, by_ids, err)) < 0)
         goto undo;
     h.keyed = rc ? 1u : 0u;
     h.klen = rc ? (uint32_t)s->key_len : 0;
@@ -530,6 +583,8 @@ int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *e
     s->refs[s->n] = (ads_stage_ref){NULL, off, h.seq, 0, h.klen, h.rlen, h.keyed};
     s->n++;
     s->seq++;
+    if (!by_ids && s->seq >= s->ids_at && ads_msgpack__memo_kept(s->names) != s->ids_kept)
+        give_ids(s);
     if (s->mem.len >= s->run_bytes)
         return spill(s, err);
     return 0;
@@ -571,11 +626,26 @@ int ads_stage_next(const void **row, size_t *len, int64_t *tag, ads_stage *s, ad
     if (!s->merging)
         return ads_error_set(err, ADS_EINVAL, "the stage is not being merged (ads_stage_merge)");
     const ent *e;
+    s->cur = NULL;
     int rc = merger_next(&e, &s->m, err);
     if (rc == 1) {
         *row = e->row;
         *len = e->h.rlen;
         *tag = e->h.tag;
+        s->cur = e;
     }
     return rc;
+}
+
+int ads_stage__current(const ads_stage *s, const void **row, size_t *len, bool *by_ids,
+                       uint64_t *sig, ads_db **db)
+{
+    if (!s->cur)
+        return ADS_EINVAL;
+    *row = s->cur->row;
+    *len = s->cur->h.rlen;
+    *by_ids = s->cur->h.by_ids != 0;
+    *sig = s->cur->h.sig;
+    *db = s->db;
+    return 0;
 }

@@ -889,15 +889,16 @@ static int next_record(imp *im, reading *r, const ads_record **rec, int *line, i
     }
 }
 
-/* Queue one record (or an encoded row) in the bulk: 0, or an exit status. */
-static int queue(imp *im, const ads_record *rec, const void *row, size_t len, int line)
+/* Queue one record (or the row the stage gave last) in the bulk: 0, or an
+ * exit status. */
+static int queue(imp *im, const ads_record *rec, const ads_stage *st, int line)
 {
     ads_error err;
     uint64_t num = ads_bulk_added(im->bulk);
     if (!push_line(im, num, line))
         return cli_fail(im->c, EXIT_INPUT, "out of memory");
     im->loaded++; /* counted before: a full batch commits inside ads_bulk_add */
-    int rc = rec ? ads_bulk_add(im->bulk, rec, &err) : ads_bulk_add_row(im->bulk, row, len, &err);
+    int rc = rec ? ads_bulk_add(im->bulk, rec, &err) : ads_bulk_add_staged(im->bulk, st, &err);
     if (ads_bulk_added(im->bulk) == num) {
         im->npend--; /* refused before it was queued */
         im->loaded--;
@@ -914,7 +915,7 @@ static int load_direct(imp *im, reading *r)
     const ads_record *rec;
     int line = 0, status = 0;
     while (next_record(im, r, &rec, &line, &status) == 1) {
-        if ((status = queue(im, rec, NULL, 0, line)))
+        if ((status = queue(im, rec, NULL, line)))
             break;
         if (im->bar.tty && (im->consumed & 1023) == 0)
             progress_update_fraction(&im->bar, im->total_records + im->loaded,
@@ -976,7 +977,7 @@ static int merge_stage(imp *im, ads_stage *st, uint64_t merged)
     while ((rc = ads_stage_next(&row, &len, &tag, st, &err)) == 1) {
         if (++im->sp.merged <= merged)
             continue;
-        if ((status = queue(im, NULL, row, len, (int)tag)))
+        if ((status = queue(im, NULL, st, (int)tag)))
             break;
         if (im->bar.tty && (im->sp.merged & 1023) == 0)
             progress_update_fraction(&im->bar, im->total_records + im->loaded, -1);

@@ -191,7 +191,7 @@ static int merge_rows(ads_stage *st, ads_bulk *b, ads_error *err)
     int64_t tag;
     int rc = ads_stage_merge(st, err);
     while (!rc && (rc = ads_stage_next(&row, &len, &tag, st, err)) == 1)
-        rc = ads_bulk_add_row(b, row, len, err);
+        rc = ads_bulk_add_staged(b, st, err);
     return rc;
 }
 

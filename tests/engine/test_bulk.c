@@ -1694,6 +1694,43 @@ static const ads_record *ids_rec(ads_arena *a, int i, int r, int shape)
     }
 }
 
+/* order[0..n) the numbers 0..n-1 shuffled by the xorshift state *x. */
+static void shuffled(int *order, int n, uint32_t *x)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    for (int i = n - 1; i > 0; i--) {
+        *x ^= *x << 13, *x ^= *x >> 17, *x ^= *x << 5;
+        int j = (int)(*x % (uint32_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* The two stores of an ids test hold the same records after round r
+ * (Machine n000..n<n-1> and Events): rows in effect, history and the
+ * attributes noted for each type (the stores gave names their ids in other
+ * orders, so their bytes differ). */
+static void same_records(ads_db *d[2], int r, int n)
+{
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(ts_verify(d[k]), 0);
+    assert_int_equal(ts_count(d[0], "Machine", false), ts_count(d[1], "Machine", false));
+    assert_int_equal(ts_count(d[0], "Machine", true), ts_count(d[1], "Machine", true));
+    assert_int_equal(ts_count(d[0], "Event", false), ts_count(d[1], "Event", false));
+    assert_int_equal(ts_count(d[0], "Attribute", false), ts_count(d[1], "Attribute", false));
+    assert_int_equal(machine_history(d[0]), machine_history(d[1]));
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "{ \"n%03d\" }", i);
+        char *h0 = ts_history(d[0], "Machine", key), *h1 = ts_history(d[1], "Machine", key);
+        if (strcmp(h0, h1) != 0)
+            fail_msg("round %d, %s:\n%s\nagainst\n%s", r, key, h0, h1);
+        free(h0);
+        free(h1);
+    }
+}
+
 /* A load's later batches, and the loads after it through the same handle,
  * encode the records of shapes the store has ids for keyed by those ids,
  * and their writes take them as they are (no name is compared or looked
@@ -1713,14 +1750,7 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
     uint32_t x = 2463534242u;
     for (int r = 0; r < ROUNDS; r++) {
         int order[N];
-        for (int i = 0; i < N; i++)
-            order[i] = i;
-        for (int i = N - 1; i > 0; i--) {
-            x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-            int j = (int)(x % (uint32_t)(i + 1)), t = order[i];
-            order[i] = order[j];
-            order[j] = t;
-        }
+        shuffled(order, N, &x);
         for (int k = 0; k < 2; k++) {
             two_way w = two_way_begin(d[k], k, batches[r]);
             for (int j = 0; j < N; j++) {
@@ -1734,24 +1764,8 @@ static void bulk__rows_keyed_by_ids_store_what_single_stores_do(void **state)
             }
             two_way_end(&w);
         }
-        /* the same records, rows in effect and history (the stores gave
-         * names their ids in other orders, so their bytes differ) */
-        for (int k = 0; k < 2; k++)
-            assert_int_equal(ts_verify(d[k]), 0);
-        assert_int_equal(ts_count(d[0], "Machine", false), ts_count(d[1], "Machine", false));
-        assert_int_equal(ts_count(d[0], "Machine", true), ts_count(d[1], "Machine", true));
-        assert_int_equal(ts_count(d[0], "Event", false), ts_count(d[1], "Event", false));
+        same_records(d, r, N);
         assert_int_equal(ts_count(d[0], "Event", false), (size_t)(r + 1) * 14);
-        assert_int_equal(machine_history(d[0]), machine_history(d[1]));
-        for (int i = 0; i < N; i++) {
-            char key[32];
-            snprintf(key, sizeof key, "{ \"n%03d\" }", i);
-            char *h0 = ts_history(d[0], "Machine", key), *h1 = ts_history(d[1], "Machine", key);
-            if (strcmp(h0, h1) != 0)
-                fail_msg("round %d, %s:\n%s\nagainst\n%s", r, key, h0, h1);
-            free(h0);
-            free(h1);
-        }
     }
     assert_true(machine_history(d[0]) > N);
     for (int k = 0; k < 2; k++)
@@ -1904,6 +1918,189 @@ static void bulk__a_row_keyed_by_ids_from_outside_is_refused(void **state)
     ads_arena_free(a);
 }
 
+/* A sorted load's stage gives the names of the shapes it sees ids, and
+ * encodes the records after them keyed by those ids; merged into a load
+ * (ads_bulk_add_staged) they store what the same records stored one at a
+ * time store: every shape of ids_rec (timeline attributes given, deleted,
+ * undefined values, expressions, names spelled two ways, long names), with
+ * records of generated keys among them, in runs small enough to spill, in
+ * rounds that update the records and add new shapes. */
+static void bulk__staged_rows_keyed_by_ids_store_what_single_stores_do(void **state)
+{
+    (void)state;
+    enum { N = 150, ROUNDS = 5 };
+    static const size_t runs[ROUNDS] = {3000, 0, 700, 20000, 1500};
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    two_stores(st, d);
+    for (int k = 0; k < 2; k++)
+        ts_declare(d[k], "Event", "", "AutoGenerateKey = true;");
+    uint32_t x = 88172645u;
+    size_t by_ids = 0;
+    for (int r = 0; r < ROUNDS; r++) {
+        int order[N];
+        shuffled(order, N, &x);
+        ads_stage *sg;
+        assert_int_equal(ads_stage_begin(&sg, d[0], st[0].path, runs[r], &err), 0);
+        two_way w = two_way_begin(d[1], 1, 1);
+        for (int j = 0; j < N; j++) {
+            int i = order[j];
+            int shape = (i + (i % 4 == 0 ? r : r / 2)) % 9;
+            const ads_record *m = ids_rec(a, i, r, shape);
+            if (ads_stage_add(sg, m, i, &err))
+                fail_msg("round %d, record %d: %s", r, i, err.message);
+            two_way_add(&w, m, r, i);
+            if (i % 13 == 5) {
+                const ads_record *e = rec(a, "[ AdType = \"Event\"; What = %d ]", i);
+                assert_int_equal(ads_stage_add(sg, e, i, &err), 0);
+                two_way_add(&w, e, r, i);
+            }
+            ads_arena_reset(a);
+        }
+        two_way_end(&w);
+        ads_bulk *b;
+        ads_bulk_options opt = {.batch = 1 + (size_t)r * 37};
+        const void *row;
+        size_t len;
+        int64_t tag;
+        int rc;
+        assert_int_equal(ads_stage_merge(sg, &err), 0);
+        assert_int_equal(ads_bulk_begin(&b, d[0], &opt, &err), 0);
+        while ((rc = ads_stage_next(&row, &len, &tag, sg, &err)) == 1) {
+            by_ids += ads_msgpack__row_has_ids(row, len);
+            if (ads_bulk_add_staged(b, sg, &err))
+                fail_msg("round %d, record %lld: %s", r, (long long)tag, err.message);
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+        ads_stage_free(sg);
+        same_records(d, r, N);
+    }
+    /* shapes of one attribute count share the encoder's slot and take it
+     * from each other: a quarter or so of the rows come keyed by ids */
+    assert_true(by_ids > N);
+    for (int k = 0; k < 2; k++)
+        ts_close(&st[k]);
+    ads_arena_free(a);
+}
+
+/* A stage starts from the ids earlier loads through its store handle
+ * learnt: records of another type with those names come keyed by ids from
+ * the first, and each set of names is noted for that type too, as single
+ * stores note them. */
+static void bulk__staged_rows_keyed_by_ids_note_their_attributes(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {"X = 1", "Y = 1; Z = 2"};
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    for (int k = 0; k < 2; k++) {
+        d[k] = ts_open(&st[k], T0);
+        ts_declare(d[k], "Machine", "Name", NULL);
+        ts_declare(d[k], "Other", "Name", NULL);
+        /* Machine records of both shapes, in batches of one: ids learnt */
+        two_way w = two_way_begin(d[k], k, 1);
+        for (int i = 0; i < 4; i++) {
+            two_way_add(&w, rec(a, "[ AdType = \"Machine\"; Name = \"m%d\"; %s ]", i, shapes[i % 2]),
+                        0, i);
+            ads_arena_reset(a);
+        }
+        two_way_end(&w);
+    }
+    size_t before = ts_count(d[0], "Attribute", false);
+    assert_int_equal(before, ts_count(d[1], "Attribute", false));
+    ads_stage *sg;
+    assert_int_equal(ads_stage_begin(&sg, d[0], st[0].path, 0, &err), 0);
+    two_way w = two_way_begin(d[1], 1, 1);
+    for (int i = 0; i < 4; i++) {
+        const ads_record *r = rec(a, "[ AdType = \"Other\"; Name = \"o%d\"; %s ]", i, shapes[i % 2]);
+        assert_int_equal(ads_stage_add(sg, r, i, &err), 0);
+        two_way_add(&w, r, 0, i);
+        ads_arena_reset(a);
+    }
+    two_way_end(&w);
+    assert_int_equal(ads_stage_merge(sg, &err), 0);
+    ads_bulk *b;
+    ads_bulk_options opt = {.batch = 10};
+    assert_int_equal(ads_bulk_begin(&b, d[0], &opt, &err), 0);
+    const void *row;
+    size_t len;
+    int64_t tag;
+    while (ads_stage_next(&row, &len, &tag, sg, &err) == 1) {
+        assert_true(ads_msgpack__row_has_ids(row, len));
+        assert_int_equal(ads_bulk_add_staged(b, sg, &err), 0);
+    }
+    assert_int_equal(ads_bulk_end(b, &err), 0);
+    ads_stage_free(sg);
+    size_t attrs = ts_count(d[0], "Attribute", false);
+    assert_int_equal(attrs, ts_count(d[1], "Attribute", false));
+    assert_true(attrs >= before + 3); /* Other's X, Y and Z */
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(ts_verify(d[k]), 0);
+        ts_close(&st[k]);
+    }
+    ads_arena_free(a);
+}
+
+/* A staged row keyed by ids goes only to a load of the store handle the
+ * stage was made for, through ads_bulk_add_staged: ads_bulk_add_row refuses
+ * it (its batch fails on it), another handle's load refuses it at once, and
+ * a stage that has given no row has none to add. */
+static void bulk__staged_rows_keyed_by_ids_go_only_to_their_store(void **state)
+{
+    (void)state;
+    tstore st[2];
+    ads_db *d[2];
+    ads_arena *a = ads_arena_new();
+    ads_error err;
+    two_stores(st, d);
+    ads_stage *sg;
+    assert_int_equal(ads_stage_begin(&sg, d[0], st[0].path, 0, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(
+            ads_stage_add(sg, rec(a, "[ AdType = \"Machine\"; Name = \"m%d\"; Memory = %d ]", i, i),
+                          i, &err),
+            0);
+        ads_arena_reset(a);
+    }
+    ads_bulk *b0, *b1;
+    ads_bulk_options opt = {.batch = 10};
+    assert_int_equal(ads_bulk_begin(&b0, d[0], &opt, &err), 0);
+    assert_int_equal(ads_bulk_begin(&b1, d[1], &opt, &err), 0);
+    assert_int_equal(ads_stage_merge(sg, &err), 0);
+    assert_int_equal(ads_bulk_add_staged(b0, sg, &err), ADS_EINVAL);
+    assert_string_equal(err.message, "the stage has given no row (ads_stage_next)");
+    const void *row;
+    size_t len;
+    int64_t tag;
+    assert_int_equal(ads_stage_next(&row, &len, &tag, sg, &err), 1);
+    assert_false(ads_msgpack__row_has_ids(row, len)); /* the first: its names had no ids */
+    assert_int_equal(ads_bulk_add_staged(b1, sg, &err), 0); /* keyed by names: any store */
+    assert_int_equal(ads_bulk_add_staged(b0, sg, &err), 0);
+    assert_int_equal(ads_stage_next(&row, &len, &tag, sg, &err), 1);
+    assert_true(ads_msgpack__row_has_ids(row, len));
+    assert_int_equal(ads_bulk_add_staged(b1, sg, &err), ADS_EINVAL);
+    assert_non_null(strstr(err.message, "go to the store handle the stage was made for"));
+    assert_int_equal(ads_bulk_add_staged(b0, sg, &err), 0);
+    assert_int_equal(ads_bulk_flush(b0, &err), 0);
+    assert_int_equal(ads_bulk_add_row(b0, row, len, &err), 0);
+    assert_int_not_equal(ads_bulk_flush(b0, &err), 0);
+    assert_non_null(strstr(err.message, "read through its store's name table"));
+    ads_bulk_discard(b0);
+    assert_int_equal(ads_bulk_end(b0, &err), 0);
+    assert_int_equal(ads_bulk_end(b1, &err), 0);
+    ads_stage_free(sg);
+    assert_int_equal(ts_count(d[0], "Machine", false), 2);
+    assert_int_equal(ts_count(d[1], "Machine", false), 1);
+    for (int k = 0; k < 2; k++)
+        ts_close(&st[k]);
+    ads_arena_free(a);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -1938,6 +2135,9 @@ int main(void)
         T(bulk__ids_learnt_by_a_failed_batch_are_not_used),
         T(bulk__rows_keyed_by_ids_note_their_attributes),
         T(bulk__a_row_keyed_by_ids_from_outside_is_refused),
+        T(bulk__staged_rows_keyed_by_ids_store_what_single_stores_do),
+        T(bulk__staged_rows_keyed_by_ids_go_only_to_their_store),
+        T(bulk__staged_rows_keyed_by_ids_note_their_attributes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

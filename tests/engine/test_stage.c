@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "base/limits.h"
+#include "engine/engine_int.h"
 #include "tests/cli/run.h"
 #include "tests/engine/helpers.h"
 
@@ -56,14 +57,17 @@ static const ads_record *rec(ads_arena *a, const char *fmt, ...)
     return r;
 }
 
-/* The string attribute name of an encoded row, into buf ("" if absent). */
+/* The string attribute name of a staged row (keyed by names or by the
+ * store's ids), into buf ("" if absent). */
 static void row_string(char *buf, size_t cap, const void *row, size_t len, const char *name)
 {
     ads_arena *a = ads_arena_new();
     const ads_record *r;
     ads_error err;
+    ads_names_reader rd;
+    ads_names__reader(&rd, ts.db);
     assert_non_null(a);
-    if (ads_msgpack_decode_record(&r, a, row, len, 0, &err))
+    if (ads_msgpack__decode_row(&r, a, row, len, &rd.nm, 0, &err))
         fail_msg("decoding a row: %s", err.message);
     const ads_expr *x = ads_record_lookup(r, name, strlen(name));
     const ads_value *v = x ? ads_expr_literal_value(x) : NULL;
@@ -248,10 +252,15 @@ static void stage__merged_into_a_bulk_load_stores_what_a_direct_load_does(void *
     size_t len;
     int64_t tag;
     int rc;
-    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1)
-        if (ads_bulk_add_row(b, row, len, &err))
+    int by_ids = 0;
+    while ((rc = ads_stage_next(&row, &len, &tag, s, &err)) == 1) {
+        by_ids += ads_msgpack__row_has_ids(row, len);
+        if (ads_bulk_add_staged(b, s, &err))
             fail_msg("%s", err.message);
+    }
     assert_int_equal(rc, 0);
+    /* the first record's names were given ids: the others are keyed by them */
+    assert_int_equal(by_ids, 299);
     assert_int_equal(ads_bulk_end(b, &err), 0);
     ads_stage_free(s);
     assert_int_equal(ts_count(ts.db, "Machine", false), 200);
