@@ -49,10 +49,35 @@ typedef struct wr {
 
 /* ---- items ---- */
 
-/* (always inlined: a constant width makes it one store) */
+/* v big-endian in width bytes at p (always inlined: a constant width
+ * makes it a byte swap and one store) */
 static inline __attribute__((always_inline)) void put_be(unsigned char *p, uint64_t v,
                                                          unsigned width)
 {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (width) {
+    case 1:
+        p[0] = (unsigned char)v;
+        return;
+    case 2: {
+        uint16_t x = __builtin_bswap16((uint16_t)v);
+        memcpy(p, &x, 2);
+        return;
+    }
+    case 4: {
+        uint32_t x = __builtin_bswap32((uint32_t)v);
+        memcpy(p, &x, 4);
+        return;
+    }
+    case 8: {
+        uint64_t x = __builtin_bswap64(v);
+        memcpy(p, &x, 8);
+        return;
+    }
+    default:
+        break;
+    }
+#endif
     for (unsigned i = 0; i < width; i++)
         p[i] = (unsigned char)(v >> (8 * (width - 1 - i)));
 }
