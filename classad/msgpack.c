@@ -1444,11 +1444,15 @@ int ads_msgpack__quick(ads_value *value, const ads_msgpack_view *mv, const char 
 static size_t quick_size(const unsigned char *p, size_t left)
 {
     unsigned t = p[0];
-    if (t <= 0x7f || t == 0xc0 || t == 0xc2 || t == 0xc3)
+    if (t <= 0x7f || t >= 0xe0 || t == 0xc0 || t == 0xc2 || t == 0xc3)
         return 1;
     if ((t & 0xe0) == 0xa0)
         return 1 + (t & 31);
     switch (t) {
+    case 0xd9:
+        return left >= 2 ? 2 + (size_t)p[1] : 0;
+    case 0xcc:
+        return 2;
     case 0xcb:
         return 9;
     case 0xcd:

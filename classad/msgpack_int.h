@@ -58,7 +58,7 @@ int ads_msgpack__lookup_id(ads_value *value, const ads_expr **expr, ads_msgpack_
 /* The bytes of attribute name's entry in mv (found ignoring case, as
  * lookups find it: its key, then its value) when the value is exactly one
  * of the plain scalars a lookup decodes in place (an integer, a real, a
- * string of up to 31 bytes, a boolean, undefined, an AbsTime): 1 with the
+ * string of up to 255 bytes, a boolean, undefined, an AbsTime): 1 with the
  * entry at *p, n bytes; 0 when mv has no such attribute; -1 for anything
  * else (an expression, a list, another form, damaged bytes). *hint: where
  * to look first (any number), set to the entry's index. Rows read through

@@ -744,6 +744,12 @@ int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
 {
     if (!b || !row)
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
+    if (ads_msgpack__row_has_ids(row, len)) {
+        b->failed = b->added;
+        return ads_error_set(err, ADS_EINVAL,
+                             "the row is keyed by a store's attribute ids, as a sorted load's "
+                             "stage gives rows: add it with ads_bulk_add_staged");
+    }
     return add_encoded(b, row, len, NULL, 0, err);
 }
 

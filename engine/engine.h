@@ -772,8 +772,9 @@ int ads_bulk_end(ads_bulk *b, ads_error *err);
 
 /*
  * Add a row already encoded (ads_msgpack_encode_row's bytes; copied), as
- * ads_bulk_add adds a record. Rows keyed by a store's attribute ids are
- * refused (a stage's: ads_bulk_add_staged). Errors: as ads_bulk_add.
+ * ads_bulk_add adds a record. A row keyed by a store's attribute ids (a
+ * stage's: ads_bulk_add_staged) is refused at once, ADS_EINVAL. Errors: as
+ * ads_bulk_add.
  */
 int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err);
 
@@ -804,9 +805,12 @@ int ads_stage_begin(ads_stage **out, ads_db *db, const char *dir, size_t run_byt
                     ads_error *err);
 
 /* Add a record with the caller's tag (an import's input line), given back
- * with its row. Errors: as ads_msgpack_encode_row (nothing added), ADS_EIO
- * (spilling a run: the message names the directory), ADS_ENOMEM,
- * ADS_EINVAL after ads_stage_merge. */
+ * with its row. It may write to the store (a small transaction giving new
+ * names ids, kept whatever becomes of the load); called from inside a write
+ * on the same handle it does not, and stages that record with names.
+ * Errors: as ads_msgpack_encode_row (nothing added), ADS_EIO (spilling a
+ * run: the message names the directory), ADS_ENOMEM, ADS_EINVAL after
+ * ads_stage_merge. */
 int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *err);
 
 /* End adding and start the merge. Errors: ADS_EIO, ADS_ENOMEM, ADS_EINVAL. */

@@ -445,6 +445,10 @@ struct ads_txn {
     bool types_loaded;
     uint64_t types_token;
     type_gen *gen;      /* pinned generation for types_token */
+    /* generations this transaction moved off (it stored a Type record),
+     * pinned until it ends: the types it looked up before stay valid */
+    type_gen **retired;
+    size_t nretired, capretired;
     bool attrs_loaded;
     uint64_t attrs_token;
     bool attrs_token_dirty;
@@ -669,6 +673,10 @@ int ads_shape_ids__learn(ads_learnt *learnt, const ads_msgpack_order *memo, ads_
 bool ads_shape_ids__hand_over(ads_db *db, ads_msgpack_order *memo, const ads_learnt *learnt);
 /* The ids earlier loads through db learnt, into a new memo. */
 void ads_shape_ids__seed(ads_db *db, ads_msgpack_order *memo);
+
+/* Whether this thread is running the work of a write on db (group.c): a
+ * write asked for now would wait for itself. */
+bool ads_db__in_write(const ads_db *db);
 
 /* The row ads_stage_next gave last (engine/stage.c): 0 with the row,
  * whether it is keyed by ids (read through the names of the stage's store)

@@ -51,10 +51,22 @@ struct group_writer {
     ads_txn *txn;  /* the member's transaction, ended after the root's commit */
 };
 
+/* The store whose write work this thread is running (do_work), or NULL: a
+ * write asked for from inside that work would wait for itself. */
+static _Thread_local const ads_db *working_on;
+
+bool ads_db__in_write(const ads_db *db)
+{
+    return working_on == db;
+}
+
 /* Run m's work in t, then settle t into its parent. */
 static void do_work(group_writer *m, ads_txn *t, bool *keep, bool *bad)
 {
+    const ads_db *was = working_on;
+    working_on = t->db;
     int rc = m->fn(t, m->ctx, m->err);
+    working_on = was;
     m->fn_rc = rc;
     m->full = t->broken && t->broken_rc == ADS_EMAPFULL;
     m->handed = ads_seq__dirty(t); /* before settling writes it */

@@ -533,9 +533,17 @@ static int give_ids_fn(ads_txn *txn, void *ctx, ads_error *err)
 static void give_ids(ads_stage *s)
 {
     ads_error err;
-    if (s->ids_off)
+    /* (inside a write on the same store, a write would wait for itself) */
+    if (s->ids_off || ads_db__in_write(s->db))
         return;
     s->ids_kept = ads_msgpack__memo_kept(s->names);
+    if (s->txn) {
+        /* the stage's read transaction is let go first: a write that must
+         * grow the map waits for every transaction of the handle to end */
+        ads_txn_abort(s->txn);
+        s->txn = NULL;
+        s->type = NULL;
+    }
     if (ads_db_write(s->db, give_ids_fn, s, &err)) {
         s->ids_off = true;
         return;

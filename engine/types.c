@@ -185,12 +185,41 @@ static type_gen *gen_pin(ads_db *db, uint64_t token)
 
 void ads_types__unpin(ads_txn *txn)
 {
-    if (!txn->gen)
+    if (!txn->gen && !txn->nretired)
         return;
     pthread_mutex_lock(&txn->db->lock);
-    txn->gen->pins--;
+    if (txn->gen)
+        txn->gen->pins--;
+    for (size_t i = 0; i < txn->nretired; i++)
+        txn->retired[i]->pins--;
     pthread_mutex_unlock(&txn->db->lock);
     txn->gen = NULL;
+    free(txn->retired);
+    txn->retired = NULL;
+    txn->nretired = txn->capretired = 0;
+}
+
+/* Move txn to the generation of token, keeping the one it leaves pinned
+ * until it ends (ads_types__unpin): a type it looked up before, which its
+ * caller may still hold (a batch storing a Type record among others), is
+ * not freed under it. */
+static int gen_move(ads_txn *txn, uint64_t token, ads_error *err)
+{
+    if (txn->gen) {
+        if (txn->nretired == txn->capretired) {
+            size_t cap = txn->capretired ? 2 * txn->capretired : 4;
+            type_gen **r = realloc(txn->retired, cap * sizeof *r);
+            if (!r)
+                return ads_error_set(err, ADS_ENOMEM, "out of memory");
+            txn->retired = r;
+            txn->capretired = cap;
+        }
+        txn->retired[txn->nretired++] = txn->gen;
+        txn->gen = NULL;
+    }
+    txn->types_token = token;
+    txn->types_loaded = true;
+    return 0;
 }
 
 void ads_types__free_all(ads_db *db)
@@ -744,11 +773,9 @@ int ads_types__declare(ads_txn *txn, const unsigned char *data, size_t len, bool
     }
     /* move to a fresh generation */
     uint64_t token;
-    if ((rc = new_token(txn, ADS_META_TYPES_TOKEN, &token, err)))
+    if ((rc = new_token(txn, ADS_META_TYPES_TOKEN, &token, err)) ||
+        (rc = gen_move(txn, token, err)))
         goto cleanup;
-    ads_types__unpin(txn);
-    txn->types_token = token;
-    txn->types_loaded = true;
     rc = 0;
 cleanup:
     ads_arena_free(tmp);
@@ -759,12 +786,7 @@ int ads_types__changed(ads_txn *txn, ads_error *err)
 {
     uint64_t token;
     int rc = new_token(txn, ADS_META_TYPES_TOKEN, &token, err);
-    if (rc)
-        return rc;
-    ads_types__unpin(txn);
-    txn->types_token = token;
-    txn->types_loaded = true;
-    return 0;
+    return rc ? rc : gen_move(txn, token, err);
 }
 
 int ads_types__may_remove(ads_txn *txn, const unsigned char *data, size_t len, ads_error *err)
@@ -795,11 +817,8 @@ int ads_types__may_remove(ads_txn *txn, const unsigned char *data, size_t len, a
     if (rc == 0) {
         uint64_t token;
         rc = new_token(txn, ADS_META_TYPES_TOKEN, &token, err);
-        if (!rc) {
-            ads_types__unpin(txn);
-            txn->types_token = token;
-            txn->types_loaded = true;
-        }
+        if (!rc)
+            rc = gen_move(txn, token, err);
     }
     ads_arena_free(tmp);
     return rc < 0 ? rc : 0;

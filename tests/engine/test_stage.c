@@ -278,6 +278,103 @@ static void stage__merged_into_a_bulk_load_stores_what_a_direct_load_does(void *
     ads_arena_free(a);
 }
 
+/* Rows staged into st, merged: how many came keyed by ids. */
+static int staged_with_ids(ads_stage *st)
+{
+    ads_error err;
+    const void *row;
+    size_t len;
+    int64_t tag;
+    int n = 0, rc;
+    assert_int_equal(ads_stage_merge(st, &err), 0);
+    while ((rc = ads_stage_next(&row, &len, &tag, st, &err)) == 1)
+        n += ads_msgpack__row_has_ids(row, len);
+    assert_int_equal(rc, 0);
+    return n;
+}
+
+/* A stage gives names ids in a write of its own. On a store whose map is
+ * over three quarters used, that write grows the map, which waits for every
+ * transaction of the handle to end: the stage lets its own read transaction
+ * go first (it held it, and the write gave up after ten seconds, leaving
+ * every row keyed by names). */
+static void stage__names_get_ids_when_the_map_must_grow(void **state)
+{
+    (void)state;
+    char *dir = make_temp_dir();
+    ads_db *d;
+    ads_error err;
+    ads_db_options opt = ADS_DB_OPTIONS_INIT;
+    opt.map_size = (size_t)1 << 20;
+    assert_non_null(dir);
+    assert_int_equal(ads_db_open_ex(&d, dir, ADS_DB_CREATE, &opt, &err), 0);
+    ts_declare(d, "Machine", "Name", "");
+    ads_arena *a = ads_arena_new();
+    for (int from = 0; ads_db_map_size(d) == opt.map_size; from += 50) {
+        ads_db_info in;
+        assert_int_equal(ads_db_info_get(&in, d, &err), 0);
+        if (in.used_bytes > in.map_size / 4 * 3)
+            break;
+        ads_bulk *b;
+        ads_bulk_options bo = ADS_BULK_OPTIONS_INIT;
+        assert_int_equal(ads_bulk_begin(&b, d, &bo, &err), 0);
+        for (int i = from; i < from + 50; i++) {
+            assert_int_equal(ads_bulk_add(b, rec(a, "[ AdType = \"Machine\"; Name = \"m%07d\"; "
+                                                    "Pad = \"%0300d\" ]", i, i), &err), 0);
+            ads_arena_reset(a);
+        }
+        assert_int_equal(ads_bulk_end(b, &err), 0);
+    }
+    assert_int_equal(ads_db_map_size(d), opt.map_size); /* full enough, not grown yet */
+    ads_stage *st;
+    assert_int_equal(ads_stage_begin(&st, d, dir, 0, &err), 0);
+    for (int i = 0; i < 40; i++) {
+        assert_int_equal(ads_stage_add(st, rec(a, "[ AdType = \"Machine\"; Name = \"s%05d\"; "
+                                                  "NewAttr = %d ]", i, i), i, &err), 0);
+        ads_arena_reset(a);
+    }
+    assert_int_equal(staged_with_ids(st), 39);
+    ads_stage_free(st);
+    ads_db_close(d);
+    ads_arena_free(a);
+    remove_tree(dir);
+    free(dir);
+}
+
+typedef struct in_write {
+    ads_stage *st;
+    ads_arena *a;
+} in_write;
+
+static int stage_inside(ads_txn *txn, void *ctx, ads_error *err)
+{
+    in_write *w = ctx;
+    (void)txn;
+    return ads_stage_add(w->st, rec(w->a, "[ AdType = \"Machine\"; Name = \"w\"; Fresh = 1 ]"), 0,
+                         err);
+}
+
+/* A record staged from inside a write on the same handle is staged with
+ * names: giving them ids there would wait for the write it is in. */
+static void stage__adding_inside_a_write_stages_with_names(void **state)
+{
+    (void)state;
+    ads_stage *st;
+    ads_error err;
+    in_write w = {NULL, ads_arena_new()};
+    assert_int_equal(ads_stage_begin(&w.st, ts.db, ts.path, 0, &err), 0);
+    st = w.st;
+    assert_int_equal(ads_db_write(ts.db, stage_inside, &w, &err), 0);
+    assert_int_equal(ads_stage_add(st, rec(w.a, "[ AdType = \"Machine\"; Name = \"x\"; "
+                                                "Fresh = 2 ]"), 1, &err), 0);
+    assert_int_equal(ads_stage_add(st, rec(w.a, "[ AdType = \"Machine\"; Name = \"y\"; "
+                                                "Fresh = 3 ]"), 2, &err), 0);
+    /* "w" with names; "x" with names, its names given ids after it; "y" with ids */
+    assert_int_equal(staged_with_ids(st), 1);
+    ads_stage_free(st);
+    ads_arena_free(w.a);
+}
+
 static void stage__an_empty_stage_merges_to_nothing(void **state)
 {
     (void)state;
@@ -306,6 +403,10 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             stage__merged_into_a_bulk_load_stores_what_a_direct_load_does, setup, teardown),
+        cmocka_unit_test_setup_teardown(stage__names_get_ids_when_the_map_must_grow, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(stage__adding_inside_a_write_stages_with_names, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(stage__an_empty_stage_merges_to_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
