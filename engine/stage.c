@@ -6,7 +6,7 @@
  * store, unlinked as soon as it is made so that nothing is left behind
  * whatever happens to the process. The merge then gives the rows back in
  * key order, two rows of one key in the order they were added, for
- * ads_bulk_add_row: the store is written front to back, appended to an
+ * ads_bulk_add_staged: the store is written front to back, appended to an
  * empty table (MDB_APPEND, full pages) or touched once per page.
  *
  * Rows keyed by ids: the stage's encoder remembers the names of the last
@@ -16,11 +16,11 @@
  * record, then ADS_STAGE_IDS_EVERY records after a try that gave ids, and
  * after twice as many records as last time after one that gave none (a
  * file of ever new shapes tries as the logarithm of its length). The
- * records after it of those names are encoded
- * keyed by the ids: their rows are a third shorter to sort and spill, and
- * the write takes them as they are (ads_bulk_add_staged), without a name
- * looked up. The ids of a transaction that committed are the store's for
- * good, whatever becomes of the load.
+ * records after it of those names are encoded keyed by the ids: their rows
+ * are a third shorter to sort and spill, and the write takes them as they
+ * are (ads_bulk_add_staged), without a name looked up. The ids of a
+ * transaction that committed are the store's for good, whatever becomes of
+ * the load.
  *
  * A row with no key to sort by (its type is unknown here or has hooks, or
  * its key is generated or not all given as values) sorts after every keyed
