@@ -52,7 +52,6 @@ int ads_store__timestamp(const ads_value *v, double *secs, int32_t *offset);
 
 #define BATCH_DEFAULT 10000
 
-
 struct ads_bulk {
     ads_db *db;
     ads_bulk_options opt;
