@@ -63,11 +63,14 @@ static int learn_slot(ads_learnt *l, const ads_msgpack_order *memo, unsigned slo
     size_t n = ads_msgpack__memo_shape(memo, slot, names, ADS_NAMES_SHAPE_MAX, &with_ids);
     if (n == 0 || with_ids)
         return 0;
+    /* every name first: a shape that cannot be keyed adds no name (its
+     * record may be refused, and a refused record changes nothing) */
+    for (size_t k = 0; k < n; k++)
+        if (!may_key(&names[k], &l->ids[k]))
+            return 0;
     uint64_t h = ads_attrs__sig_start(n);
     for (size_t k = 0; k < n; k++) {
         bool found = true;
-        if (!may_key(&names[k], &l->ids[k]))
-            return 0;
         int rc;
         if (l->ids[k] == UINT64_MAX &&
             (rc = id_of(txn, k, &names[k], add, &found, &l->ids[k], err)))

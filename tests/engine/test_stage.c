@@ -375,6 +375,32 @@ static void stage__adding_inside_a_write_stages_with_names(void **state)
     ads_arena_free(w.a);
 }
 
+/* A shape that cannot be keyed by ids (a name the store refuses) gives
+ * none of its names ids: its record will be refused, and a refused record
+ * adds nothing to the store's name table. */
+static void stage__a_shape_the_store_refuses_adds_no_name(void **state)
+{
+    (void)state;
+    ads_stage *st;
+    ads_error err;
+    ads_arena *a = ads_arena_new();
+    assert_int_equal(ads_stage_begin(&st, ts.db, ts.path, 0, &err), 0);
+    char longname[ADS_MAX_NAME_LEN + 2];
+    memset(longname, 'z', sizeof longname - 1); /* over the limit, and sorted last */
+    longname[sizeof longname - 1] = '\0';
+    assert_int_equal(ads_stage_add(st, rec(a, "[ AdType = \"Machine\"; Name = \"a\"; "
+                                              "Zebra9 = 1; %s = 2 ]", longname), 0, &err), 0);
+    ads_txn *txn;
+    bool found = true;
+    uint32_t id;
+    assert_int_equal(ads_txn_begin(&txn, ts.db, 0, &err), 0);
+    assert_int_equal(ads_names__known(txn, "Zebra9", 6, &found, &id, &err), 0);
+    assert_false(found);
+    ads_txn_abort(txn);
+    ads_stage_free(st);
+    ads_arena_free(a);
+}
+
 static void stage__an_empty_stage_merges_to_nothing(void **state)
 {
     (void)state;
@@ -406,6 +432,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stage__names_get_ids_when_the_map_must_grow, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(stage__adding_inside_a_write_stages_with_names, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(stage__a_shape_the_store_refuses_adds_no_name, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(stage__an_empty_stage_merges_to_nothing, setup, teardown),
     };
