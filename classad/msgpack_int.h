@@ -180,10 +180,10 @@ int ads_msgpack__ids_row(ads_buf *out, const ads_msgpack_view *mv, const uint64_
  */
 #define ADS_MSGPACK_ORDER_SHAPES 8
 int ads_msgpack__encode_row_ids(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
-                                bool *with_ids, uint64_t *tag, ads_error *err);
+                                bool *with_ids, uint64_t *tag, bool *plain, ads_error *err);
 int ads_msgpack__encode_values_ids(ads_buf *out, const ads_str *names, const ads_value *values,
                                    size_t n, ads_msgpack_order *memo, bool *with_ids,
-                                   uint64_t *tag, ads_error *err);
+                                   uint64_t *tag, bool *plain, ads_error *err);
 /* The names of slot's record in row order into names (cap of them): their
  * count, 0 for an empty slot or more than cap; *with_ids: they have ids. */
 size_t ads_msgpack__memo_shape(const ads_msgpack_order *memo, unsigned slot, ads_str *names,

@@ -45,6 +45,7 @@ typedef struct wr {
     bool may_use_ids;     /* a row of a memo shape with ids is keyed by them */
     bool used_ids;        /* it was: the row has attribute ids */
     uint64_t tag;         /* then: the shape's tag */
+    bool plain;           /* and no undefined value, no name beginning with '_' */
 } wr;
 
 /* ---- items ---- */
@@ -313,6 +314,7 @@ typedef struct name_order {
     uint64_t *ids;    /* with_ids: ids[k], the attribute id of the k-th name in row order */
     bool with_ids;    /* set by ads_msgpack__memo_set_ids for these names */
     uint64_t tag;     /* the caller's fact about them, given with the ids */
+    bool under;       /* a name begins with '_' (as every timeline attribute's does) */
 } name_order;
 
 /* The memo of the last rows' names and their sorted order. */
@@ -415,10 +417,12 @@ static void memo_keep(ads_msgpack_order *memo, const ads_str *names, size_t n,
     if (!order_reserve(o, n))
         return;
     ads_buf_clear(&o->names);
+    o->under = false;
     for (size_t i = 0; i < n; i++) {
         ads_buf_add(&o->names, names[i].p, names[i].len);
         o->ends[i] = o->names.len;
         o->sorted[i] = refs[i].i;
+        o->under |= names[i].len && names[i].p[0] == '_';
     }
     if (!o->names.failed)
         o->n = n;
@@ -552,6 +556,8 @@ static int w_known_attrs(wr *w, const attrs *r, const uint32_t *at, const uint64
         size_t i = at[k];
         const ads_value *v = plain_value(r, i);
         size_t val = v ? bound_of(v) : 0;
+        if (val == 1 && v->type == ADS_UNDEFINED)
+            w->plain = false;
         unsigned char *q0 = room_for(b, (ids ? 5 : 5 + r->names[i].len) + val), *q = q0;
         if (!q)
             return 0; /* the buffer failed: w_finish reports it */
@@ -606,6 +612,7 @@ static int w_attrs(wr *w, const attrs *r, int depth, uint64_t *offsets, size_t b
             ids = o->ids;
             w->used_ids = true;
             w->tag = o->tag;
+            w->plain = !o->under; /* until w_known_attrs writes an undefined value */
         }
     } else {
         if (n > sizeof small / sizeof small[0] && !(refs = malloc(n * sizeof *refs)))
@@ -778,7 +785,7 @@ static int w_start(wr *w, ads_buf *out, const void *arg, ads_error *err)
     w->out = out;
     w->err = err;
     w->exprs = NULL;
-    w->may_use_ids = w->used_ids = false;
+    w->may_use_ids = w->used_ids = w->plain = false;
     w->tag = 0;
     return 0;
 }
@@ -881,7 +888,7 @@ static unsigned width_guess(const ads_msgpack_order *memo, size_t n)
 /* The row of r through memo (may be NULL). with_ids NULL: keyed by names;
  * else keyed by ids when memo knows them for r's names (*with_ids, *tag). */
 static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, bool *with_ids,
-                        uint64_t *tag, ads_error *err)
+                        uint64_t *tag, bool *plain, ads_error *err)
 {
     wr w;
     int rc = w_start(&w, out, r, err);
@@ -913,6 +920,8 @@ static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, b
         *with_ids = w.used_ids;
         *tag = w.tag;
     }
+    if (plain)
+        *plain = w.used_ids && w.plain;
     if (!rc && memo && memo->shapes[n % ORDER_SHAPES].n == n)
         memo->shapes[n % ORDER_SHAPES].width = width;
     if (offsets != small && (!memo || offsets != memo->offsets))
@@ -921,18 +930,18 @@ static int encode_attrs(ads_buf *out, const attrs *r, ads_msgpack_order *memo, b
 }
 
 int ads_msgpack__encode_row_ids(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
-                                bool *with_ids, uint64_t *tag, ads_error *err)
+                                bool *with_ids, uint64_t *tag, bool *plain, ads_error *err)
 {
     if (!r)
         return ads_error_set(err, ADS_EINVAL, "msgpack: NULL argument");
     attrs at = {r->names, r->n, r->exprs, NULL};
-    return encode_attrs(out, &at, memo, with_ids, tag, err);
+    return encode_attrs(out, &at, memo, with_ids, tag, plain, err);
 }
 
 int ads_msgpack_encode_row(ads_buf *out, const ads_record *r, ads_msgpack_order *memo,
                            ads_error *err)
 {
-    return ads_msgpack__encode_row_ids(out, r, memo, NULL, NULL, err);
+    return ads_msgpack__encode_row_ids(out, r, memo, NULL, NULL, NULL, err);
 }
 
 int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
@@ -942,7 +951,7 @@ int ads_msgpack_encode_record(ads_buf *out, const ads_record *r, ads_error *err)
 
 int ads_msgpack__encode_values_ids(ads_buf *out, const ads_str *names, const ads_value *values,
                                    size_t n, ads_msgpack_order *memo, bool *with_ids,
-                                   uint64_t *tag, ads_error *err)
+                                   uint64_t *tag, bool *plain, ads_error *err)
 {
     if (!out || (n && (!names || !values)))
         return ads_error_set(err, ADS_EINVAL, "NULL argument");
@@ -951,13 +960,13 @@ int ads_msgpack__encode_values_ids(ads_buf *out, const ads_str *names, const ads
             return ads_error_set(err, ADS_EINVAL, "msgpack: attribute %zu has no name", i);
     /* written as a record of literals would be, without the record */
     attrs at = {names, n, NULL, values};
-    return encode_attrs(out, &at, memo, with_ids, tag, err);
+    return encode_attrs(out, &at, memo, with_ids, tag, plain, err);
 }
 
 int ads_msgpack_encode_values(ads_buf *out, const ads_str *names, const ads_value *values,
                               size_t n, ads_msgpack_order *memo, ads_error *err)
 {
-    return ads_msgpack__encode_values_ids(out, names, values, n, memo, NULL, NULL, err);
+    return ads_msgpack__encode_values_ids(out, names, values, n, memo, NULL, NULL, NULL, err);
 }
 
 /* ---- the memo's shapes, for a writer that keys rows by attribute ids ---- */
@@ -1021,6 +1030,7 @@ void ads_msgpack__memo_copy_ids(ads_msgpack_order *dst, const ads_msgpack_order 
         memcpy(d->ids, s->ids, s->n * sizeof *s->ids);
         d->width = s->width;
         d->tag = s->tag;
+        d->under = s->under;
         d->with_ids = true;
         d->n = s->n;
     }

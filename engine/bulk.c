@@ -64,6 +64,7 @@ struct ads_bulk {
     ads_buf keys;           /* their record keys, back to back (batch_order) */
     size_t *key_ends;       /* where each row's key ends in keys */
     bool *by_ids;           /* each queued row is keyed by attribute ids ... */
+    bool *plain;            /* ... by the load's encoder from plain attributes ... */
     uint64_t *sigs;         /* ... with this signature of its names */
     ads_msgpack_order *names; /* the attribute order of the last record encoded */
     ads_learnt learnt[ADS_MSGPACK_ORDER_SHAPES]; /* by the encoder's slot */
@@ -152,6 +153,7 @@ int ads_bulk_drop_failed(ads_bulk *b, ads_error *err)
         if (j + 1 < b->n) {
             b->nums[j] = b->nums[j + 1];
             b->by_ids[j] = b->by_ids[j + 1];
+            b->plain[j] = b->plain[j + 1];
             b->sigs[j] = b->sigs[j + 1];
             if (b->ts)
                 b->ts[j] = b->ts[j + 1];
@@ -510,7 +512,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         if (data != (const unsigned char *)b->rows.p + b->offs[i])
             key = NULL;
         rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &ap, by_ids,
-                                by_ids ? b->sigs[i] : 0, &wi, err);
+                                by_ids && b->plain[i], by_ids ? b->sigs[i] : 0, &wi, err);
         ads_buf_free(&enc);
         ads_buf_free(&named);
         if (!rc && !wi.changed)
@@ -613,6 +615,7 @@ static int queue_room(ads_bulk *b, ads_error *err)
     GROW(types, cap);
     GROW(key_ends, cap);
     GROW(by_ids, cap);
+    GROW(plain, cap);
     GROW(sigs, cap);
     if (b->opt.backfill)
         GROW(ts, cap);
@@ -636,12 +639,15 @@ static int backfill_ts(double *ts, ads_bulk *b, const ads_value *v, ads_error *e
 }
 
 /* The row just appended to b->rows queued, with its _Timestamp ts; keyed
- * by ids (by_ids), whose names have the signature sig. */
-static int queued(ads_bulk *b, double ts, bool by_ids, uint64_t sig, ads_error *err)
+ * by ids (by_ids) from plain attributes (plain: no undefined value, no
+ * name beginning with '_'), whose names have the signature sig. */
+static int queued(ads_bulk *b, double ts, bool by_ids, bool plain, uint64_t sig,
+                  ads_error *err)
 {
     if (b->opt.backfill)
         b->ts[b->n] = ts;
     b->by_ids[b->n] = by_ids;
+    b->plain[b->n] = by_ids && plain;
     b->sigs[b->n] = sig;
     b->nums[b->n] = b->added;
     b->added++;
@@ -665,13 +671,13 @@ int ads_bulk_add(ads_bulk *b, const ads_record *rec, ads_error *err)
     }
     if ((rc = queue_room(b, err)))
         return rc;
-    bool by_ids;
+    bool by_ids, plain;
     uint64_t sig;
-    if ((rc = ads_msgpack__encode_row_ids(&b->rows, rec, b->names, &by_ids, &sig, err))) {
+    if ((rc = ads_msgpack__encode_row_ids(&b->rows, rec, b->names, &by_ids, &sig, &plain, err))) {
         b->failed = b->added;
         return rc;
     }
-    return queued(b, ts, by_ids, sig, err);
+    return queued(b, ts, by_ids, plain, sig, err);
 }
 
 int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *values, size_t n,
@@ -692,14 +698,14 @@ int ads_bulk_add_values(ads_bulk *b, const ads_str *names, const ads_value *valu
     }
     if ((rc = queue_room(b, err)))
         return rc;
-    bool by_ids;
+    bool by_ids, plain;
     uint64_t sig;
     if ((rc = ads_msgpack__encode_values_ids(&b->rows, names, values, n, b->names, &by_ids, &sig,
-                                             err))) {
+                                             &plain, err))) {
         b->failed = b->added;
         return rc;
     }
-    return queued(b, ts, by_ids, sig, err);
+    return queued(b, ts, by_ids, plain, sig, err);
 }
 
 /* A row already encoded, keyed by names, or by the ids of names (read
@@ -736,7 +742,7 @@ static int add_encoded(ads_bulk *b, const void *row, size_t len, const ads_msgpa
         b->rows.len = before;
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     }
-    return queued(b, ts, names != NULL, sig, err);
+    return queued(b, ts, names != NULL, false, sig, err);
 }
 
 int ads_bulk_add_row(ads_bulk *b, const void *row, size_t len, ads_error *err)
@@ -788,6 +794,7 @@ int ads_bulk_end(ads_bulk *b, ads_error *err)
     free(b->key_ends);
     free(b->by_ids);
     free(b->sigs);
+    free(b->plain);
     ads_buf_free(&b->keys);
     ads_msgpack_order_free(b->names);
     ads_ixq__free(b->ixq);

@@ -809,12 +809,14 @@ typedef struct ads_appender {
  * as for ads_store__find_at; ap (may be NULL): appends to `latest` go
  * through it (types without hooks). by_ids: the row is keyed by ids, read
  * through txn->given_nm (ADS_NAMES_GIVEN_TIMELINE; only a bulk load's own
- * encoder makes such rows); sig, when not 0, is the signature of its names
+ * encoder makes such rows); plain: such a row that the load's encoder
+ * made from attributes with no undefined value and no name beginning with
+ * '_' (so no timeline attribute), which the write need not look over; sig, when not 0, is the signature of its names
  * (ads_attrs__sig_*), in row order. */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_appender *ap, bool by_ids, uint64_t sig, ads_write_info *info,
-                       ads_error *err);
+                       ads_appender *ap, bool by_ids, bool plain, uint64_t sig,
+                       ads_write_info *info, ads_error *err);
 
 /* Walks of a table (scan.c): what a walk relies on is checked as it goes,
  * each failure ADS_ECORRUPT naming type tname. ads_walk__order: key k

@@ -571,7 +571,7 @@ int ads_stage_add(ads_stage *s, const ads_record *rec, int64_t tag, ads_error *e
     if (s->mem.failed)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
     bool by_ids = false;
-    if ((rc = ads_msgpack__encode_row_ids(&s->mem, rec, s->names, &by_ids, &h.sig, err)))
+    if ((rc = ads_msgpack__encode_row_ids(&s->mem, rec, s->names, &by_ids, &h.sig, NULL, err)))
         goto undo;
     h.by_ids = by_ids;
     size_t rlen = s->mem.len - off - sizeof h;

@@ -324,6 +324,7 @@ typedef struct write_req {
     ads_appender *ap; /* appends to latest through it, or NULL */
     const ads_msgpack_names *given_names; /* a given row keyed by ids: read so, or NULL */
     uint64_t given_sig; /* the signature of the given row's names, or 0 */
+    bool given_plain;   /* keyed by ids from plain attributes: nothing to look over */
 } write_req;
 
 /* Where a given row holds _Timestamp or _Deleted: at an index, or: */
@@ -777,8 +778,9 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         goto cleanup;
     if (mv.names) {
         /* keyed by ids already: a bulk load's row of a shape it has
-         * learnt, which needs no shape (its ids are in it) */
-        if ((rc = ids_over(&gi, txn, &mv, t, err)))
+         * learnt, which needs no shape (its ids are in it); one its
+         * encoder made from plain attributes holds nothing to look for */
+        if (!r->given_plain && (rc = ids_over(&gi, txn, &mv, t, err)))
             goto cleanup;
         sig = r->given_sig;
     } else if (ads_names__shape(txn, &mv, vat, vend, &shape_ids, &sig)) {
@@ -1119,11 +1121,12 @@ static int record_type(const ads_type **out, ads_txn *txn, const ads_record *rec
  * give, made by the caller (a bulk load sorting its batch by it). */
 int ads_store__encoded(ads_txn *txn, const ads_type *t, const unsigned char *data, size_t len,
                        const unsigned char *key, size_t key_len, bool merge, MDB_cursor *cur,
-                       ads_appender *ap, bool by_ids, uint64_t sig, ads_write_info *info,
-                       ads_error *err)
+                       ads_appender *ap, bool by_ids, bool plain, uint64_t sig,
+                       ads_write_info *info, ads_error *err)
 {
     const ads_msgpack_names *given_names = by_ids ? &txn->given_nm : NULL;
-    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur, ap, given_names, sig};
+    write_req r = {t, data, len, merge, NULL, 0, key, key_len, cur, ap, given_names, sig,
+                   by_ids && plain};
     return do_write(txn, &r, info, err);
 }
 
@@ -1165,7 +1168,7 @@ int ads_txn_store(ads_txn *txn, const ads_record *rec, ads_write_info *info, ads
     rc = ads_msgpack_encode_record(&b, rec, err);
     if (!rc)
         rc = ads_store__encoded(txn, t, (const unsigned char *)b.p, b.len, NULL, 0, true, NULL,
-                                NULL, false, 0, info, err);
+                                NULL, false, false, 0, info, err);
     ads_buf_free(&b);
     ads_arena_free(a);
     return rc;

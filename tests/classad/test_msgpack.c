@@ -2266,14 +2266,14 @@ static void encode__plain_records_through_the_memo_give_the_long_way_bytes(void 
                          0);
         uint64_t tag = 0;
         ads_buf_clear(&got);
-        assert_int_equal(ads_msgpack__encode_row_ids(&got, rec, memo, &with_ids, &tag, &err), 0);
+        assert_int_equal(ads_msgpack__encode_row_ids(&got, rec, memo, &with_ids, &tag, NULL, &err), 0);
         assert_true(with_ids);
         assert_int_equal(tag, 4242);
         if (got.len != want_ids.len || memcmp(got.p, want_ids.p, got.len) != 0)
             fail_msg("round %d: the row keyed by ids differs", round);
         ads_buf_clear(&got);
         assert_int_equal(
-            ads_msgpack__encode_values_ids(&got, names, values, n, memo, &with_ids, &tag, &err), 0);
+            ads_msgpack__encode_values_ids(&got, names, values, n, memo, &with_ids, &tag, NULL, &err), 0);
         assert_true(with_ids);
         if (!any_expr && (got.len != want_ids.len || memcmp(got.p, want_ids.p, got.len) != 0))
             fail_msg("round %d: the values keyed by ids differ", round);
