@@ -512,7 +512,7 @@ static int batch_fn(ads_txn *txn, void *ctx, ads_error *err)
         if (data != (const unsigned char *)b->rows.p + b->offs[i])
             key = NULL;
         rc = ads_store__encoded(txn, t, data, len, key, key_len, !b->opt.replace, cur, &ap, by_ids,
-                                by_ids && b->plain[i], by_ids ? b->sigs[i] : 0, &wi, err);
+                                b->plain[i], by_ids ? b->sigs[i] : 0, &wi, err);
         ads_buf_free(&enc);
         ads_buf_free(&named);
         if (!rc && !wi.changed)
@@ -647,7 +647,7 @@ static int queued(ads_bulk *b, double ts, bool by_ids, bool plain, uint64_t sig,
     if (b->opt.backfill)
         b->ts[b->n] = ts;
     b->by_ids[b->n] = by_ids;
-    b->plain[b->n] = by_ids && plain;
+    b->plain[b->n] = plain; /* the encoder says plain only of a row keyed by ids */
     b->sigs[b->n] = sig;
     b->nums[b->n] = b->added;
     b->added++;
