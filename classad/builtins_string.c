@@ -339,22 +339,26 @@ static void fn_pow(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
 }
 
 /* ceiling(a / b) * b exactly, b != 0; error if it does not fit int64. */
+/* quantize of integers as HTCondor computes it: (a + b - 1) / b * b with
+ * C's division, which truncates toward zero. So it is the least multiple of
+ * b >= a when both are positive, and otherwise what that formula gives
+ * (quantize(-7, 3) is -3, quantize(7, -3) is 3). A step that overflows
+ * 64 bits is error (HTCondor's is undefined behaviour). */
 static ads_value quantize_int(int64_t a, int64_t b)
 {
-    if (b == -1) /* INT64_MIN / -1 would overflow; the answer is a */
-        return ads_int(a);
-    int64_t q = a / b, m;
-    /* the exact quotient is positive and not whole: round up */
-    if (a % b != 0 && ((a % b < 0) == (b < 0)))
-        q++;
-    if (__builtin_mul_overflow(q, b, &m))
+    int64_t bm1, n, m;
+    if (__builtin_sub_overflow(b, 1, &bm1) || __builtin_add_overflow(a, bm1, &n) ||
+        (n == INT64_MIN && b == -1))
+        return ads_errorv();
+    if (__builtin_mul_overflow(n / b, b, &m))
         return ads_errorv();
     return ads_int(m);
 }
 
 /*
  * quantize(a, b): the least multiple of b that is >= a (as ceiling(a/b)*b),
- * integer when a and b are integers. When b is a list, the first member >= a
+ * integer when a and b are integers (then by HTCondor's formula,
+ * quantize_int, which differs for a negative a or b). When b is a list, the first member >= a
  * is the answer, else the last member is used as b ({} as 0). A base of 0
  * returns a unchanged.
  */
@@ -2046,10 +2050,11 @@ static void fn_avg(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
 }
 
 /* min(list) / max(list): the least / greatest number, skipping undefined
- * members; a real if any member is a real (max({2, 0.5, 1}) is 2.0, as
- * HTCondor documents; its code gives 2), else the member itself (so a
- * boolean stays a boolean); undefined for no numbers; error for any other
- * member. Undefined if list is undefined; error if it is not a list. */
+ * members, as the member itself (max({2, 0.5, 1}) is the integer 2, and a
+ * boolean stays a boolean: HTCondor's code; its documentation says a real
+ * when any member is real); the first of equal ones; undefined for no
+ * numbers; error for any other member. Undefined if list is undefined;
+ * error if it is not a list. */
 static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
                     const ads_expr *const *args, bool max)
 {
@@ -2063,7 +2068,6 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         return;
     }
     ads_value best = ads_undefined();
-    bool any_real = false;
     for (size_t i = 0; i < l.u.list.n; i++) {
         const ads_value *it = &l.u.list.items[i];
         if (it->type == ADS_UNDEFINED)
@@ -2072,7 +2076,6 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
             *out = ads_errorv();
             return;
         }
-        any_real = any_real || it->type == ADS_REAL;
         if (best.type == ADS_UNDEFINED) {
             best = *it;
             continue;
@@ -2082,10 +2085,6 @@ static void min_max(ads_value *out, ads_eval_ctx *cx, const ads_view *view,
         if (r.type == ADS_BOOLEAN && r.u.b)
             best = *it;
     }
-    int64_t bi;
-    double br;
-    if (any_real && best.type != ADS_REAL && ads_value__number(&best, &bi, &br) == 1)
-        best = ads_real((double)bi);
     *out = best;
 }
 

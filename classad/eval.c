@@ -90,6 +90,14 @@ static ads_value time_arith(op_kind op, const ads_value *a, const ads_value *b)
     return error_value();
 }
 
+/* A real result of + - * /: error when it overflowed to +infinity, as
+ * HTCondor's check of the result against HUGE_VAL makes it (-infinity and
+ * NaN stay what they are there too). */
+static ads_value real_result(double r)
+{
+    return isinf(r) && r > 0 ? error_value() : ads_real(r);
+}
+
 static ads_value arith(op_kind op, const ads_value *a, const ads_value *b)
 {
     int64_t ia, ib;
@@ -130,15 +138,15 @@ static ads_value arith(op_kind op, const ads_value *a, const ads_value *b)
     }
     switch (op) {
     case OP_ADD:
-        return ads_real(ra + rb);
+        return real_result(ra + rb);
     case OP_SUB:
-        return ads_real(ra - rb);
+        return real_result(ra - rb);
     case OP_MUL:
-        return ads_real(ra * rb);
+        return real_result(ra * rb);
     case OP_DIV:
         if (rb == 0)
             return error_value();
-        return ads_real(ra / rb);
+        return real_result(ra / rb);
     default: /* % on reals */
         return error_value();
     }
