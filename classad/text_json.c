@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "base/bytes.h"
 #include "classad/classad_int.h"
 #include "classad/expr_memo.h"
@@ -28,41 +29,6 @@
 /* ------------------------------------------------------------------------ */
 /* UTF-8                                                                    */
 /* ------------------------------------------------------------------------ */
-
-/* The length of the well-formed UTF-8 sequence at p (n bytes available):
- * 1 to 4, or 0 if the bytes there are not UTF-8 (overlong forms, surrogates
- * and code points over U+10FFFF are not). */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
 
 static void utf8_put(ads_buf *b, uint32_t cp)
 {
@@ -1314,7 +1280,7 @@ static void json_escape(ads_buf *b, const char *p, size_t n, bool classad)
             i++;
             continue;
         }
-        size_t len = utf8_len(s + i, n - i);
+        size_t len = ads_utf8_len(s + i, n - i);
         if (len) {
             ads_buf_add(b, s + i, len);
             i += len;
@@ -1331,7 +1297,7 @@ static bool valid_utf8(ads_str s)
     const unsigned char *p = (const unsigned char *)s.p;
     size_t i = 0;
     while (i < s.len) {
-        size_t len = utf8_len(p + i, s.len - i);
+        size_t len = ads_utf8_len(p + i, s.len - i);
         if (!len)
             return false;
         i += len;

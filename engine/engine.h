@@ -465,6 +465,17 @@ int ads_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t, const ads_exp
  */
 int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err);
 
+/*
+ * Have scan s (of any kind: ads_scan_open, ads_history_open, an index scan)
+ * call stop(ctx) before each stored row or index entry it reads, and end
+ * with ADS_ELIMIT ("interrupted") as soon as it returns true. A scan whose
+ * constraint turns down most rows reads many of them within one
+ * ads_scan_next; this is how a caller's time limit or interrupt reaches it
+ * there (the statement layer passes its budget and ads_query_interrupt's
+ * flag). NULL stop: none (the default).
+ */
+void ads_scan_set_stop(ads_scan *s, bool (*stop)(void *ctx), void *ctx);
+
 void ads_scan_close(ads_scan *s);
 
 /* Every row of the record of row (or of type t and keys), oldest first, as a

@@ -914,6 +914,8 @@ int ads_index__walk_open(ads_index_walk **out, ads_txn *txn, const ads_type *t,
                          ads_index_span *const *spans, size_t n, const ads_expr *where,
                          unsigned flags, ads_error *err);
 int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err);
+/* ads_scan_set_stop for an index walk. */
+void ads_index__walk_set_stop(ads_index_walk *iw, bool (*stop)(void *ctx), void *ctx);
 void ads_index__walk_counts(ads_scan_counts *out, const ads_index_walk *iw);
 /* ads_index_scan_filter's work: 1 taken, 0 not. */
 int ads_index__walk_filter(ads_index_walk *iw, const ads_index_span *s);

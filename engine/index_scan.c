@@ -605,6 +605,8 @@ struct ads_index_walk {
     uint64_t entries;    /* index entries read */
     uint64_t probed_out; /* entries skipped: a probed index had none */
     uint64_t fetched;    /* rows read from `latest` */
+    bool (*stop)(void *ctx); /* ads_scan_set_stop */
+    void *stop_ctx;
     /* in a write transaction the records are collected first (keys: a
      * be16 length and the stored key, each), then read one by one, so the
      * statement's writes never move an index under the walk */
@@ -819,6 +821,8 @@ static bool seen_before(ads_index_walk *iw, const unsigned char *data, size_t le
 static int fetch(ads_index_walk *iw, size_t slen, bool first, ads_error *err)
 {
     const ads_type *t = iw->type;
+    if (iw->stop && iw->stop(iw->stop_ctx))
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
     MDB_val lk = {slen, iw->skey}, lv;
     int rc = iw->lc ? 0 : mdb_cursor_open(iw->txn->txn, iw->txn->db->latest, &iw->lc);
     if (rc) {
@@ -869,6 +873,8 @@ static int fetch(ads_index_walk *iw, size_t slen, bool first, ads_error *err)
 static int offer(ads_index_walk *iw, const MDB_val *k, const MDB_val *v, ads_error *err)
 {
     const ads_type *t = iw->type;
+    if (iw->stop && iw->stop(iw->stop_ctx))
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
     const unsigned char *p = k->mv_data;
     size_t off = v->mv_size == 2 ? ((size_t)((const unsigned char *)v->mv_data)[0] << 8 |
                                     ((const unsigned char *)v->mv_data)[1])
@@ -1164,6 +1170,12 @@ static int collected_next(ads_index_walk *iw, ads_error *err)
             return rc;
     }
     return 0;
+}
+
+void ads_index__walk_set_stop(ads_index_walk *iw, bool (*stop)(void *ctx), void *ctx)
+{
+    iw->stop = stop;
+    iw->stop_ctx = ctx;
 }
 
 int ads_index__walk_next(ads_row **row, ads_index_walk *iw, ads_error *err)

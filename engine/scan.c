@@ -37,6 +37,8 @@ struct ads_scan {
     uint64_t read;       /* rows read */
     ads_index_walk *ix;  /* an index scan (engine/index_scan.c) */
     ads_hist_walk hw;    /* history rows kept as differences made whole */
+    bool (*stop)(void *ctx); /* ads_scan_set_stop */
+    void *stop_ctx;
 };
 
 static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
@@ -449,6 +451,8 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
                  ads_error *err)
 {
     row_env env;
+    if (s->stop && s->stop(s->stop_ctx))
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
     s->read++;
     int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL);
     if (rc) {
@@ -482,6 +486,16 @@ static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool la
     if (ads_expr_eval(&val, s->where, &view, s->arena))
         return ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory");
     return truthy(&val) ? 1 : 0;
+}
+
+void ads_scan_set_stop(ads_scan *s, bool (*stop)(void *ctx), void *ctx)
+{
+    if (!s)
+        return;
+    s->stop = stop;
+    s->stop_ctx = ctx;
+    if (s->ix)
+        ads_index__walk_set_stop(s->ix, stop, ctx);
 }
 
 int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err)

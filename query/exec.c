@@ -78,6 +78,17 @@ int ads_q__budget(ads_query *q, ads_error *err)
     return ads_error_set(err, ADS_ELIMIT, "over a statement limit");
 }
 
+static bool q_stop(void *ctx)
+{
+    ads_query *q = ctx;
+    return q->interrupted || !ads_budget_check(&q->budget);
+}
+
+void ads_q__watch(ads_scan *sc, ads_query *q)
+{
+    ads_scan_set_stop(sc, q_stop, q);
+}
+
 /* A statement stopped by its budget says which limit and how to raise it
  * (whatever failed first: an allocation, a row loop, a built-in). */
 int ads_q__over_limit(ads_query *q, int rc, ads_error *err)
@@ -1517,6 +1528,7 @@ int ads_q__select(ads_query *q, const stmt *st, const ads_sink *sink,
                 ads_scan *sc;
                 ads_row *r;
                 if (!(rc = ads_history_open(&sc, s.txn, &row, pushed, flags, err))) {
+                    ads_q__watch(sc, s.q);
                     while ((rc = ads_scan_next(&r, sc, err)) == 1)
                         if ((rc = run_rows(&s, r, err)))
                             break;

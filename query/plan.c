@@ -487,10 +487,14 @@ int ads_q__open_rows(ads_scan **out, ads_q__iplan *ip, ads_query *q, ads_txn *tx
         rc = ads_q__plan_index(ip, q, txn, t, conj, nconj, alias, a, err);
     if (rc)
         return rc;
-    if (!ip->n)
-        return ads_scan_open(out, txn, t, where, flags, err);
+    if (!ip->n) {
+        if (!(rc = ads_scan_open(out, txn, t, where, flags, err)))
+            ads_q__watch(*out, q);
+        return rc;
+    }
     if ((rc = ads_index_scan_open(out, txn, t, ip->spans, ip->n, where, flags, err)))
         return rc;
+    ads_q__watch(*out, q);
     size_t kept = 0;
     for (size_t i = 0; i < ip->nfilters; i++)
         if (ads_index_scan_filter(*out, ip->filters[i]))

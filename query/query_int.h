@@ -130,6 +130,10 @@ ads_arena *ads_q__arena(ads_query *q);
 /* 0 while the statement is within its limits; ADS_ELIMIT once it is not
  * (time is read every few calls: call it once per row or loop step). */
 int ads_q__budget(ads_query *q, ads_error *err);
+/* Make scan sc stop (ADS_ELIMIT) when q is interrupted or over its budget,
+ * even between the rows it returns (ads_scan_set_stop): a scan whose WHERE
+ * turns rows down reads them inside the engine. */
+void ads_q__watch(ads_scan *sc, ads_query *q);
 
 /* Put on err (when it has no position yet) the line and column of name, a
  * pointer into st->text, so a message about a type or datasource the

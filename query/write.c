@@ -214,8 +214,8 @@ static int rows_fn(ads_txn *txn, void *ctx, ads_error *err)
     else if (t)
         rc = ads_q__open_rows(&sc, &ip, j->q, txn, t, j->conj, j->nconj, none, j->where, flags,
                               pa, err);
-    else
-        rc = ads_scan_open(&sc, txn, t, j->where, flags, err);
+    else if (!(rc = ads_scan_open(&sc, txn, t, j->where, flags, err)))
+        ads_q__watch(sc, j->q);
     if (rc || point)
         goto out;
     while ((rc = ads_scan_next(&row, sc, err)) == 1 && !(rc = ads_q__budget(j->q, err))) {

@@ -214,8 +214,18 @@ static unsigned check_token(server *s, struct MHD_Connection *c, request *rq, co
         *msg = "this server needs a token: send 'Authorization: Bearer TOKEN'";
         return MHD_HTTP_UNAUTHORIZED;
     }
-    const token_entry *e = tokens_find(&s->tokens, h + 7, strlen(h + 7));
+    /* the token without the white space around it (HTTP's optional white
+     * space is not part of a field's value) */
+    const char *t = h + 7;
+    size_t n = strlen(t);
+    while (n > 0 && (*t == ' ' || *t == '\t'))
+        t++, n--;
+    while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+        n--;
+    const token_entry *e = tokens_find(&s->tokens, t, n);
     if (e == NULL) {
+        if (open_route(rq->url))
+            return 0; /* a route that needs no token takes a bad one as none */
         *msg = "the token is not valid";
         return MHD_HTTP_UNAUTHORIZED;
     }
@@ -389,6 +399,40 @@ static int check_config(const ads_server_config *cfg, const listen_addr *la, ads
     return 0;
 }
 
+static int hex_digit(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* The URL's path and arguments decoded in place, as libmicrohttpd's own
+ * unescaping does (%HH, anything else as it is), except %00: a NUL byte
+ * would cut a name or a key value short (Name=a%00b read as "a"), so it is
+ * left as the three characters. Returns the new length. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 &&
+            (hi | lo) != 0) {
+            *w++ = (char)(hi << 4 | lo);
+            r += 2;
+        } else {
+            *w++ = *r;
+        }
+    }
+    *w = 0;
+    return (size_t)(w - s);
+}
+
 static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_files *tls,
                                 ads_error *err)
 {
@@ -413,6 +457,7 @@ static struct MHD_Daemon *start(server *s, const listen_addr *la, const tls_file
         opts[6].option = MHD_OPTION_END;
     struct MHD_Daemon *d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
                                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                                             MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     if (d == NULL)
         ads_error_set(err, ADS_EIO,
@@ -447,7 +492,12 @@ static void serve(server *s, struct MHD_Daemon *d, const sigset_t *sigs)
     fprintf(s->cfg->log, "stopping on signal %d: finishing requests in flight\n", sig);
     fflush(s->cfg->log);
     pthread_mutex_unlock(&s->mu);
+    /* stop accepting, and close the listening socket at once: a client
+     * connecting during the drain is refused rather than left in the
+     * backlog with no one to answer it */
     MHD_socket lfd = MHD_quiesce_daemon(d);
+    if (lfd != MHD_INVALID_SOCKET)
+        close(lfd);
     pthread_mutex_lock(&s->mu);
     s->draining = true;
     pthread_mutex_unlock(&s->mu);
@@ -456,8 +506,6 @@ static void serve(server *s, struct MHD_Daemon *d, const sigset_t *sigs)
         wait_idle(s, 5.0);
     }
     MHD_stop_daemon(d);
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
     pthread_mutex_lock(&s->mu);
     log_flush(s);
     pthread_mutex_unlock(&s->mu);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/utf8.h"
 #include "idgen/idgen.h"
 #include "server/server_int.h"
 
@@ -28,8 +29,19 @@ void json_str(ads_buf *b, const char *p, size_t len)
         } else if (c < 0x20 || c == 0x7f) {
             char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
             ads_buf_adds(b, u);
-        } else {
+        } else if (c < 0x80) {
             ads_buf_addc(b, (char)c);
+        } else {
+            /* JSON is UTF-8: a byte that does not begin a well-formed
+             * sequence (a name or token a client sent, echoed in an error)
+             * is written as U+FFFD */
+            size_t n = ads_utf8_len((const unsigned char *)p + i, len - i);
+            if (n == 0) {
+                ads_buf_adds(b, "\\ufffd");
+            } else {
+                ads_buf_add(b, p + i, n);
+                i += n - 1;
+            }
         }
     }
     ads_buf_addc(b, '"');

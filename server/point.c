@@ -4,9 +4,10 @@
  * key, the row (or its history) written as JSON Lines into a buffer. No
  * statement is parsed and no thread involved; the answer is byte for byte
  * the one of the statement server/routes.c would otherwise run (SELECT *
- * with hidden attributes). What this path does not answer -- arguments
- * that are not exactly the type's key, a value that cannot be a key, an
- * unknown type, a history larger than ADS_SERVE_HEAD_BYTES -- is left to
+ * with hidden attributes). Arguments without every key attribute are
+ * refused (they name no one record). What this path does not answer --
+ * arguments beside the key, a value that cannot be a key, an unknown type,
+ * a history larger than ADS_SERVE_HEAD_BYTES -- is left to
  * that statement (POINT_FALLBACK), so its answers and errors stay the
  * statement's.
  */
@@ -103,6 +104,43 @@ static int add_history(ads_buf *out, ads_txn *txn, const ads_row *latest,
     return rc < 0 || rc == POINT_FALLBACK ? rc : 1;
 }
 
+/* Do the arguments give every key attribute of t (others may come beside
+ * them)? Arguments past the ADS_SERVE_POINT_KEYS kept are not known here:
+ * then the statement decides. */
+static bool names_key(const ads_type *t, const point_query *pq)
+{
+    size_t kept = pq->nargs < ADS_SERVE_POINT_KEYS ? pq->nargs : ADS_SERVE_POINT_KEYS;
+    for (size_t k = 0; k < ads_type_key_count(t); k++) {
+        ads_str name = ads_type_key(t, k);
+        size_t i = 0;
+        while (i < kept && !(strlen(pq->args[i].name) == name.len &&
+                             strncasecmp(pq->args[i].name, name.p, name.len) == 0))
+            i++;
+        if (i == kept)
+            return pq->nargs > kept;
+    }
+    return true;
+}
+
+/* Arguments without every key attribute name no one record: refused,
+ * rather than answered by a statement that may match many (and would hold
+ * them all, the answer being one object). */
+static int not_the_key(const ads_type *t, ads_error *err)
+{
+    char keys[256];
+    size_t at = 0;
+    keys[0] = 0;
+    for (size_t k = 0; k < ads_type_key_count(t) && at < sizeof keys; k++) {
+        ads_str name = ads_type_key(t, k);
+        int n = snprintf(keys + at, sizeof keys - at, "%s%.*s", k ? ", " : "", (int)name.len,
+                         name.p);
+        at += n > 0 ? (size_t)n : 0;
+    }
+    return ads_error_set(err, ADS_EINVAL,
+                         "a record of %s is named by its key attributes: %s",
+                         ads_type_name(t), keys);
+}
+
 static int read_point(ads_buf *out, ads_txn *txn, const point_query *pq, ads_arena *a,
                       ads_error *err)
 {
@@ -110,8 +148,12 @@ static int read_point(ads_buf *out, ads_txn *txn, const point_query *pq, ads_are
     ads_value keys[ADS_SERVE_POINT_KEYS];
     ads_row row;
     if (ads_txn_type(&t, txn, pq->type, pq->type_len, NULL) < 0 ||
-        !match_keys(keys, t, pq->args, pq->nargs, a))
-        return POINT_FALLBACK;
+        ads_type_key_count(t) > ADS_SERVE_POINT_KEYS)
+        return POINT_FALLBACK; /* no such type (the statement says so), or keys past this path */
+    if (!names_key(t, pq))
+        return not_the_key(t, err);
+    if (!match_keys(keys, t, pq->args, pq->nargs, a))
+        return POINT_FALLBACK; /* arguments beside the key: the statement filters */
     int rc = ads_txn_get(txn, &row, t, keys, ads_type_key_count(t), a, err);
     if (rc < 0)
         return rc == ADS_EINVAL ? POINT_FALLBACK : rc;

@@ -54,34 +54,54 @@ typedef struct stmt_req {
     bool hidden;
 } stmt_req;
 
-/* A JSON body: {"statement": "...", "format": "csv", "hidden": true}. */
-static int stmt_from_json(stmt_req *out, request *rq, ads_arena *a, ads_error *err)
+/* Field `name` of a JSON body as it was written: its literal value, or NULL
+ * when it is missing or an expression. */
+static const ads_value *body_literal(const ads_record *rec, const char *name, size_t len)
+{
+    const ads_expr *e = ads_record_lookup(rec, name, len);
+    return e != NULL ? ads_expr_literal_value(e) : NULL;
+}
+
+/* A JSON body: {"statement": "...", "format": "csv", "hidden": true}, one
+ * object and nothing after it but white space. */
+static int stmt_body(const ads_record **rec, request *rq, ads_arena *a, ads_error *err)
 {
     ads_json_reader *r = NULL;
-    const ads_record *rec = NULL;
+    const ads_record *more = NULL;
     int rc = ads_json_reader_new(&r, rq->body.p, rq->body.len, err);
     if (rc == 0)
-        rc = ads_json_reader_next(&rec, NULL, r, a, err);
+        rc = ads_json_reader_next(rec, NULL, r, a, err);
+    if (rc == 1 && (rc = ads_json_reader_next(&more, NULL, r, a, err)) == 1)
+        rc = ads_error_set(err, ADS_EINVAL, "the body holds more than one JSON object");
+    else if (rc == 0 && *rec == NULL)
+        rc = ads_error_set(err, ADS_EINVAL, "the body holds no JSON object");
     ads_json_reader_free(r);
+    return rc < 0 ? rc : 0;
+}
+
+static int stmt_from_json(stmt_req *out, request *rq, ads_arena *a, ads_error *err)
+{
+    const ads_record *rec = NULL;
+    int rc = stmt_body(&rec, rq, a, err);
     if (rc < 0)
         return rc;
-    if (rc == 0)
-        return ads_error_set(err, ADS_EINVAL, "the body holds no JSON object");
-    ads_value v;
-    ads_record_eval_attr(&v, rec, "statement", 9, a);
-    if (v.type != ADS_STRING)
+    /* the fields' values as written, never evaluated: a "\/Expr(...)\/"
+     * string is an expression, which a statement body has no use for (and
+     * evaluating it here would run outside every statement limit) */
+    const ads_value *v = body_literal(rec, "statement", 9);
+    if (v == NULL || v->type != ADS_STRING)
         return ads_error_set(err, ADS_EINVAL, "the body's \"statement\" must be a string");
-    out->text = v.u.s.p;
-    out->len = v.u.s.len;
-    ads_record_eval_attr(&v, rec, "format", 6, a);
-    if (v.type == ADS_STRING)
-        out->format = ads_arena_strndup(a, v.u.s.p, v.u.s.len);
-    else if (v.type != ADS_UNDEFINED)
+    out->text = v->u.s.p;
+    out->len = v->u.s.len;
+    v = body_literal(rec, "format", 6);
+    if (v != NULL && v->type == ADS_STRING)
+        out->format = ads_arena_strndup(a, v->u.s.p, v->u.s.len);
+    else if (ads_record_lookup(rec, "format", 6) != NULL)
         return ads_error_set(err, ADS_EINVAL, "the body's \"format\" must be a string");
-    ads_record_eval_attr(&v, rec, "hidden", 6, a);
-    if (v.type == ADS_BOOLEAN)
-        out->hidden = v.u.b;
-    else if (v.type != ADS_UNDEFINED)
+    v = body_literal(rec, "hidden", 6);
+    if (v != NULL && v->type == ADS_BOOLEAN)
+        out->hidden = v->u.b;
+    else if (ads_record_lookup(rec, "hidden", 6) != NULL)
         return ads_error_set(err, ADS_EINVAL, "the body's \"hidden\" must be true or false");
     return 0;
 }

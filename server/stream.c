@@ -75,7 +75,10 @@ static int start_stream(stmt_job *j)
     return 0;
 }
 
-/* The writer's output: held while it fits the head, then piped. */
+/* The writer's output: held while it fits the head, then piped. As
+ * fopencookie's write it gives the bytes taken, or 0 for a failed write,
+ * which sets the stream's error (a negative count is not allowed: glibc would then
+ * miscount its buffer and write bytes past its end). */
 static ssize_t job_write(void *cookie, const char *buf, size_t n)
 {
     stmt_job *j = cookie;
@@ -84,7 +87,7 @@ static ssize_t job_write(void *cookie, const char *buf, size_t n)
         if (j->single || j->head.len + n <= ADS_SERVE_HEAD_BYTES) {
             ads_buf_add(&j->head, buf, n);
             pthread_mutex_unlock(&j->mu);
-            return j->head.failed ? -1 : (ssize_t)n;
+            return j->head.failed ? 0 : (ssize_t)n;
         }
         int rc = start_stream(j);
         pthread_mutex_unlock(&j->mu);
@@ -93,11 +96,11 @@ static ssize_t job_write(void *cookie, const char *buf, size_t n)
             rc = write_all(j->wfd, j->head.p, j->head.len);
         ads_buf_free(&j->head);
         if (rc < 0)
-            return -1;
+            return 0;
     } else {
         pthread_mutex_unlock(&j->mu);
     }
-    return write_all(j->wfd, buf, n) < 0 ? -1 : (ssize_t)n;
+    return write_all(j->wfd, buf, n) < 0 ? 0 : (ssize_t)n;
 }
 
 static int job_close(void *cookie)
@@ -319,6 +322,12 @@ static const char *kind_name(ads_stmt_kind k)
 /* The answer of a statement that finished within its head. */
 static enum MHD_Result answer_done(struct MHD_Connection *c, request *rq, stmt_job *j)
 {
+    if (j->rc < 0 && j->err.code == ADS_ELIMIT && atomic_load(&j->cancel)) {
+        /* interrupted by the drain (or by its client, who no longer reads) */
+        ads_error e;
+        ads_error_set(&e, ADS_EBUSY, "the server is shutting down");
+        return resp_error(c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, &e);
+    }
     if (j->rc < 0)
         return resp_error(c, rq, 0, &j->err);
     if (j->single && j->rows == 0) {

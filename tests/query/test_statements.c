@@ -1961,11 +1961,59 @@ static void limits__time_stops_a_join_without_a_key(void **state)
     expect("SELECT count(*) AS n FROM Machine M JOIN Owner O ON O.Who != M.Name", "[ n = 4 ]\n");
 }
 
+/* A WHERE that turns down every row never hands the statement a row, so
+ * the limit must be seen inside the scan (ads_scan_set_stop): a full scan,
+ * an index walk, one record's history, and an UPDATE's scan. Before, each
+ * ran to its end whatever the limit (a server's 60 s limit let a read-only
+ * client keep a core busy for 15 minutes). */
+static void limits__time_stops_a_scan_whose_where_turns_every_row_down(void **state)
+{
+    (void)state;
+    ts_declare(db, "Slot", "Name", NULL);
+    ads_buf b = ADS_BUF_INIT;
+    ads_buf_adds(&b, "STORE ");
+    for (int i = 0; i < 300; i++) {
+        char r[120];
+        snprintf(r, sizeof r, "%s[ AdType = \"Slot\"; Name = \"s%d\"; Owner = \"o%d\" ]",
+                 i ? ", " : "", i, i % 3);
+        ads_buf_adds(&b, r);
+    }
+    expect_done(ads_buf_cstr(&b), ADS_STMT_STORE, 300);
+    ads_buf_free(&b);
+    for (int i = 0; i < 100; i++)
+        expect_done("UPDATE Slot SET N = N + 1 WHERE Name == \"s7\" ", ADS_STMT_UPDATE, 1);
+    expect_done("STORE [ AdType = \"Attribute\"; ForType = \"Slot\"; ForName = \"Owner\"; "
+                "Indexed = true ]",
+                ADS_STMT_STORE, 1);
+    const char *msg = "the statement ran longer than its time limit of 1e-09 s "
+                      "(ads_query_set_limits; adstore --max-time)";
+    char *before = snapshot();
+    ads_query_set_limits(q, 0, 1e-9);
+    expect_error("SELECT Name FROM Slot WHERE Name == \"none\" || size(Name) > 99",
+                 ADS_ELIMIT, 0, 0, msg);
+    expect_error("SELECT Name FROM Slot WHERE Owner == \"o1\" && size(Name) > 99",
+                 ADS_ELIMIT, 0, 0, msg);
+    expect_error("SELECT N FROM Slot WHERE Name == \"s7\" && __Latest is false && N > 1000",
+                 ADS_ELIMIT, 0, 0, msg);
+    expect_error("UPDATE Slot SET N = 1 WHERE size(Name) > 99", ADS_ELIMIT, 0, 0, msg);
+    /* no limit: the same statements run, and nothing changed */
+    ads_query_set_limits(q, 0, 0);
+    char *after = snapshot();
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    expect("SELECT count(*) AS n FROM Slot WHERE Owner == \"o1\" && size(Name) > 99",
+           "[ n = 0 ]\n");
+    expect("SELECT count(*) AS n FROM Slot WHERE Name == \"s7\" && __Latest is false && N > 1000",
+           "[ n = 0 ]\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         T(limits__memory_stops_a_statement_that_builds_huge_strings),
+        T(limits__time_stops_a_scan_whose_where_turns_every_row_down),
         T(limits__memory_bounds_sorting_and_grouping),
         T(limits__time_stops_a_join_without_a_key),
         T(select__star_gives_stored_attributes_without_hidden_ones),
