@@ -110,6 +110,16 @@ static int load_lines(token_set *t, FILE *f, const char *path, ads_error *err)
         if (t->n == ADS_SERVE_MAX_TOKENS)
             return ads_error_set(err, ADS_ELIMIT, "%s: more than %u tokens", path,
                                  ADS_SERVE_MAX_TOKENS);
+        for (size_t i = 0; i < t->n; i++) {
+            /* names are unique, and a token has one role */
+            if (strcmp(t->v[i].name, e.name) == 0)
+                return ads_error_set(err, ADS_EINVAL, "%s:%d: a second token named '%s'", path,
+                                     lineno, e.name);
+            if (memcmp(t->v[i].hash, e.hash, sizeof e.hash) == 0)
+                return ads_error_set(err, ADS_EINVAL,
+                                     "%s:%d: the token of '%s' again (as '%s')", path, lineno,
+                                     t->v[i].name, e.name);
+        }
         t->v[t->n++] = e;
     }
     if (ferror(f))

@@ -175,12 +175,27 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(rq);
 }
 
+/* The path of a request target: an absolute-form one (`GET http://host/api/health`,
+ * which HTTP/1.1 servers must take) less its scheme and authority. */
+static const char *origin_form(const char *url)
+{
+    const char *p = NULL;
+    if (strncasecmp(url, "http://", 7) == 0)
+        p = url + 7;
+    else if (strncasecmp(url, "https://", 8) == 0)
+        p = url + 8;
+    if (p == NULL)
+        return url;
+    p = strchr(p, '/');
+    return p != NULL ? p : "/";
+}
+
 static request *request_new(server *s, const char *url, const char *method)
 {
     request *rq = calloc(1, sizeof *rq);
     if (rq == NULL)
         return NULL;
-    rq->url = strdup(url);
+    rq->url = strdup(origin_form(url));
     if (rq->url == NULL) {
         free(rq);
         return NULL;
@@ -292,6 +307,12 @@ static enum MHD_Result first_call(server *s, struct MHD_Connection *c, request *
     unsigned st = check_token(s, c, rq, &msg);
     if (st != 0)
         return refuse(c, rq, st, ADS_EINVAL, msg);
+    /* a body coded some other way than chunked (gzip, ...) has no length
+     * the server could read it by: refused at once, not left to time out */
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    if (te != NULL && strcasecmp(te, "chunked") != 0)
+        return refuse(c, rq, MHD_HTTP_NOT_IMPLEMENTED, ADS_EINVAL,
+                      "only the chunked transfer coding is understood");
     unsigned long long declared = body_declared(c);
     if (declared > ADS_SERVE_MAX_BODY) {
         char m[96];

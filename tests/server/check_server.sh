@@ -138,10 +138,14 @@ print(status(b"GET / HTTP/1.1\r\n" + H + b"X: " + b"a" * 100000 + b"\r\n\r\n"),
       status(b"POST /api/query HTTP/1.1\r\n" + H + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"),
       status(b"POST /api/query HTTP/1.1\r\n" + H + b"Content-Length: -5\r\n\r\n"),
       status(b"POST /api/query HTTP/1.1\r\n" + H + b"Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n" + b"[" * 2000),
-      status(b"POST /api/records HTTP/1.1\r\n" + H + b"Content-Length: 2000\r\n\r\n" + b"[" * 2000))
+      status(b"POST /api/records HTTP/1.1\r\n" + H + b"Content-Length: 2000\r\n\r\n" + b"[" * 2000),
+      # a coding other than chunked: refused at once (it used to wait 30 s)
+      status(b"POST /api/query HTTP/1.1\r\n" + H + b"Transfer-Encoding: gzip\r\n\r\nabc"),
+      # an absolute-form target is the path it names
+      status(b"GET http://x/api/health HTTP/1.1\r\n" + H + b"\r\n"))
 PY
 )
-check "hostile requests" "431 400 400 400 422" "$hostile"
+check "hostile requests" "431 400 400 400 422 501 200" "$hostile"
 check "still serving" 200 "$(code "$U/api/health")"
 
 # ---- bodies in flight, all connections together, stay under 64 MiB ----

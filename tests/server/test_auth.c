@@ -158,6 +158,31 @@ static void auth__bad_lines_name_file_and_line(void **state)
     }
 }
 
+static void auth__a_file_with_a_name_or_a_token_twice_is_refused(void **state)
+{
+    fixture *f = *state;
+    static const char *const files[][2] = {
+        {"a read 0000000000000000000000000000000000000000000000000000000000000000\n"
+         "a write 1111111111111111111111111111111111111111111111111111111111111111\n",
+         ":2: a second token named 'a'"},
+        {"a read 0000000000000000000000000000000000000000000000000000000000000000\n"
+         "b write 0000000000000000000000000000000000000000000000000000000000000000\n",
+         ":2: the token of 'a' again (as 'b')"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        FILE *fp = fopen(f->path, "w");
+        fputs(files[i][0], fp);
+        fclose(fp);
+        token_set t;
+        ads_error err;
+        assert_int_equal(tokens_load(&t, f->path, &err), ADS_EINVAL);
+        char want[512];
+        snprintf(want, sizeof want, "%s%s", f->path, files[i][1]);
+        assert_string_equal(err.message, want);
+        assert_null(t.v);
+    }
+}
+
 static void auth__a_missing_file_is_an_error(void **state)
 {
     fixture *f = *state;
@@ -179,6 +204,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(auth__a_name_is_used_once, setup, teardown),
         cmocka_unit_test_setup_teardown(auth__bad_names_are_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(auth__bad_lines_name_file_and_line, setup, teardown),
+        cmocka_unit_test_setup_teardown(auth__a_file_with_a_name_or_a_token_twice_is_refused,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(auth__a_missing_file_is_an_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
