@@ -1,7 +1,7 @@
 /*
  * base/utf8.h: well-formed UTF-8, as RFC 3629 defines it, for every part
  * that reads or writes text that must be UTF-8 (the JSON reader, the
- * server's JSON answers).
+ * server's JSON answers, the XML writer and reader).
  */
 #ifndef ADS_BASE_UTF8_H
 #define ADS_BASE_UTF8_H

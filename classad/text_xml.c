@@ -25,40 +25,15 @@
 #include "classad/formats.h"
 #include "classad/text_in.h"
 #include "base/num.h"
+#include "base/utf8.h"
 
 /* The length of the UTF-8 sequence at p (n bytes available) if it is a
  * well-formed character that XML 1.0 allows (not U+FFFE or U+FFFF), else 0.
  * ASCII bytes are 1 (control characters are the caller's business). */
 static size_t xml_utf8_len(const unsigned char *p, size_t n)
 {
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    if (len == 3 && c == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
+    size_t len = ads_utf8_len(p, n);
+    if (len == 3 && p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
         return 0;
     return len;
 }
