@@ -667,7 +667,8 @@ static int sweep_in_time(tl *x, ads_query *q, ads_timeline *it, ads_error *err)
 /* The latest _Timestamp stored for type (NULL: every type), deleted rows
  * included; -INFINITY for none. A record's latest row is its last in time,
  * so this reads latest rows only. */
-static int last_stored(double *out, ads_txn *txn, const ads_type *type, ads_error *err)
+static int last_stored(double *out, ads_query *q, ads_txn *txn, const ads_type *type,
+                       ads_error *err)
 {
     ads_scan *sc;
     ads_row *row;
@@ -675,6 +676,7 @@ static int last_stored(double *out, ads_txn *txn, const ads_type *type, ads_erro
     int rc = ads_scan_open(&sc, txn, type, NULL, ADS_SCAN_DELETED, err);
     if (rc)
         return rc;
+    ads_q__watch(sc, q); /* every latest row of the type: within the time limit */
     while ((rc = ads_scan_next(&row, sc, err)) == 1)
         if (row->ts > *out)
             *out = row->ts;
@@ -762,7 +764,7 @@ int ads_q__tl_aggregate(ads_query *q, const stmt *st, const temporal *tf, const 
      * interval holding the last of them */
     if (tf->kind == 2) {
         double last, now = ads_db_now(q->db);
-        if ((rc = last_stored(&last, txn, type, err)))
+        if ((rc = last_stored(&last, q, txn, type, err)))
             return rc;
         x.t2 = now;
         if (last >= now)
