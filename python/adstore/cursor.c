@@ -559,7 +559,10 @@ static int params_from_py(ads_params **out, PyObject *params)
                      Py_TYPE(params)->tp_name);
         return -1;
     }
-    PyObject *items = mapping ? PyMapping_Items(params) : PySequence_Fast(params, "params");
+    /* a list of our own (items()) or a tuple (a copy of the sequence):
+     * converting a value may run Python code, which must not change what
+     * is being walked */
+    PyObject *items = mapping ? PyMapping_Items(params) : PySequence_Tuple(params);
     if (!items)
         return -1;
     ads_error err;
@@ -569,6 +572,10 @@ static int params_from_py(ads_params **out, PyObject *params)
         PyObject *it = PySequence_Fast_GET_ITEM(items, i);
         if (!mapping) {
             rc = bind_one(*out, (size_t)i + 1, NULL, it);
+        } else if (!PyTuple_Check(it) || PyTuple_GET_SIZE(it) != 2) {
+            PyErr_SetString(PyExc_TypeError,
+                            "params: a mapping's items() must give (name, value) pairs");
+            rc = -1;
         } else if (!PyUnicode_Check(PyTuple_GET_ITEM(it, 0))) {
             PyErr_SetString(PyExc_TypeError, "params: a mapping's keys are parameter names (str)");
             rc = -1;
@@ -600,8 +607,9 @@ static PyObject *run_write(adspy_Cursor *c)
     c->store->active--;
     c->finished = true;
     if (rc < 0) {
+        PyObject *none = adspy_raise(&c->err); /* before c, and its error, are freed */
         Py_DECREF(c);
-        return adspy_raise(&c->err);
+        return none;
     }
     return (PyObject *)c;
 }

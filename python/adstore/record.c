@@ -203,6 +203,17 @@ static int record_del(adspy_Record *r, PyObject *key)
 /* r's value for key (borrowed), or NULL (with KeyError set only if raise). */
 static PyObject *record_get(adspy_Record *r, PyObject *key, bool raise)
 {
+    if (PyUnicode_Check(key) && !PyUnicode_CheckExact(key)) {
+        /* a str subclass is looked up as the plain str it holds: no __eq__
+         * or __hash__ of its own runs in the lookups below (one that wrote
+         * to the row freed the index they were reading) */
+        PyObject *plain = PyUnicode_FromObject(key);
+        if (!plain)
+            return NULL;
+        PyObject *v = record_get(r, plain, raise);
+        Py_DECREF(plain);
+        return v;
+    }
     if (!r->d && r->index && PyUnicode_Check(key)) {
         PyObject *at = PyDict_GetItemWithError(r->index, key);
         if (at)

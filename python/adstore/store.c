@@ -275,6 +275,22 @@ static PyObject *ids_in(ads_txn *txn, const char *kind, Py_ssize_t n)
     return list;
 }
 
+/* "O&" converter of a FLUID generator number: an int that fits unsigned
+ * long, else OverflowError or TypeError ("k" would take it modulo 2^64, so
+ * 2**64 + 5 became generator 5). */
+static int generator_arg(PyObject *o, void *out)
+{
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "generator must be an int, not %.80s", Py_TYPE(o)->tp_name);
+        return 0;
+    }
+    unsigned long g = PyLong_AsUnsignedLong(o);
+    if (g == (unsigned long)-1 && PyErr_Occurred())
+        return 0;
+    *(unsigned long *)out = g;
+    return 1;
+}
+
 static PyObject *fluids_in(ads_txn *txn, unsigned long generator, Py_ssize_t n)
 {
     if (n < 1 || n > 1000000)
@@ -412,7 +428,8 @@ static PyObject *store_new_fluids(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"generator", "n", NULL};
     call_args a = {.n = 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|kn:new_fluids", names, &a.generator, &a.n))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&n:new_fluids", names, generator_arg,
+                                     &a.generator, &a.n))
         return NULL;
     return in_own_txn((adspy_Store *)self, false, do_fluids, &a);
 }
@@ -443,7 +460,10 @@ static int bulk_one(ads_bulk *b, adspy_conv *c, PyObject *o, ads_error *err)
 
 static int bulk_all(ads_bulk *b, adspy_conv *c, PyObject *records, ads_error *err)
 {
-    if (PyObject_TypeCheck(records, &adspy_RecordType) || PyDict_Check(records))
+    /* one record: a Record, a dict, or any other mapping (it has keys());
+     * anything else is an iterable of records */
+    if (PyObject_TypeCheck(records, &adspy_RecordType) || PyDict_Check(records) ||
+        PyObject_HasAttrString(records, "keys"))
         return bulk_one(b, c, records, err);
     PyObject *it = PyObject_GetIter(records);
     if (!it)
@@ -886,7 +906,8 @@ static PyObject *txn_new_fluids_m(PyObject *self, PyObject *args, PyObject *kw)
     unsigned long generator = 0;
     Py_ssize_t n = 1;
     adspy_Txn *t = (adspy_Txn *)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|kn:new_fluids", names, &generator, &n) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O&n:new_fluids", names, generator_arg,
+                                     &generator, &n) ||
         txn_usable(t, true) < 0)
         return NULL;
     return fluids_in(t->txn, generator, n);

@@ -836,7 +836,9 @@ static int enter(adspy_conv *c)
 
 static int list_from_py(ads_value *out, adspy_conv *c, PyObject *o)
 {
-    PyObject *seq = PySequence_Fast(o, "a list");
+    /* a tuple of our own: converting an item may run Python code (a
+     * mapping's items()), which could change a list under the walk */
+    PyObject *seq = PySequence_Tuple(o);
     if (!seq)
         return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
