@@ -70,4 +70,16 @@ static inline void ads_bytes_copy(void *dst, const void *src, size_t n)
     }
 }
 
+/* The value of hex digit c (either case), or -1. */
+static inline int ads_hex_value(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 #endif

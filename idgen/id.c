@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/bytes.h"
 #include "idgen/idgen.h"
 
 static const char hex_digits[] = "0123456789abcdef";
@@ -116,16 +117,6 @@ size_t ads_id_format(char *out, ads_id id)
     return (size_t)(p - out);
 }
 
-static int hex_value(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
 
 /* A dash-separated group: its offset and length within the parsed text. */
 typedef struct group {
@@ -137,7 +128,7 @@ static uint64_t group_hex(const char *s, group g)
 {
     uint64_t v = 0;
     for (size_t i = 0; i < g.len; i++)
-        v = (v << 4) | (uint64_t)hex_value((unsigned char)s[g.at + i]);
+        v = (v << 4) | (uint64_t)ads_hex_value((unsigned char)s[g.at + i]);
     return v;
 }
 
@@ -180,7 +171,7 @@ static int check_width(const group *g, size_t max, const char *what, size_t base
 
 static int parse_uuid(ads_id *out, const char *s, const group *g, size_t base, ads_error *err)
 {
-    int var = hex_value((unsigned char)s[g[3].at]);
+    int var = ads_hex_value((unsigned char)s[g[3].at]);
     if (var < 8)
         return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(g[3].at),
                                 "identifier: UUID variant digit '%c' must be 8-f (RFC 9562 "
@@ -270,7 +261,7 @@ int ads_id_parse(ads_id *out, const char *s, size_t len, int flags, ads_error *e
             continue;
         }
         unsigned char c = (unsigned char)s[i];
-        if (hex_value(c) < 0) {
+        if (ads_hex_value(c) < 0) {
             if (c >= 0x20 && c < 0x7f)
                 return ads_error_set_at(err, ADS_ESYNTAX, 1, COL(i),
                                         "identifier: unexpected '%c'; expected a hex digit "

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "server/server_int.h"
 
 /* ---- the address ---- */
@@ -420,17 +421,6 @@ static int check_config(const ads_server_config *cfg, const listen_addr *la, ads
     return 0;
 }
 
-static int hex_digit(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
 /* The URL's path and arguments decoded in place, as libmicrohttpd's own
  * unescaping does (%HH, anything else as it is), except %00: a NUL byte
  * would cut a name or a key value short (Name=a%00b read as "a"), so it is
@@ -442,8 +432,8 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     char *w = s;
     for (const char *r = s; *r; r++) {
         int hi, lo;
-        if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 &&
-            (hi | lo) != 0) {
+        if (r[0] == '%' && (hi = ads_hex_value(r[1])) >= 0 &&
+            (lo = ads_hex_value(r[2])) >= 0 && (hi | lo) != 0) {
             *w++ = (char)(hi << 4 | lo);
             r += 2;
         } else {
