@@ -4,8 +4,9 @@
 # with a certificate made here, a result larger than the held-back head
 # streamed whole, concurrent readers beside a writer (nothing lost, nothing
 # torn), SIGTERM with a request in flight (it finishes, the store closes),
-# and kill -9 under writes (the store verifies; every acknowledged write is
-# there).
+# a statement still running when the 30 s drain ends (503; new connections
+# refused meanwhile), and kill -9 under writes (the store verifies; every
+# acknowledged write is there).
 #   check_server.sh ADSTORE
 set -uo pipefail
 ADSTORE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -352,6 +353,34 @@ check "it was in flight when the signal came" "POST /api/query 200" \
   "$(sed -n '/^stopping on signal 15/,$p' "$work/serve.log" | grep -o 'POST /api/query 200' | head -1)"
 contains "the store was closed" "serve: stopped; the store is closed" "$(cat "$work/serve.log")"
 contains "one log line per request" " r POST /api/query 200 " "$(cat "$work/serve.log")"
+
+# ---- the drain: new connections refused, a statement past it answered 503 ----
+# 150,000 terms over 20,000 records: minutes of work, interrupted when the
+# 30 s drain (ADS_SERVE_DRAIN_SECONDS) runs out.
+mkdir -p "$work/drain"
+(
+  start_server "$work/drain" || exit 1
+  curl -s --data 'STORE [ AdType = "Type"; ForType = "D"; KeyAttributes = { "K" } ]' "$ADSTORE_URL/api/query" > /dev/null
+  python3 -c 'for i in range(20000): print("[ AdType = \"D\"; K = %d ]" % i)' > "$work/drain/d.ads"
+  curl -s --data-binary @"$work/drain/d.ads" "$ADSTORE_URL/api/import" > /dev/null
+  python3 -c 'print("SELECT K FROM D WHERE " + " || ".join("K == -%d" % i for i in range(1, 150001)))' > "$work/drain/q.txt"
+  curl -s -o "$work/drain/out" -w '%{http_code}' --data-binary @"$work/drain/q.txt" "$ADSTORE_URL/api/query" > "$work/drain/code" &
+  long=$!
+  for i in $(seq 1 300); do # until the statement is in flight
+    curl -s "$ADSTORE_URL/api/stats" | grep -q '"active":[2-9]' && break
+    sleep 0.1
+  done
+  kill -TERM "$SERVER_PID"
+  sleep 1
+  curl -s -m 5 -o /dev/null "$ADSTORE_URL/api/health"
+  echo "new=$?"
+  wait "$long"
+  echo "long=$(cat "$work/drain/code") $(grep -o 'the server is shutting down' "$work/drain/out")"
+  stop_server TERM
+  echo "exit=$SERVER_STATUS"
+) > "$work/drain/result" 2>&1
+check "the drain: new connections refused (curl: 7), a statement past it 503, exit 0" \
+  "new=7 long=503 the server is shutting down exit=0" "$(paste -sd' ' "$work/drain/result")"
 
 # ---- TLS ----
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
