@@ -542,6 +542,26 @@ static int bind_one(ads_params *p, size_t index, PyObject *name, PyObject *value
     return rc;
 }
 
+/* 0 when name (a str) is not yet in seen, ignoring case as names do (and
+ * now is); -1 with InvalidError when it is: {"a": 1, "A": 2} binds :a
+ * twice, which a mapping cannot mean. */
+static int name_once(PyObject *seen, PyObject *name)
+{
+    PyObject *low = PyObject_CallMethod(name, "lower", NULL);
+    int in = low ? PySet_Contains(seen, low) : -1;
+    int rc = in < 0 ? -1 : in ? 1 : PySet_Add(seen, low);
+    Py_XDECREF(low);
+    if (rc == 1) {
+        const char *u = PyUnicode_AsUTF8(name);
+        if (!u)
+            PyErr_Clear(); /* a name no statement could hold: said as "?" */
+        adspy_raise_code(ADS_EINVAL, "params: :%s is given twice (names ignore case)",
+                         u ? u : "?");
+        rc = -1;
+    }
+    return rc;
+}
+
 /* params: None, a mapping (values of :name placeholders) or a sequence
  * other than str and bytes (values of ?, in order). 0 with *out (NULL for
  * None), or -1 with an exception. */
@@ -567,6 +587,9 @@ static int params_from_py(ads_params **out, PyObject *params)
         return -1;
     ads_error err;
     int rc = ads_params_new(out, &err) < 0 ? (adspy_raise(&err), -1) : 0;
+    PyObject *seen = mapping ? PySet_New(NULL) : NULL; /* the names, lower case */
+    if (mapping && !seen)
+        rc = -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     for (Py_ssize_t i = 0; rc == 0 && i < n; i++) {
         PyObject *it = PySequence_Fast_GET_ITEM(items, i);
@@ -579,10 +602,11 @@ static int params_from_py(ads_params **out, PyObject *params)
         } else if (!PyUnicode_Check(PyTuple_GET_ITEM(it, 0))) {
             PyErr_SetString(PyExc_TypeError, "params: a mapping's keys are parameter names (str)");
             rc = -1;
-        } else {
+        } else if ((rc = name_once(seen, PyTuple_GET_ITEM(it, 0))) == 0) {
             rc = bind_one(*out, 0, PyTuple_GET_ITEM(it, 0), PyTuple_GET_ITEM(it, 1));
         }
     }
+    Py_XDECREF(seen);
     Py_DECREF(items);
     if (rc < 0) {
         ads_params_free(*out);

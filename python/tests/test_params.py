@@ -75,3 +75,10 @@ def test_transaction_statements_point_to_transaction(store):
     for stmt in ("BEGIN", "COMMIT", "ROLLBACK"):
         with pytest.raises(adstore.NotSupportedError, match="store.transaction"):
             store.execute(stmt)
+
+
+def test_a_name_given_twice_ignoring_case_is_refused(store):
+    with pytest.raises(adstore.InvalidError, match=r"params: :A is given twice \(names ignore case\)"):
+        store.execute("SELECT :a AS x", {"a": 1, "A": 2})
+    rows = list(store.execute("SELECT :a AS x, :b AS y", {"a": 1, "B": 2}))
+    assert rows[0]["x"] == 1 and rows[0]["y"] == 2
