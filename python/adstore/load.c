@@ -241,9 +241,7 @@ static int type_names(const char ***out, size_t *n, ads_arena *a, PyObject *type
         PyErr_SetString(PyExc_TypeError, "types is a list of type names, not one str");
         return -1;
     }
-    PyObject *seq = PySequence_Check(types) ? PySequence_Tuple(types) : NULL;
-    if (!seq && !PyErr_Occurred())
-        PyErr_SetString(PyExc_TypeError, "types must be a list of type names");
+    PyObject *seq = PySequence_Fast(types, "types must be a list of type names");
     if (!seq)
         return -1;
     *n = (size_t)PySequence_Fast_GET_SIZE(seq);
