@@ -85,6 +85,17 @@
  * when this many rows since that one would otherwise be differences from
  * it, so that differences stay small as a record drifts from its keyframe. */
 #define ADS_HISTORY_KEYFRAME_ROWS 16u
+/* From store format 7 a record's history rows are kept in chunks, up to
+ * this many consecutive rows in one history entry (engine/chunk.c): the
+ * first whole, the rest as differences from it, their dates as steps. */
+#define ADS_HISTORY_CHUNK_ROWS 32u
+/* A chunk takes another row while it stays within this many bytes, so
+ * that it and its key fit an LMDB leaf page of 4,096 bytes (whose largest
+ * node is 2,038 bytes) and no chunk needs a page of its own; a chunk whose
+ * first row alone is over half of it goes to overflow pages whatever it
+ * holds, and fills ADS_HISTORY_CHUNK_PAGE-byte pages instead. */
+#define ADS_HISTORY_CHUNK_BYTES 1800u
+#define ADS_HISTORY_CHUNK_PAGE 4000u
 /* Records of its type a write examines under HistoryRetention, from where
  * the type's last write stopped (in key order, wrapping around), removing
  * those deleted before the cut: it bounds the work of making deleted

@@ -139,6 +139,9 @@ typedef struct row_env {
  * x86-64 with AVX2, rows over 240 bytes are hashed with AVX2: the same
  * value). */
 uint32_t ads_row__checksum(const unsigned char *p, size_t len);
+/* The same seeded with the 16 date bytes at the end of a history key (the
+ * checksum of a row or chunk whose dates are its key's). */
+uint32_t ads_row__checksum_dated(const unsigned char *p, size_t len, const unsigned char *dates);
 
 /* Append a stored row: envelope (version 2) then data, with its checksum.
  * skey is the key it is stored under: with ROW_KEYDATES in flags, a history
@@ -263,6 +266,108 @@ typedef struct ads_hist_walk {
 int ads_hist__walk(ads_hist_walk *w, ads_txn *txn, const unsigned char *hkey, size_t hklen,
                    row_env *env, bool copy, const char *where, ads_error *err);
 void ads_hist__walk_free(ads_hist_walk *w);
+
+/* ---- history chunks (chunk.c) ----
+ *
+ * From store format 7 a history entry may be a chunk: up to
+ * ADS_HISTORY_CHUNK_ROWS consecutive history rows of one record, under the
+ * history key of its first row. Row 0 is whole; the others are whole or
+ * (ROW_DELTA) their difference from row 0 (ads_msgpack__delta, with no
+ * keyframe checksum before it: row 0 is in the same value). Each row's
+ * dates are steps from the row before it, and one checksum covers the whole
+ * chunk and the dates in its key. docs/storage.md, "History chunks". */
+
+#define ADS_ROW_VERSION_CHUNK 3
+
+/* One row of a chunk as read: data is whole, or ROW_DELTA's steps. */
+typedef struct chunk_row {
+    unsigned flags; /* ROW_DELETED, ROW_DELTA */
+    double ts;
+    int32_t offset;
+    int64_t systs;
+    const unsigned char *data;
+    size_t len;
+} chunk_row;
+
+typedef struct ads_chunk {
+    uint32_t sum;
+    const unsigned char *full_key; /* a long key's whole record key, or NULL */
+    size_t full_key_len;
+    size_t row0_bytes; /* row 0's encoded bytes (the chunk's limit depends on it) */
+    size_t bytes;      /* the whole chunk's */
+    unsigned n;
+    chunk_row rows[ADS_HISTORY_CHUNK_ROWS];
+} ads_chunk;
+
+/* Is stored history value v (vlen bytes) a chunk rather than one row? */
+bool ads_chunk__is(const unsigned char *v, size_t vlen);
+
+/* Check and split the chunk v (vlen bytes) stored under history key hkey
+ * (hklen bytes: a record's stored key and row 0's dates) into *c, whose
+ * pointers are v's. ADS_ECORRUPT naming `where`. */
+int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
+                     const unsigned char *v, size_t vlen, const char *where, ads_error *err);
+
+/* Row i of c made whole: its data when it is, or row 0's with its
+ * difference applied, into out. *data, *len the row's MessagePack. */
+int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned char **data,
+                   size_t *len, const char *where, ads_error *err);
+
+/* The chunk of rows[0..n) (whole rows, in increasing order of their dates,
+ * rows[0]'s being hkey's last 16 bytes) into out (cleared first), with the
+ * record's whole key full_key when it is a long one (else NULL); scratch is
+ * the caller's. ADS_ENOMEM. */
+int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
+                     const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
+                     unsigned n, ads_buf *scratch, ads_error *err);
+
+/* The chunk c (parsed from v, vlen bytes, under hkey) with the whole row r
+ * after its last row, into out (cleared first): 1 when it fits (fewer than
+ * ADS_HISTORY_CHUNK_ROWS rows, within its byte limit), 0 when it does not
+ * (out then undefined), or ADS_ENOMEM. r's dates must come after the last
+ * row's. */
+int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,
+                      const unsigned char *hkey, size_t hklen, const chunk_row *r,
+                      ads_buf *scratch, ads_error *err);
+
+/* The bytes a chunk whose row 0 took row0_bytes may grow to. */
+size_t ads_chunk__limit(size_t row0_bytes);
+
+/* ---- a cursor over history rows of either form (hrows.c) ----
+ *
+ * Rows in key order with their history keys, whether an entry holds one row
+ * or a chunk of them. The moves give 1 on a row, 0 when there is none (the
+ * cursor is then off the table until a seek), or an error. */
+typedef struct ads_hrows {
+    ads_txn *txn;
+    MDB_cursor *c;
+    MDB_val ek, ev; /* the entry under the cursor (LMDB's memory) */
+    MDB_val k;      /* the current row's history key: ek's, or key's */
+    bool valid;     /* on a row */
+    bool chunk;     /* the entry is a chunk (ch), the row its row i */
+    unsigned i;
+    ads_chunk ch;
+    unsigned char key[ADS_KEY_INLINE_MAX + 16];
+    ads_hist_walk walk; /* the keyframe of one-row entries kept as differences */
+    ads_buf out;        /* a row made whole */
+} ads_hrows;
+
+void ads_hrows__init(ads_hrows *h);
+int ads_hrows__open(ads_hrows *h, ads_txn *txn, ads_error *err);
+void ads_hrows__close(ads_hrows *h);
+int ads_hrows__first(ads_hrows *h, ads_error *err);
+int ads_hrows__last(ads_hrows *h, ads_error *err);
+int ads_hrows__next(ads_hrows *h, ads_error *err);
+int ads_hrows__prev(ads_hrows *h, ads_error *err);
+/* The first row whose key is >= key (len bytes), or > key when strict. */
+int ads_hrows__seek(ads_hrows *h, const unsigned char *key, size_t len, bool strict,
+                    ads_error *err);
+/* The last row whose key is < key. */
+int ads_hrows__before(ads_hrows *h, const unsigned char *key, size_t len, ads_error *err);
+/* The current row, parsed and whole (its data valid until the cursor moves
+ * or its transaction writes; a row kept as a difference is made whole from
+ * its keyframe). ADS_ECORRUPT naming `where`. */
+int ads_hrows__row(ads_hrows *h, row_env *env, const char *where, ads_error *err);
 
 /* Entries of a canonical MessagePack row: raw bytes of name and value. */
 typedef struct row_entry {

@@ -182,6 +182,11 @@ uint32_t ads_row__checksum(const unsigned char *p, size_t len)
     return (uint32_t)hash64(p, len);
 }
 
+uint32_t ads_row__checksum_dated(const unsigned char *p, size_t len, const unsigned char *dates)
+{
+    return (uint32_t)XXH3_64bits_withSeed(dates, 16, hash64(p, len));
+}
+
 /* The checksum of stored value v: over bytes 4.., and for a row whose dates
  * are its key's (ROW_KEYDATES), over those 16 bytes of the key too, so that
  * a flipped byte there fails it as one in the row would. */
