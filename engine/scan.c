@@ -21,7 +21,9 @@ struct ads_scan {
     const ads_type *type; /* NULL: every type */
     const ads_expr *where;
     unsigned flags;
-    MDB_cursor *lc, *hc;
+    MDB_cursor *lc;
+    ads_hrows hr;         /* history rows (ADS_SCAN_HISTORY) */
+    bool hr_open;
     ads_arena *arena;
     ads_row row;
     bool started, done;
@@ -36,7 +38,6 @@ struct ads_scan {
     uint64_t visited;    /* records visited (the map's pages are dropped every 2^17) */
     uint64_t read;       /* rows read */
     ads_index_walk *ix;  /* an index scan (engine/index_scan.c) */
-    ads_hist_walk hw;    /* history rows kept as differences made whole */
     bool (*stop)(void *ctx); /* ads_scan_set_stop */
     void *stop_ctx;
 };
@@ -164,11 +165,16 @@ int ads_scan_open(ads_scan **out, ads_txn *txn, const ads_type *t, const ads_exp
     s->where = where;
     s->flags = flags;
     int rc = mdb_cursor_open(txn->txn, txn->db->latest, &s->lc);
-    if (!rc && (flags & ADS_SCAN_HISTORY))
-        rc = mdb_cursor_open(txn->txn, txn->db->history, &s->hc);
     if (rc) {
         ads_scan_close(s);
         return ads_db__lmdb(txn, err, rc, "opening a scan");
+    }
+    if (flags & ADS_SCAN_HISTORY) {
+        if ((rc = ads_hrows__open(&s->hr, txn, err))) {
+            ads_scan_close(s);
+            return rc;
+        }
+        s->hr_open = true;
     }
     if (t) {
         s->last[0] = (unsigned char)(t->id >> 24);
@@ -257,10 +263,9 @@ void ads_scan_close(ads_scan *s)
     ads_index__walk_close(s->ix);
     if (s->lc)
         mdb_cursor_close(s->lc);
-    if (s->hc)
-        mdb_cursor_close(s->hc);
+    if (s->hr_open)
+        ads_hrows__close(&s->hr);
     ads_arena_free(s->arena);
-    ads_hist__walk_free(&s->hw);
     free(s);
 }
 
@@ -328,6 +333,10 @@ int ads_walk__check_end(ads_txn *txn, MDB_dbi dbi, const void *last, size_t llen
     if (nrc && nrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, nrc, "scanning");
     const ads_type *t;
+    ads_error e;
+    if (k.mv_size >= 4 &&
+        ads_types__by_id(&t, txn, ads_key__get_typeid(k.mv_data), &e) == ADS_ENOMEM)
+        return ads_error_set(err, ADS_ENOMEM, "%s", e.message);
     if (k.mv_size < 4 || !ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size) ||
         ads_types__by_id(&t, txn, ads_key__get_typeid(k.mv_data), NULL) ||
         (nrc == 0 && key_cmp(next.mv_data, next.mv_size, k.mv_data, k.mv_size) <= 0))
@@ -405,8 +414,9 @@ static int next_record(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
     return 1;
 }
 
-/* The next history row of the current record: 1 with k, v; 0 when done. */
-static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
+/* The next history row of the current record: 1 with the cursor s->hr on
+ * it; 0 when done. */
+static int next_history(ads_scan *s, ads_error *err)
 {
     int rc;
     const char *tname = s->cur ? s->cur->name : s->type ? s->type->name : "(any)";
@@ -414,23 +424,16 @@ static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
         if ((rc = ads_walk__check_start(s->txn, s->txn->db->history, s->last, s->last_len, tname,
                                         err)))
             return rc;
-        k->mv_data = s->last;
-        k->mv_size = s->last_len;
-        rc = mdb_cursor_get(s->hc, k, v, MDB_SET_RANGE);
+        rc = ads_hrows__seek(&s->hr, s->last, s->last_len, false, err);
     } else if (s->txn->readonly) {
-        rc = mdb_cursor_get(s->hc, k, v, MDB_NEXT);
+        rc = ads_hrows__next(&s->hr, err);
     } else {
-        k->mv_data = s->hlast;
-        k->mv_size = s->hlast_len;
-        rc = mdb_cursor_get(s->hc, k, v, MDB_SET_RANGE);
-        if (rc == 0 && k->mv_size == s->hlast_len &&
-            memcmp(k->mv_data, s->hlast, s->hlast_len) == 0)
-            rc = mdb_cursor_get(s->hc, k, v, MDB_NEXT);
+        /* the caller may have written since: seek past the last row read */
+        rc = ads_hrows__seek(&s->hr, s->hlast, s->hlast_len, true, err);
     }
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    if (rc)
-        return ads_db__lmdb(s->txn, err, rc, "scanning history");
+    if (rc <= 0)
+        return rc;
+    const MDB_val *k = &s->hr.k;
     if (k->mv_size != s->last_len + 16 || memcmp(k->mv_data, s->last, s->last_len) != 0) {
         /* the end of the record's history, or a damaged key */
         if (s->hlast_len)
@@ -446,46 +449,76 @@ static int next_history(ads_scan *s, MDB_val *k, MDB_val *v, ads_error *err)
     return 1;
 }
 
-/* Fill s->row from a stored row and apply the filters: 1 keep, 0 skip. */
-static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, bool latest,
-                 ads_error *err)
+/* s->row from env, a row stored under k, through the scan's constraint:
+ * 1 keep, 0 skip. */
+static int keep(ads_scan *s, const ads_type *t, const MDB_val *k, const row_env *env, bool latest)
 {
-    row_env env;
-    if (s->stop && s->stop(s->stop_ctx))
-        return ads_error_set(err, ADS_ELIMIT, "interrupted");
-    s->read++;
-    int rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL);
-    if (rc) {
-        /* again, for a message that says where */
-        char where[300];
-        snprintf(where, sizeof where, "%s row of type %s", latest ? "latest" : "history",
-                 t->name);
-        return ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
-    }
-    if (latest && (env.flags & ROW_DELTA))
-        return ads_error_set(err, ADS_ECORRUPT,
-                             "latest row of type %s: kept as a difference (the store is corrupt)",
-                             t->name);
-    bool skip = (env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED);
-    /* a history row: whole, the keyframe of the differences after it; a
-     * difference, made whole (the caller may write between rows of a write
-     * transaction: the walk keeps a copy of its keyframe then) */
-    if (!latest && (!(env.flags & ROW_DELTA) || !skip) &&
-        (rc = ads_hist__walk(&s->hw, s->txn, k->mv_data, k->mv_size, &env, !s->txn->readonly,
-                             t->name, err)))
-        return rc;
-    if (skip)
-        return 0;
     ads_arena_reset(s->arena);
     size_t klen = latest ? k->mv_size : k->mv_size - 16;
-    ads_row__fill(&s->row, s->txn, t, k->mv_data, klen, &env, latest, s->arena);
+    ads_row__fill(&s->row, s->txn, t, k->mv_data, klen, env, latest, s->arena);
     if (!s->where)
         return 1;
     ads_value val;
     ads_view view = ads_row_view(&s->row, NULL);
     if (ads_expr_eval(&val, s->where, &view, s->arena))
-        return ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory");
+        return -1;
     return truthy(&val) ? 1 : 0;
+}
+
+static int counted(ads_scan *s, ads_error *err)
+{
+    if (s->stop && s->stop(s->stop_ctx))
+        return ads_error_set(err, ADS_ELIMIT, "interrupted");
+    s->read++;
+    return 0;
+}
+
+/* Fill s->row from the latest row (k, v) and apply the filters: 1 keep, 0
+ * skip. */
+static int offer(ads_scan *s, const ads_type *t, MDB_val *k, MDB_val *v, ads_error *err)
+{
+    row_env env;
+    int rc = counted(s, err);
+    if (rc)
+        return rc;
+    rc = ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "", NULL);
+    if (rc) {
+        /* again, for a message that says where */
+        char where[300];
+        snprintf(where, sizeof where, "latest row of type %s", t->name);
+        return ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, where, err);
+    }
+    if (env.flags & ROW_DELTA)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "latest row of type %s: kept as a difference (the store is corrupt)",
+                             t->name);
+    if ((env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED))
+        return 0;
+    rc = keep(s, t, k, &env, true);
+    return rc < 0 ? ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory")
+                  : rc;
+}
+
+/* The same for the history row under s->hr, made whole. */
+static int offer_history(ads_scan *s, const ads_type *t, ads_error *err)
+{
+    row_env env;
+    int rc = counted(s, err);
+    if (rc)
+        return rc;
+    if (ads_hrows__row(&s->hr, &env, "", NULL)) {
+        /* again, for a message that says where (or a row made whole this
+         * time: memory ran out the first) */
+        char where[300];
+        snprintf(where, sizeof where, "history row of type %s", t->name);
+        if ((rc = ads_hrows__row(&s->hr, &env, where, err)))
+            return rc;
+    }
+    if ((env.flags & ROW_DELETED) && !(s->flags & ADS_SCAN_DELETED))
+        return 0;
+    rc = keep(s, t, &s->hr.k, &env, false);
+    return rc < 0 ? ads_error_set(err, ADS_ENOMEM, "evaluating the constraint: out of memory")
+                  : rc;
 }
 
 void ads_scan_set_stop(ads_scan *s, bool (*stop)(void *ctx), void *ctx)
@@ -508,14 +541,14 @@ int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err)
         return ads_index__walk_next(row, s->ix, err);
     for (;;) {
         if (s->in_history) {
-            rc = next_history(s, &k, &v, err);
+            rc = next_history(s, err);
             if (rc < 0)
                 return rc;
             if (rc == 1) {
                 const ads_type *t;
-                if ((rc = type_of_key(s, k.mv_data, &t, err)))
+                if ((rc = type_of_key(s, s->hr.k.mv_data, &t, err)))
                     return rc;
-                rc = offer(s, t, &k, &v, false, err);
+                rc = offer_history(s, t, err);
                 if (rc < 0)
                     return rc;
                 if (rc == 1) {
@@ -548,7 +581,7 @@ int ads_scan_next(ads_row **row, ads_scan *s, ads_error *err)
         const ads_type *t;
         if ((rc = type_of_key(s, k.mv_data, &t, err)))
             return rc;
-        rc = offer(s, t, &k, &v, true, err);
+        rc = offer(s, t, &k, &v, err);
         if (rc < 0)
             return rc;
         if (rc == 1) {
