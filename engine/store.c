@@ -79,24 +79,30 @@ int ads_store__latest(ads_txn *txn, const ads_row *row, unsigned char *skey, siz
 }
 
 /* The history row of the record at stored key skey in effect at ts: the
- * last with _Timestamp <= ts. 1 with *k, *v; 0 none. */
+ * last with _Timestamp <= ts, made whole, its row copied into out (the
+ * history cursor's buffers go with it). 1 with *env; 0 none. */
 static int find_before(ads_txn *txn, const unsigned char *skey, size_t slen, double ts,
-                       MDB_val *k, MDB_val *v, ads_error *err)
+                       row_env *env, ads_buf *out, const char *where, ads_error *err)
 {
     unsigned char seek[ADS_KEY_INLINE_MAX + 16];
     memcpy(seek, skey, slen);
     ads_key__sortable_double(seek + slen, ts);
     memset(seek + slen + 8, 0xff, 8);
-    k->mv_data = seek;
-    k->mv_size = slen + 16;
-    int rc = ads_db__key_before(txn, txn->db->history, k, v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
+    ads_hrows h;
+    int rc = ads_hrows__open(&h, txn, err);
     if (rc)
-        return ads_db__lmdb(txn, err, rc, "reading history");
-    if (k->mv_size != slen + 16 || memcmp(k->mv_data, skey, slen) != 0)
-        return 0;
-    return 1;
+        return rc;
+    rc = ads_hrows__before(&h, seek, slen + 16, err);
+    if (rc == 1 && (h.k.mv_size != slen + 16 || memcmp(h.k.mv_data, skey, slen) != 0))
+        rc = 0;
+    if (rc == 1 && !(rc = ads_hrows__row(&h, env, where, err))) {
+        ads_buf_clear(out);
+        ads_buf_add(out, env->data, env->len);
+        env->data = (const unsigned char *)out->p;
+        rc = out->failed ? ads_error_set(err, ADS_ENOMEM, "out of memory") : 1;
+    }
+    ads_hrows__close(&h);
+    return rc;
 }
 
 /* ---- the pieces of a record being stored ---- */
@@ -905,17 +911,11 @@ static int do_write(ads_txn *txn, const write_req *r, ads_write_info *info, ads_
         if (to_latest && found) {
             base_env = latest;
         } else if (!to_latest) {
-            MDB_val hk, hv;
-            int pr = find_before(txn, skey, slen, ts, &hk, &hv, err);
+            int pr = find_before(txn, skey, slen, ts, &base_env, &ws->base, t->name, err);
             if (pr < 0) {
                 rc = pr;
                 goto cleanup;
             }
-            if (pr == 1 && ((rc = ads_row__parse(&base_env, hk.mv_data, hk.mv_size, hv.mv_data,
-                                                 hv.mv_size, t->name, err)) ||
-                            (rc = ads_hist__resolve(txn, hk.mv_data, hk.mv_size, &base_env,
-                                                    &ws->base, t->name, err))))
-                goto cleanup;
         }
         bdata = base_env.data;
         blen = base_env.len;
