@@ -82,4 +82,15 @@ static inline int ads_hex_value(int c)
     return -1;
 }
 
+/* v as LEB128 at p (up to 10 bytes: 7 bits a byte, low first, the high bit
+ * set on every byte but the last). Returns the bytes written. */
+static inline size_t ads_uleb_put(unsigned char *p, uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        p[n++] = (unsigned char)(v | 0x80);
+    p[n++] = (unsigned char)v;
+    return n;
+}
+
 #endif

@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "engine/engine_int.h"
 
 enum { CROW_TSRAW = 0x10 };
@@ -57,15 +58,6 @@ static uint64_t get_be64(const unsigned char *p)
     for (int i = 0; i < 8; i++)
         v = v << 8 | p[i];
     return v;
-}
-
-static size_t uleb_put(unsigned char *p, uint64_t v)
-{
-    size_t n = 0;
-    for (; v >= 0x80; v >>= 7)
-        p[n++] = (unsigned char)(v | 0x80);
-    p[n++] = (unsigned char)v;
-    return n;
 }
 
 /* Bytes read (1..10), or 0 when [p, end) holds no LEB128 of 64 bits. */
@@ -141,18 +133,18 @@ static void put_row(ads_buf *out, const chunk_row *prev, const chunk_row *r, uns
     bool raw = prev ? !(micros(prev->ts, &pu) && micros(r->ts, &u)) : !ts_in_key(r->ts);
     size_t at = 1;
     h[0] = (unsigned char)((flags & (ROW_DELETED | ROW_DELTA)) | (raw ? CROW_TSRAW : 0));
-    at += uleb_put(h + at, zigzag((uint64_t)(int64_t)r->offset));
+    at += ads_uleb_put(h + at, zigzag((uint64_t)(int64_t)r->offset));
     if (raw) {
         uint64_t bits;
         memcpy(&bits, &r->ts, 8);
         put_le(h + at, bits, 8);
         at += 8;
     } else if (prev) {
-        at += uleb_put(h + at, zigzag((uint64_t)u - (uint64_t)pu));
+        at += ads_uleb_put(h + at, zigzag((uint64_t)u - (uint64_t)pu));
     }
     if (prev)
-        at += uleb_put(h + at, zigzag((uint64_t)r->systs - (uint64_t)prev->systs));
-    at += uleb_put(h + at, len);
+        at += ads_uleb_put(h + at, zigzag((uint64_t)r->systs - (uint64_t)prev->systs));
+    at += ads_uleb_put(h + at, len);
     ads_buf_add(out, h, at);
     ads_buf_add(out, data, len);
 }
@@ -190,7 +182,7 @@ int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
     h[5] = full_key ? ROW_LONGKEY : 0;
     h[6] = (unsigned char)n;
     if (full_key)
-        at += uleb_put(h + at, full_key_len);
+        at += ads_uleb_put(h + at, full_key_len);
     ads_buf_clear(out);
     ads_buf_add(out, h, at);
     if (full_key)

@@ -204,7 +204,8 @@ int ads_hrows__seek(ads_hrows *h, const unsigned char *key, size_t len, bool str
                : mdb_cursor_get(h->c, &h->ek, &h->ev, MDB_LAST);
     if (rc && rc != MDB_NOTFOUND)
         return ads_db__lmdb(h->txn, err, rc, "reading history");
-    if (rc == 0 && ads_chunk__is(h->ev.mv_data, h->ev.mv_size) &&
+    bool before = rc == 0; /* the cursor is on an entry before key */
+    if (before && ads_chunk__is(h->ev.mv_data, h->ev.mv_size) &&
         of_entry_record(&h->ek, key, len)) {
         h->valid = true;
         if ((rc = take(h, false, err)) < 0)
@@ -217,7 +218,7 @@ int ads_hrows__seek(ads_hrows *h, const unsigned char *key, size_t len, bool str
         h->valid = false;
         return 0;
     }
-    if ((rc = entry(h, rc == MDB_NOTFOUND ? MDB_FIRST : MDB_NEXT, false, err)) <= 0)
+    if ((rc = entry(h, before ? MDB_NEXT : MDB_FIRST, false, err)) <= 0)
         return rc;
     if (strict && key_cmp(h->k.mv_data, h->k.mv_size, key, len) == 0)
         return ads_hrows__next(h, err);

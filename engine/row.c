@@ -53,6 +53,7 @@
 #define ROW_AVX2 1
 #endif
 
+#include "base/bytes.h"
 #include "engine/engine_int.h"
 
 const char ads_attr__timestamp[] = "_Timestamp";
@@ -133,11 +134,7 @@ static uint64_t get_be64(const unsigned char *p)
 static size_t zone_put(unsigned char *p, int32_t offset)
 {
     uint32_t z = ((uint32_t)offset << 1) ^ (uint32_t)(offset < 0 ? -1 : 0);
-    size_t n = 0;
-    for (; z >= 0x80; z >>= 7)
-        p[n++] = (unsigned char)(z | 0x80);
-    p[n++] = (unsigned char)z;
-    return n;
+    return ads_uleb_put(p, z);
 }
 
 /* Its bytes used (1..5), or 0 when p (n bytes) holds no zone in its
