@@ -380,6 +380,15 @@ int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
     return 0;
 }
 
+int ads_chunk__undelta(const unsigned char *steps, size_t len, const unsigned char *row0,
+                       size_t row0_len, ads_buf *out, const char *where, ads_error *err)
+{
+    ads_error e;
+    ads_buf_clear(out);
+    int rc = ads_msgpack__undelta(out, steps, len, row0, row0_len, &e);
+    return rc ? ads_error_set(err, rc, "%s: %s", where, e.message) : 0;
+}
+
 int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned char **data,
                    size_t *len, const char *where, ads_error *err)
 {
@@ -389,11 +398,9 @@ int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned 
         *len = r->len;
         return 0;
     }
-    ads_error e;
-    ads_buf_clear(out);
-    int rc = ads_msgpack__undelta(out, r->data, r->len, c->rows[0].data, c->rows[0].len, &e);
+    int rc = ads_chunk__undelta(r->data, r->len, c->rows[0].data, c->rows[0].len, out, where, err);
     if (rc)
-        return ads_error_set(err, rc, "%s: %s", where, e.message);
+        return rc;
     *data = (const unsigned char *)out->p;
     *len = out->len;
     return 0;

@@ -308,6 +308,11 @@ bool ads_chunk__is(const unsigned char *v, size_t vlen);
 int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
                      const unsigned char *v, size_t vlen, const char *where, ads_error *err);
 
+/* A chunk row's difference (steps, len bytes) applied to its chunk's row 0
+ * (row0, row0_len bytes), into out (cleared first). */
+int ads_chunk__undelta(const unsigned char *steps, size_t len, const unsigned char *row0,
+                       size_t row0_len, ads_buf *out, const char *where, ads_error *err);
+
 /* Row i of c made whole: its data when it is, or row 0's with its
  * difference applied, into out. *data, *len the row's MessagePack. */
 int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned char **data,

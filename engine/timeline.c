@@ -30,9 +30,9 @@ typedef struct tl_kf {
 } tl_kf;
 
 typedef struct tl_item {
-    MDB_val k, v;
     row_env env;
     bool latest;
+    bool in_chunk; /* a chunk's row: a difference's keyframe is the chunk's row 0 */
     tl_kf kf;
 } tl_item;
 
@@ -40,7 +40,8 @@ typedef struct tl_rec {
     const ads_type *type;
     MDB_val lk, lv;      /* the latest row */
     row_env lenv;
-    MDB_val hlast;       /* last history key read (LMDB's memory) */
+    unsigned char hlast[16]; /* the dates of the last history row read */
+    bool hlast_set;          /* else none yet: read from the record's first */
     bool history_done;   /* no more history rows to read */
     bool latest_done;    /* the latest row has been queued or is out of range */
     tl_item buf[TL_BUF];
@@ -55,14 +56,15 @@ struct ads_timeline {
     size_t nrecs;
     size_t *heap; /* record indexes ordered by their next row */
     size_t nheap;
-    MDB_cursor *hc;
+    ads_hrows hr;
+    bool hr_open;
     ads_arena *arena;
     ads_row row;
     ads_buf whole;       /* the yielded row, when it was kept as a difference */
     size_t key_off;
     bool by_record; /* yield record by record (ads_timeline_by_record) */
     size_t cur;     /* then: the record being read */
-    const tl_rec *hc_at; /* the record whose hlast hc sits on (NULL: unknown) */
+    const tl_rec *hc_at; /* the record whose hlast hr sits on (NULL: unknown) */
 };
 
 static int item_cmp(const tl_item *a, const tl_item *b)
@@ -113,17 +115,55 @@ static void heap_down(ads_timeline *tl, size_t i)
     }
 }
 
-static int parse_item(ads_timeline *tl, tl_rec *r, tl_item *it, bool latest, ads_error *err)
+/* The history key of r's last row read (or r's key alone, before any)
+ * into key; its length. */
+static size_t hlast_key(const tl_rec *r, unsigned char *key)
 {
-    it->latest = latest;
+    size_t klen = r->lk.mv_size;
+    memcpy(key, r->lk.mv_data, klen);
+    if (!r->hlast_set)
+        return klen;
+    memcpy(key + klen, r->hlast, 16);
+    return klen + 16;
+}
+
+static void set_hlast(tl_rec *r, const row_env *env)
+{
+    ads_key__sortable_double(r->hlast, env->ts);
+    for (int i = 0; i < 8; i++)
+        r->hlast[8 + i] = (unsigned char)((uint64_t)env->systs >> (56 - 8 * i));
+    r->hlast_set = true;
+}
+
+static void latest_item(tl_item *it, const tl_rec *r)
+{
+    it->env = r->lenv;
+    it->latest = true;
+    it->in_chunk = false;
     it->kf.data = NULL;
-    if (latest)
-        return ads_row__parse(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
-                              it->v.mv_size, "latest row", err);
+}
+
+/* The history row under the cursor into it: a one-row entry's as stored
+ * (a difference made whole when yielded, from r's last whole row read), a
+ * chunk row's with row 0 as its keyframe. */
+static int history_item(ads_timeline *tl, tl_rec *r, tl_item *it, ads_error *err)
+{
+    const ads_hrows *h = &tl->hr;
+    it->latest = false;
+    it->kf.data = NULL;
+    it->in_chunk = h->chunk;
+    if (h->chunk) {
+        const chunk_row *c = &h->ch.rows[h->i];
+        it->env = (row_env){c->flags | (h->ch.full_key ? ROW_LONGKEY : 0), c->ts, c->offset,
+                            c->systs, h->ch.full_key, h->ch.full_key_len, c->data, c->len,
+                            h->ch.sum};
+        it->kf = (tl_kf){h->ch.rows[0].data, h->ch.rows[0].len, h->ch.sum};
+        return 0;
+    }
     /* a history row's key begins with its record's latest key, checked when
      * the record was set up (the callers compared the two) */
-    int rc = ads_row__parse_history(&it->env, it->k.mv_data, it->k.mv_size, it->v.mv_data,
-                                    it->v.mv_size, "history row", err);
+    int rc = ads_row__parse_history(&it->env, h->k.mv_data, h->k.mv_size, h->ev.mv_data,
+                                    h->ev.mv_size, "history row", err);
     if (rc)
         return rc;
     if (it->env.flags & ROW_DELTA) {
@@ -133,47 +173,53 @@ static int parse_item(ads_timeline *tl, tl_rec *r, tl_item *it, bool latest, ads
         r->kf.len = it->env.len;
         r->kf.sum = it->env.sum;
     }
-    (void)tl;
     return 0;
+}
+
+/* Is the cursor's row r's? Else the end of r's history, or a damaged key
+ * (0 at the end, or an error). */
+static int of_record(ads_timeline *tl, tl_rec *r, const unsigned char *prev, size_t plen,
+                     ads_error *err)
+{
+    const MDB_val *k = &tl->hr.k;
+    size_t klen = r->lk.mv_size;
+    if (k->mv_size == klen + 16 && memcmp(k->mv_data, r->lk.mv_data, klen) == 0) {
+        int rc = ads_walk__order(prev, plen, k, r->type->name, err);
+        return rc ? rc : 1;
+    }
+    if (tl->hr.chunk && tl->hr.i > 0)
+        return ads_walk__corrupt(r->type->name, "a chunk holds rows of two records", err);
+    MDB_val ek = tl->hr.ek;
+    int rc = ads_walk__check_end(tl->txn, tl->txn->db->history, prev, plen, &ek, r->type->name,
+                                 err);
+    return rc ? rc : 0;
 }
 
 /* Refill r's buffer with its next rows before t2. */
 static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
 {
     r->nbuf = r->pos = 0;
-    size_t klen = r->lk.mv_size;
+    unsigned char prev[ADS_KEY_INLINE_MAX + 16];
     while (!r->history_done && r->nbuf < TL_BUF) {
-        MDB_val k = r->hlast, v;
+        size_t plen = hlast_key(r, prev);
         int rc;
         if (tl->hc_at == r) {
             /* the cursor is where r's last refill left it (read record by
              * record, every refill but a record's first): no seek */
-            rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+            rc = ads_hrows__next(&tl->hr, err);
         } else {
-            rc = mdb_cursor_get(tl->hc, &k, &v, MDB_SET_RANGE);
-            if (rc == 0 && k.mv_size == r->hlast.mv_size &&
-                memcmp(k.mv_data, r->hlast.mv_data, k.mv_size) == 0)
-                rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+            rc = ads_hrows__seek(&tl->hr, prev, plen, r->hlast_set, err);
         }
         tl->hc_at = NULL;
-        while (rc == 0 && r->nbuf < TL_BUF) {
-            if (k.mv_size != klen + 16 || memcmp(k.mv_data, r->lk.mv_data, klen) != 0) {
-                /* the end of the record's history, or a damaged key */
-                if ((rc = ads_walk__check_end(tl->txn, tl->txn->db->history, r->hlast.mv_data,
-                                              r->hlast.mv_size, &k, r->type->name, err)))
-                    return rc;
-                r->history_done = true;
+        while (rc == 1 && r->nbuf < TL_BUF) {
+            if ((rc = of_record(tl, r, prev, plen, err)) <= 0)
                 break;
-            }
-            if ((rc = ads_walk__order(r->hlast.mv_data, r->hlast.mv_size, &k, r->type->name,
-                                      err)))
-                return rc;
             tl_item *it = &r->buf[r->nbuf];
-            it->k = k;
-            it->v = v;
-            if ((rc = parse_item(tl, r, it, false, err)))
-                return rc;
-            r->hlast = k;
+            int irc = history_item(tl, r, it, err);
+            if (irc)
+                return irc;
+            set_hlast(r, &it->env);
+            plen = hlast_key(r, prev);
             if (it->env.ts >= tl->t2) {
                 r->history_done = true;
                 r->latest_done = true;
@@ -181,28 +227,65 @@ static int refill(ads_timeline *tl, tl_rec *r, ads_error *err)
             }
             r->nbuf++;
             if (r->nbuf < TL_BUF)
-                rc = mdb_cursor_get(tl->hc, &k, &v, MDB_NEXT);
+                rc = ads_hrows__next(&tl->hr, err);
             else
-                tl->hc_at = r; /* on r->hlast */
+                tl->hc_at = r; /* on r's hlast */
         }
-        if (rc == MDB_NOTFOUND)
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
             r->history_done = true;
-        else if (rc)
-            return ads_db__lmdb(tl->txn, err, rc, "reading history");
         if (r->nbuf == TL_BUF)
             return 0;
     }
     if (r->history_done && !r->latest_done && r->nbuf < TL_BUF) {
         r->latest_done = true;
-        if (r->lenv.ts < tl->t2) {
-            tl_item *it = &r->buf[r->nbuf++];
-            it->k = r->lk;
-            it->v = r->lv;
-            it->env = r->lenv;
-            it->latest = true;
-        }
+        if (r->lenv.ts < tl->t2)
+            latest_item(&r->buf[r->nbuf++], r);
     }
     return 0;
+}
+
+/* The history row of r in effect at t1 into r's buffer, when there is one:
+ * 1, 0 none (the record begins after t1), or an error. */
+static int in_effect(ads_timeline *tl, tl_rec *r, ads_error *err)
+{
+    size_t klen = r->lk.mv_size;
+    unsigned char seek[ADS_KEY_INLINE_MAX + 16];
+    memcpy(seek, r->lk.mv_data, klen);
+    ads_key__sortable_double(seek + klen, tl->t1);
+    memset(seek + klen + 8, 0xff, 8);
+    int rc = ads_hrows__before(&tl->hr, seek, klen + 16, err);
+    if (rc < 0)
+        return rc;
+    const MDB_val *k = &tl->hr.k;
+    if (rc == 0 || k->mv_size != klen + 16 || memcmp(k->mv_data, r->lk.mv_data, klen) != 0) {
+        /* the record begins after t1 (the key found before it must be
+         * another record's, below this one) */
+        const MDB_val *ek = &tl->hr.ek;
+        if (rc == 1 && (ads_walk__order(k->mv_data, k->mv_size, &r->lk, r->type->name, err) ||
+                        !ads_row__key_sound(ek->mv_data, ek->mv_size, tl->hr.ev.mv_data,
+                                            tl->hr.ev.mv_size)))
+            return ads_walk__corrupt(r->type->name, "a key before a record's history is damaged",
+                                     err);
+        return 0;
+    }
+    tl_item *it = &r->buf[r->nbuf];
+    if ((rc = history_item(tl, r, it, err)))
+        return rc;
+    if (!it->in_chunk && (it->env.flags & ROW_DELTA)) {
+        /* its keyframe: also that of the differences read after it */
+        row_env kf;
+        if ((rc = ads_hist__keyframe(tl->txn, k->mv_data, klen, &kf, "history row", err)) < 0)
+            return rc;
+        if (rc == 1) {
+            r->kf = (tl_kf){kf.data, kf.len, kf.sum};
+            it->kf = r->kf;
+        }
+    }
+    r->nbuf++;
+    set_hlast(r, &it->env);
+    return 1;
 }
 
 /* Set a record up: its row in effect at t1, and its first buffer. */
@@ -217,54 +300,13 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
     if (r->lenv.ts <= tl->t1) {
         /* the latest row is in effect at t1: nothing else of the record counts */
         r->history_done = r->latest_done = true;
-        if (r->lenv.ts < tl->t2) {
-            tl_item *it = &r->buf[r->nbuf++];
-            it->k = r->lk;
-            it->v = r->lv;
-            it->env = r->lenv;
-            it->latest = true;
-        }
+        if (r->lenv.ts < tl->t2)
+            latest_item(&r->buf[r->nbuf++], r);
         return 0;
     }
-    /* seek the history row in effect at t1 */
-    size_t klen = r->lk.mv_size;
-    unsigned char seek[ADS_KEY_INLINE_MAX + 16];
-    memcpy(seek, r->lk.mv_data, klen);
-    ads_key__sortable_double(seek + klen, tl->t1);
-    memset(seek + klen + 8, 0xff, 8);
-    MDB_val k = {klen + 16, seek}, v;
-    rc = ads_db__cursor_before(tl->hc, &k, &v);
-    if (rc && rc != MDB_NOTFOUND)
-        return ads_db__lmdb(tl->txn, err, rc, "reading history");
-    if (rc == 0 && k.mv_size == klen + 16 && memcmp(k.mv_data, r->lk.mv_data, klen) == 0) {
-        /* the row in effect at t1, then the rest from after it */
-        tl_item *it = &r->buf[r->nbuf];
-        it->k = k;
-        it->v = v;
-        if ((rc = parse_item(tl, r, it, false, err)))
-            return rc;
-        if (it->env.flags & ROW_DELTA) {
-            /* its keyframe: also that of the differences read after it */
-            row_env kf;
-            if ((rc = ads_hist__keyframe(tl->txn, k.mv_data, klen, &kf, "history row", err)) < 0)
-                return rc;
-            if (rc == 1) {
-                r->kf = (tl_kf){kf.data, kf.len, kf.sum};
-                it->kf = r->kf;
-            }
-        }
-        r->nbuf++;
-        r->hlast = k;
-    } else {
-        /* the record begins after t1: read from its first history row (the
-         * key found before it must be another record's, below this one) */
-        if (rc == 0 && (ads_walk__order(k.mv_data, k.mv_size, &r->lk, r->type->name, err) ||
-                        !ads_row__key_sound(k.mv_data, k.mv_size, v.mv_data, v.mv_size)))
-            return ads_walk__corrupt(r->type->name, "a key before a record's history is damaged",
-                                     err);
-        r->hlast.mv_data = r->lk.mv_data;
-        r->hlast.mv_size = klen;
-    }
+    r->hlast_set = false;
+    if ((rc = in_effect(tl, r, err)) < 0)
+        return rc;
     int have = r->nbuf;
     tl_item first = r->buf[0];
     if ((rc = refill(tl, r, err)))
@@ -274,7 +316,7 @@ static int start_record(ads_timeline *tl, tl_rec *r, ads_error *err)
         if (r->nbuf == TL_BUF) {
             /* drop the last buffered row and read it again later */
             r->nbuf--;
-            r->hlast = r->buf[r->nbuf - 1].k;
+            set_hlast(r, &r->buf[r->nbuf - 1].env);
             tl->hc_at = NULL; /* the cursor is a row past hlast now */
             if (r->buf[r->nbuf].latest)
                 r->latest_done = false;
@@ -307,12 +349,13 @@ int ads_timeline_open(ads_timeline **out, ads_txn *txn, const ads_type *t, doubl
     tl->t2 = t2;
     MDB_cursor *lc = NULL;
     int rc = mdb_cursor_open(txn->txn, txn->db->latest, &lc);
-    if (!rc)
-        rc = mdb_cursor_open(txn->txn, txn->db->history, &tl->hc);
     if (rc) {
         rc = ads_db__lmdb(txn, err, rc, "opening a timeline");
         goto fail;
     }
+    if ((rc = ads_hrows__open(&tl->hr, txn, err)))
+        goto fail;
+    tl->hr_open = true;
     unsigned char prefix[4];
     MDB_val k, v;
     if (t) {
@@ -393,6 +436,34 @@ fail:
     return rc;
 }
 
+/* it's row, kept as a difference, made whole into env (its data then in
+ * tl->whole). */
+static int whole(ads_timeline *tl, const tl_rec *r, const tl_item *it, row_env *env,
+                 ads_error *err)
+{
+    if (it->in_chunk) {
+        int rc = ads_chunk__undelta(env->data, env->len, it->kf.data, it->kf.len, &tl->whole,
+                                    r->type->name, err);
+        if (rc)
+            return rc;
+        env->data = (const unsigned char *)tl->whole.p;
+        env->len = tl->whole.len;
+        env->flags &= ~(unsigned)ROW_DELTA;
+        return 0;
+    }
+    if (it->kf.data)
+        return ads_hist__apply(env, it->kf.sum, it->kf.data, it->kf.len, &tl->whole,
+                               r->type->name, err);
+    /* its keyframe not read: found from the row's history key */
+    unsigned char hkey[ADS_KEY_INLINE_MAX + 16];
+    size_t klen = r->lk.mv_size;
+    memcpy(hkey, r->lk.mv_data, klen);
+    ads_key__sortable_double(hkey + klen, env->ts);
+    for (int i = 0; i < 8; i++)
+        hkey[klen + 8 + i] = (unsigned char)((uint64_t)env->systs >> (56 - 8 * i));
+    return ads_hist__resolve(tl->txn, hkey, klen + 16, env, &tl->whole, r->type->name, err);
+}
+
 /* Yield it, r's row, unless a later row of the record at the same
  * _Timestamp replaces it: it was never in effect (docs/query.md, "Rows at
  * one instant"). 1 with *row, 0 when replaced, or an error. */
@@ -402,17 +473,13 @@ static int yield(ads_row **row, ads_timeline *tl, const tl_rec *r, const tl_item
     if (r->pos < r->nbuf && r->buf[r->pos].env.ts == it->env.ts)
         return 0;
     ads_arena_reset(tl->arena);
-    size_t klen = it->latest ? it->k.mv_size : it->k.mv_size - 16;
     row_env env = it->env;
     if (env.flags & ROW_DELTA) {
-        int rc = it->kf.data ? ads_hist__apply(&env, it->kf.sum, it->kf.data, it->kf.len,
-                                               &tl->whole, r->type->name, err)
-                             : ads_hist__resolve(tl->txn, it->k.mv_data, it->k.mv_size, &env,
-                                                 &tl->whole, r->type->name, err);
+        int rc = whole(tl, r, it, &env, err);
         if (rc)
             return rc;
     }
-    ads_row__fill(&tl->row, tl->txn, r->type, it->k.mv_data, klen, &env, it->latest,
+    ads_row__fill(&tl->row, tl->txn, r->type, r->lk.mv_data, r->lk.mv_size, &env, it->latest,
                   tl->arena);
     *row = &tl->row;
     return 1;
@@ -498,8 +565,8 @@ void ads_timeline_close(ads_timeline *tl)
 {
     if (!tl)
         return;
-    if (tl->hc)
-        mdb_cursor_close(tl->hc);
+    if (tl->hr_open)
+        ads_hrows__close(&tl->hr);
     free(tl->recs);
     free(tl->heap);
     ads_arena_free(tl->arena);

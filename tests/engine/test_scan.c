@@ -265,6 +265,18 @@ static void timeline__rows_in_range_plus_the_one_in_effect(void **state)
     eq_free(timeline(-100, 1), "a@0");
     eq_free(timeline(80, 90), "c@50* b@75d* a@80");
     eq_free(timeline(300, 400), "c@50* b@75d* a@100* d@200*");
+    /* a record with more rows than the timeline buffers at once (8): every
+     * refill reads on from the last */
+    char want[2048] = "c@50* b@75d* a@100* d@200*";
+    for (int i = 0; i < 40; i++) {
+        char text[200];
+        ts_time(&ts, T0 + 1000 + i);
+        snprintf(text, sizeof text, "[ AdType = \"Machine\"; Name = \"e\"; V = %d ]", i);
+        store_ok(text);
+        snprintf(want + strlen(want), sizeof want - strlen(want), " e@%d%s", 1000 + i,
+                 i == 39 ? "*" : "");
+    }
+    eq_free(timeline(999, 2000), want);
 }
 
 int main(void)
