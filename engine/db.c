@@ -285,6 +285,15 @@ int ads_db__format_rows(ads_txn *txn, ads_error *err)
     return rc;
 }
 
+int ads_db__format_chunks(ads_txn *txn, ads_error *err)
+{
+    if (txn->chunks_raised)
+        return 0;
+    int rc = format_raise(txn, ADS_DB_FORMAT_CHUNKS, err);
+    txn->chunks_raised = rc == 0;
+    return rc;
+}
+
 /* The records of a new store: format, node, fresh generator state. */
 static int init_meta(MDB_txn *txn, MDB_dbi dbi, ads_error *err)
 {

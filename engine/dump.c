@@ -300,6 +300,85 @@ static int dump_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl, c
     return 0;
 }
 
+/* A chunk's row (under the history cursor h): as dump_row, from the row
+ * the cursor makes whole. */
+static int dump_chunk_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl,
+                          ads_hrows *h, const ads_dump_options *opt, ads_dump_result *res,
+                          ads_arena *a, ads_error *err)
+{
+    const MDB_val *k = &h->k;
+    if (!keep_type(fl, ads_key__get_typeid(k->mv_data)))
+        return 0;
+    ads_arena_reset(a);
+    row_env env;
+    ads_error e;
+    int rc = ads_hrows__row(h, &env, "history row", &e);
+    if (rc) {
+        if (!opt->salvage || e.code != ADS_ECORRUPT)
+            return ads_error_set(err, e.code, "%s", e.message);
+        char name[400], why[sizeof name + ADS_ERROR_MESSAGE_MAX + 2];
+        ads_dump__row_name(name, sizeof name, txn, k->mv_data, k->mv_size - 16, a);
+        snprintf(why, sizeof why, "%s: %s", name, e.message);
+        res->skipped++;
+        if (opt->bad_row)
+            opt->bad_row(opt->ctx, why);
+        return 0;
+    }
+    if (opt->format == ADS_DUMP_TEXT) {
+        /* the text form reads the row from its bytes */
+        ads_buf_clear(&o->whole);
+        ads_row__build(&o->whole, k->mv_data, k->mv_size, env.flags, env.ts, env.offset,
+                       env.systs, env.full_key, env.full_key_len, env.data, env.len);
+        if (o->whole.failed)
+            return ads_error_set(err, ADS_ENOMEM, "out of memory");
+        MDB_val v = {o->whole.len, o->whole.p};
+        return dump_row(o, pk, txn, fl, k, &v, false, opt, res, a, err);
+    }
+    if ((rc = dump_check(txn, k, NULL, false, true, &env, opt, res, a, err)))
+        return rc < 0 ? rc : 0;
+    ads_buf_clear(&o->row);
+    if ((rc = ads_row__to_names(&o->row, &o->scratch, txn, k->mv_data, k->mv_size, &env, err)))
+        return rc;
+    MDB_val nv = {o->row.len, o->row.p};
+    put_item(o, pk, ITEM_HISTORY, k, &nv);
+    res->rows++;
+    return 0;
+}
+
+/* The history cursor's row: a one-row entry's as stored, a chunk's from
+ * the cursor. */
+static int dump_history_row(wout *o, msgpack_packer *pk, ads_txn *txn, const filt *fl,
+                            ads_hrows *h, const ads_dump_options *opt, ads_dump_result *res,
+                            ads_arena *a, ads_error *err)
+{
+    if (h->chunk)
+        return dump_chunk_row(o, pk, txn, fl, h, opt, res, a, err);
+    return dump_row(o, pk, txn, fl, &h->k, &h->ev, false, opt, res, a, err);
+}
+
+/* The history cursor on its first (first) or next row: 1, 0 at the end, or
+ * an error. In salvage, a chunk that does not read is reported and passed
+ * over, and rows out of order are reported and read on. */
+static int hist_step(ads_hrows *h, bool first, ads_txn *txn, const ads_dump_options *opt,
+                     ads_dump_result *res, ads_arena *a, ads_error *err)
+{
+    ads_error e;
+    int rc = first ? ads_hrows__first(h, &e) : ads_hrows__next(h, &e);
+    while (rc < 0) {
+        if (!opt->salvage || e.code != ADS_ECORRUPT || !h->valid)
+            return ads_error_set(err, e.code, "%s", e.message);
+        char name[400], why[sizeof name + ADS_ERROR_MESSAGE_MAX + 2];
+        size_t rl = h->ek.mv_size > 16 ? h->ek.mv_size - 16 : 0;
+        ads_dump__row_name(name, sizeof name, txn, h->ek.mv_data, rl, a);
+        snprintf(why, sizeof why, "%s: %s", name, e.message);
+        res->skipped++;
+        if (opt->bad_row)
+            opt->bad_row(opt->ctx, why);
+        rc = h->bad ? ads_hrows__next_entry(h, &e) : 1;
+    }
+    return rc;
+}
+
 int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_result *res,
                 ads_error *err)
 {
@@ -317,7 +396,9 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
     ads_txn *txn = NULL;
     ads_arena *a = ads_arena_new();
     filt fl = {NULL, NULL, 0, 0};
-    MDB_cursor *mc = NULL, *lc = NULL, *hc = NULL;
+    MDB_cursor *mc = NULL, *lc = NULL;
+    ads_hrows hr;
+    ads_hrows__init(&hr);
     int rc;
     if (!o.h || !a) {
         rc = ads_error_set(err, ADS_ENOMEM, "out of memory");
@@ -394,14 +475,18 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
     }
 
     /* rows: record by record, history first */
-    if ((rc = mdb_cursor_open(txn->txn, db->latest, &lc)) ||
-        (rc = mdb_cursor_open(txn->txn, db->history, &hc))) {
+    if ((rc = mdb_cursor_open(txn->txn, db->latest, &lc))) {
         rc = ads_db__lmdb(txn, err, rc, "dumping");
         goto cleanup;
     }
-    MDB_val hk, hv;
+    if ((rc = ads_hrows__open(&hr, txn, err)))
+        goto cleanup;
     uint64_t dropped_at = 0;
-    int hrc = mdb_cursor_get(hc, &hk, &hv, MDB_FIRST);
+    int hrc = hist_step(&hr, true, txn, opt, res, a, err);
+    if (hrc < 0) {
+        rc = hrc;
+        goto cleanup;
+    }
     int lrc;
     for (lrc = mdb_cursor_get(lc, &k, &v, MDB_FIRST);; lrc = mdb_cursor_get(lc, &k, &v, MDB_NEXT)) {
         bool have_latest = lrc == 0;
@@ -410,20 +495,21 @@ int ads_db_dump(ads_db *db, FILE *f, const ads_dump_options *opt, ads_dump_resul
             goto cleanup;
         }
         /* history rows of records up to and including this one */
-        while (hrc == 0) {
-            size_t rl = hk.mv_size >= 16 ? hk.mv_size - 16 : 0;
+        while (hrc == 1) {
+            const MDB_val *hk = &hr.k;
+            size_t rl = hk->mv_size >= 16 ? hk->mv_size - 16 : 0;
             if (have_latest) {
                 size_t m = rl < k.mv_size ? rl : k.mv_size;
-                int c = memcmp(hk.mv_data, k.mv_data, m);
+                int c = memcmp(hk->mv_data, k.mv_data, m);
                 if (c > 0 || (c == 0 && rl > k.mv_size))
                     break; /* a later record's */
             }
-            if ((rc = dump_row(&o, &pk, txn, &fl, &hk, &hv, false, opt, res, a, err)))
+            if ((rc = dump_history_row(&o, &pk, txn, &fl, &hr, opt, res, a, err)))
                 goto cleanup;
-            hrc = mdb_cursor_get(hc, &hk, &hv, MDB_NEXT);
+            hrc = hist_step(&hr, false, txn, opt, res, a, err);
         }
-        if (hrc && hrc != MDB_NOTFOUND) {
-            rc = ads_db__lmdb(txn, err, hrc, "dumping");
+        if (hrc < 0) {
+            rc = hrc;
             goto cleanup;
         }
         if (!have_latest)
@@ -483,8 +569,7 @@ cleanup:
         mdb_cursor_close(mc);
     if (lc)
         mdb_cursor_close(lc);
-    if (hc)
-        mdb_cursor_close(hc);
+    ads_hrows__close(&hr);
     ads_txn_abort(txn);
     free(fl.only);
     free(fl.skip);

@@ -74,15 +74,21 @@ extern "C" {
  * those rows, and version 6 when it first writes a row with the packed
  * envelope (engine/row.c: 23 bytes for a row in UTC instead of 32, 7 for a
  * difference, whose dates are its history key's), which a build that knows
- * only the 32-byte envelope would misread. The version only rises: version
- * 3 may hold indexes, version 4 a name table, version 5 both, version 6
- * rows of both envelopes. This build reads all six. */
+ * only the 32-byte envelope would misread, and version 7 when it first
+ * keeps a record's history rows in a chunk (engine/chunk.c: up to 32 rows
+ * in one history entry), which a build that knows only one row per entry
+ * would misread. The version only rises: version 3 may hold indexes,
+ * version 4 a name table, version 5 both, version 6 rows of both
+ * envelopes, version 7 history entries of both forms. This build reads
+ * 1 to 6: its readers take chunks, its writers do not yet (docs/storage.md,
+ * "History chunks"). */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
 #define ADS_DB_FORMAT_NAMES 3
 #define ADS_DB_FORMAT_COMPOSITE 4
 #define ADS_DB_FORMAT_DELTAS 5
 #define ADS_DB_FORMAT_ENVELOPE 6
+#define ADS_DB_FORMAT_CHUNKS 7
 
 typedef struct ads_db ads_db;
 typedef struct ads_txn ads_txn;

@@ -350,6 +350,7 @@ typedef struct ads_hrows {
     MDB_val k;      /* the current row's history key: ek's, or key's */
     bool valid;     /* on a row */
     bool chunk;     /* the entry is a chunk (ch), the row its row i */
+    bool bad;       /* the entry under the cursor is a chunk that did not read */
     unsigned i;
     ads_chunk ch;
     unsigned char key[ADS_KEY_INLINE_MAX + 16];
@@ -364,6 +365,9 @@ int ads_hrows__first(ads_hrows *h, ads_error *err);
 int ads_hrows__last(ads_hrows *h, ads_error *err);
 int ads_hrows__next(ads_hrows *h, ads_error *err);
 int ads_hrows__prev(ads_hrows *h, ads_error *err);
+/* On from the entry under the cursor (one that did not read: h->bad) to
+ * the first row of the next (salvage). */
+int ads_hrows__next_entry(ads_hrows *h, ads_error *err);
 /* The first row whose key is >= key (len bytes), or > key when strict. */
 int ads_hrows__seek(ads_hrows *h, const unsigned char *key, size_t len, bool strict,
                     ads_error *err);
@@ -551,6 +555,7 @@ struct ads_txn {
     int64_t systs;
     bool now_read; /* the clock is read once per transaction */
     bool rows_raised; /* the store's format allows the packed envelope (and differences) */
+    bool chunks_raised; /* ... and history chunks (format 7) */
     int64_t now_ns;
     bool types_loaded;
     uint64_t types_token;
@@ -690,6 +695,9 @@ int ads_db__format_composite(ads_txn *txn, ads_error *err);
  * written (the packed envelope; differences, version 5, come with it), once
  * per transaction. */
 int ads_db__format_rows(ads_txn *txn, ads_error *err);
+/* Raise the store's format to ADS_DB_FORMAT_CHUNKS before a history chunk
+ * is written, in txn. */
+int ads_db__format_chunks(ads_txn *txn, ads_error *err);
 /* Raise the store's format to ADS_DB_FORMAT_NAMES (its first stored name). */
 int ads_db__format_names(ads_txn *txn, ads_error *err);
 

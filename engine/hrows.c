@@ -69,6 +69,7 @@ static int take(ads_hrows *h, bool last, ads_error *err)
 {
     h->chunk = ads_chunk__is(h->ev.mv_data, h->ev.mv_size);
     h->i = 0;
+    h->bad = h->chunk; /* until it reads */
     if (h->chunk) {
         if (h->ek.mv_size < 16 + 5 || h->ek.mv_size > ADS_KEY_INLINE_MAX + 16)
             return ads_error_set(err, ADS_ECORRUPT,
@@ -80,6 +81,7 @@ static int take(ads_hrows *h, bool last, ads_error *err)
             return rc;
         if (last)
             h->i = h->ch.n - 1;
+        h->bad = false;
     }
     set_key(h);
     return 1;
@@ -118,6 +120,11 @@ static int in_order(ads_hrows *h, const unsigned char *prev, size_t plen, bool f
     return ads_error_set(err, ADS_ECORRUPT,
                          "history: a chunk holds rows past the entry after it (the store is "
                          "corrupt)");
+}
+
+int ads_hrows__next_entry(ads_hrows *h, ads_error *err)
+{
+    return h->valid ? entry(h, MDB_NEXT, false, err) : 0;
 }
 
 int ads_hrows__first(ads_hrows *h, ads_error *err)

@@ -37,6 +37,9 @@ typedef struct vstate {
     ads_idgen_state idgen;
     bool have_idgen;
     uint64_t packed; /* rows of the packed envelope (version 2) seen */
+    uint64_t chunks; /* history chunks seen (engine/chunk.c) */
+    unsigned char clast[ADS_KEY_INLINE_MAX + 16]; /* the last chunk's last row's key */
+    size_t clast_len; /* 0: the entry before was no chunk */
 } vstate;
 
 /* Count a row of the packed envelope: a store holding one must be of
@@ -295,6 +298,126 @@ static int walk_names(vstate *vs, ads_error *err)
     return rc;
 }
 
+/* A history row made whole (env) under its history key k: its row reads,
+ * its key holds its dates, its record has a latest row no older than it. */
+static int check_history_row(vstate *vs, const MDB_val *k, const row_env *env, const char *tname,
+                             const char *kt, ads_error *err)
+{
+    ads_txn *txn = vs->txn;
+    ads_error e;
+    size_t rl = k->mv_size - 16;
+    if (ads_msgpack__check_row(env->data, env->len, ads_txn__names(txn), &e)) {
+        problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
+        return 0;
+    }
+    unsigned char sortable[8];
+    ads_key__sortable_double(sortable, env->ts);
+    uint64_t sys = 0;
+    for (int i = 0; i < 8; i++)
+        sys = sys << 8 | ((const unsigned char *)k->mv_data)[rl + 8 + i];
+    if (memcmp(sortable, (const unsigned char *)k->mv_data + rl, 8) != 0 ||
+        sys != (uint64_t)env->systs)
+        problem(vs, "type %s, key %s: a history row filed under the wrong time", tname, kt);
+    MDB_val lk = {rl, k->mv_data}, lv;
+    int g = mdb_get(txn->txn, txn->db->latest, &lk, &lv);
+    if (g == MDB_NOTFOUND) {
+        problem(vs, "type %s, key %s: history rows without a latest row", tname, kt);
+    } else if (g) {
+        return ads_db__lmdb(txn, err, g, "verifying");
+    } else {
+        row_env le;
+        if (ads_row__parse(&le, lk.mv_data, lk.mv_size, lv.mv_data, lv.mv_size, "row", &e) == 0 &&
+            (le.ts < env->ts || (le.ts == env->ts && le.systs < env->systs)))
+            problem(vs, "type %s, key %s: a history row is newer than the latest row", tname,
+                    kt);
+    }
+    tcount *tc = count_of(vs, ads_key__get_typeid(k->mv_data));
+    if (!tc)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    tc->history++;
+    return 0;
+}
+
+/* The rows of the chunk v under k (engine/chunk.c), each checked. */
+static int check_chunk(vstate *vs, const MDB_val *k, const MDB_val *v, const char *tname,
+                       char *kt, size_t ktcap, ads_buf *whole, ads_error *err)
+{
+    ads_chunk c;
+    ads_error e;
+    vs->chunks++;
+    if (ads_chunk__parse(&c, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "history", &e)) {
+        vs->res->rows++;
+        problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+        return 0;
+    }
+    if (c.full_key)
+        ads_key__text(kt, ktcap, c.full_key, c.full_key_len, vs->a);
+    unsigned char *key = vs->clast;
+    vs->clast_len = k->mv_size;
+    size_t rl = k->mv_size - 16;
+    memcpy(key, k->mv_data, rl);
+    for (unsigned i = 0; i < c.n; i++) {
+        vs->res->rows += i > 0;
+        const chunk_row *r = &c.rows[i];
+        row_env env = {r->flags & ROW_DELETED, r->ts, r->offset, r->systs, c.full_key,
+                       c.full_key_len, NULL, 0, c.sum};
+        if (ads_chunk__row(&c, i, whole, &env.data, &env.len, "history row", &e)) {
+            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+            continue;
+        }
+        ads_key__sortable_double(key + rl, r->ts);
+        for (int b = 0; b < 8; b++)
+            key[rl + 8 + b] = (unsigned char)((uint64_t)r->systs >> (56 - 8 * b));
+        MDB_val rk = {rl + 16, key};
+        int rc = check_history_row(vs, &rk, &env, tname, kt, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* One history entry (k, v): a row, or a chunk of rows. */
+static int check_history_entry(vstate *vs, const MDB_val *k, const MDB_val *v,
+                               ads_hist_walk *hw, ads_buf *whole, ads_error *err)
+{
+    char kt[400], tn[64];
+    if (k->mv_size < 5 + 16) {
+        problem(vs, "history: a key of %zu bytes", k->mv_size);
+        return 0;
+    }
+    note_envelope(vs, v);
+    size_t rl = k->mv_size - 16;
+    uint32_t id = ads_key__get_typeid(k->mv_data);
+    const char *tname = type_name(vs, id, tn, sizeof tn);
+    ads_key__text(kt, sizeof kt, k->mv_data, rl, vs->a);
+    if (vs->clast_len) {
+        size_t n = vs->clast_len < k->mv_size ? vs->clast_len : k->mv_size;
+        int c = memcmp(k->mv_data, vs->clast, n);
+        if (c < 0 || (c == 0 && k->mv_size <= vs->clast_len))
+            problem(vs, "type %s, key %s: the history chunk before holds rows past this one",
+                    tname, kt);
+        vs->clast_len = 0;
+    }
+    if (ads_chunk__is(v->mv_data, v->mv_size))
+        return check_chunk(vs, k, v, tname, kt, sizeof kt, whole, err);
+    row_env env;
+    ads_error e;
+    if (ads_row__parse(&env, k->mv_data, k->mv_size, v->mv_data, v->mv_size, "history row",
+                       &e)) {
+        problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+        return 0;
+    }
+    if (env.full_key)
+        ads_key__text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
+    /* a row kept as a difference: made whole from its keyframe, the last
+     * whole row of its record walked (or the nearest found before it) */
+    if (ads_hist__walk(hw, vs->txn, k->mv_data, k->mv_size, &env, false, "history row", &e)) {
+        problem(vs, "type %s, key %s: %s", tname, kt, e.message);
+        return 0;
+    }
+    return check_history_row(vs, k, &env, tname, kt, err);
+}
+
 static int walk_history(vstate *vs, ads_error *err)
 {
     ads_txn *txn = vs->txn;
@@ -303,8 +426,8 @@ static int walk_history(vstate *vs, ads_error *err)
     if (rc)
         return ads_db__lmdb(txn, err, rc, "verifying");
     MDB_val k, v;
-    char kt[400], tn[64];
     ads_hist_walk hw = {.rlen = 0};
+    ads_buf whole = ADS_BUF_INIT;
     int mrc;
     for (mrc = mdb_cursor_get(c, &k, &v, MDB_FIRST); mrc == 0;
          mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
@@ -312,67 +435,14 @@ static int walk_history(vstate *vs, ads_error *err)
         vs->res->rows++;
         if (vs->progress && (vs->res->rows & 4095) == 0)
             vs->progress(vs->ctx, vs->res->rows, vs->total);
-        if (k.mv_size < 5 + 16) {
-            problem(vs, "history: a key of %zu bytes", k.mv_size);
-            continue;
-        }
-        note_envelope(vs, &v);
-        size_t rl = k.mv_size - 16;
-        uint32_t id = ads_key__get_typeid(k.mv_data);
-        const char *tname = type_name(vs, id, tn, sizeof tn);
-        ads_key__text(kt, sizeof kt, k.mv_data, rl, vs->a);
-        row_env env;
-        ads_error e;
-        if (ads_row__parse(&env, k.mv_data, k.mv_size, v.mv_data, v.mv_size, "history row", &e)) {
-            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
-            continue;
-        }
-        if (env.full_key)
-            ads_key__text(kt, sizeof kt, env.full_key, env.full_key_len, vs->a);
-        /* a row kept as a difference: made whole from its keyframe, the last
-         * whole row of its record walked (or the nearest found before it) */
-        if (ads_hist__walk(&hw, txn, k.mv_data, k.mv_size, &env, false, "history row", &e)) {
-            problem(vs, "type %s, key %s: %s", tname, kt, e.message);
-            continue;
-        }
-        if (ads_msgpack__check_row(env.data, env.len, ads_txn__names(txn), &e)) {
-            problem(vs, "type %s, key %s: history row: %s", tname, kt, e.message);
-            continue;
-        }
-        unsigned char sortable[8];
-        ads_key__sortable_double(sortable, env.ts);
-        uint64_t sys = 0;
-        for (int i = 0; i < 8; i++)
-            sys = sys << 8 | ((const unsigned char *)k.mv_data)[rl + 8 + i];
-        if (memcmp(sortable, (const unsigned char *)k.mv_data + rl, 8) != 0 ||
-            sys != (uint64_t)env.systs)
-            problem(vs, "type %s, key %s: a history row filed under the wrong time", tname, kt);
-        MDB_val lk = {rl, k.mv_data}, lv;
-        int g = mdb_get(txn->txn, txn->db->latest, &lk, &lv);
-        if (g == MDB_NOTFOUND) {
-            problem(vs, "type %s, key %s: history rows without a latest row", tname, kt);
-        } else if (g) {
-            mdb_cursor_close(c);
-            ads_hist__walk_free(&hw);
-            return ads_db__lmdb(txn, err, g, "verifying");
-        } else {
-            row_env le;
-            if (ads_row__parse(&le, lk.mv_data, lk.mv_size, lv.mv_data, lv.mv_size, "row", &e) ==
-                    0 &&
-                (le.ts < env.ts || (le.ts == env.ts && le.systs < env.systs)))
-                problem(vs, "type %s, key %s: a history row is newer than the latest row", tname,
-                        kt);
-        }
-        tcount *tc = count_of(vs, id);
-        if (!tc) {
-            mdb_cursor_close(c);
-            ads_hist__walk_free(&hw);
-            return ads_error_set(err, ADS_ENOMEM, "out of memory");
-        }
-        tc->history++;
+        if ((rc = check_history_entry(vs, &k, &v, &hw, &whole, err)))
+            break;
     }
     mdb_cursor_close(c);
-            ads_hist__walk_free(&hw);
+    ads_hist__walk_free(&hw);
+    ads_buf_free(&whole);
+    if (rc)
+        return rc;
     if (mrc != MDB_NOTFOUND)
         return ads_db__lmdb(txn, err, mrc, "verifying");
     return 0;
@@ -452,6 +522,9 @@ static void check_format(vstate *vs)
                 "rows: the store holds %llu rows of the packed envelope but is of format %u "
                 "(not %d)",
                 (unsigned long long)vs->packed, fmt, ADS_DB_FORMAT_ENVELOPE);
+    if (vs->chunks && fmt < ADS_DB_FORMAT_CHUNKS)
+        problem(vs, "history: the store holds %llu chunks of rows but is of format %u (not %d)",
+                (unsigned long long)vs->chunks, fmt, ADS_DB_FORMAT_CHUNKS);
 }
 
 static int check_counts(vstate *vs, ads_error *err)
