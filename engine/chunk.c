@@ -30,6 +30,7 @@
  * reader checks, so the keys it makes of them sort as stored rows' would.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/bytes.h"
@@ -111,6 +112,23 @@ static bool ts_in_key(double ts)
 bool ads_chunk__is(const unsigned char *v, size_t vlen)
 {
     return vlen > 4 && v[4] == ADS_ROW_VERSION_CHUNK;
+}
+
+unsigned ads_chunk__rows(const unsigned char *v, size_t vlen)
+{
+    return ads_chunk__is(v, vlen) ? (vlen > 6 ? v[6] : 0) : 1;
+}
+
+unsigned ads_chunk__max_rows(void)
+{
+    const char *s = getenv("ADSTORE_TEST_CHUNK_ROWS");
+    if (s && *s) {
+        char *end;
+        unsigned long v = strtoul(s, &end, 10);
+        if (*end == '\0' && v >= 1 && v <= ADS_HISTORY_CHUNK_ROWS)
+            return (unsigned)v;
+    }
+    return ADS_HISTORY_CHUNK_ROWS;
 }
 
 size_t ads_chunk__limit(size_t row0_bytes)
@@ -202,9 +220,9 @@ int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
 
 int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,
                       const unsigned char *hkey, size_t hklen, const chunk_row *r,
-                      ads_buf *scratch, ads_error *err)
+                      unsigned max_rows, ads_buf *scratch, ads_error *err)
 {
-    if (c->n >= ADS_HISTORY_CHUNK_ROWS)
+    if (c->n >= max_rows || c->n >= ADS_HISTORY_CHUNK_ROWS)
         return 0;
     ads_buf_clear(out);
     ads_buf_add(out, v, vlen);
@@ -227,7 +245,7 @@ int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, 
 
 static int corrupt(const char *where, const char *what, ads_error *err)
 {
-    return ads_error_set(err, ADS_ECORRUPT, "%s: history chunk %s (the store is corrupt)", where,
+    return ads_error_set(err, ADS_ECORRUPT, "%s: a chunk of rows %s (the store is corrupt)", where,
                          what);
 }
 
@@ -346,15 +364,16 @@ static int get_header(ads_chunk *c, const unsigned char *v, size_t vlen, size_t 
     return 0;
 }
 
-int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
-                     const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+/* ads_chunk__parse but for the checksum (when sum is false). */
+static int parse(ads_chunk *c, const unsigned char *hkey, size_t hklen, const unsigned char *v,
+                 size_t vlen, bool sum, const char *where, ads_error *err)
 {
     if (vlen < 7 + 3 || hklen < 16 + 5)
         return corrupt(where, "is too short", err);
     const unsigned char *kd = hkey + hklen - 16;
     c->sum = (uint32_t)v[0] | (uint32_t)v[1] << 8 | (uint32_t)v[2] << 16 | (uint32_t)v[3] << 24;
-    if (c->sum != ads_row__checksum_dated(v + 4, vlen - 4, kd))
-        return corrupt(where, "checksum mismatch", err);
+    if (sum && c->sum != ads_row__checksum_dated(v + 4, vlen - 4, kd))
+        return corrupt(where, "fails its checksum", err);
     if (v[4] != ADS_ROW_VERSION_CHUNK)
         return corrupt(where, "has another envelope version", err);
     size_t at;
@@ -378,6 +397,21 @@ int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
         return corrupt(where, "is stored under a corrupt key", err);
     c->bytes = vlen;
     return 0;
+}
+
+int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
+                     const unsigned char *v, size_t vlen, const char *where, ads_error *err)
+{
+    return parse(c, hkey, hklen, v, vlen, true, where, err);
+}
+
+bool ads_chunk__key_sound(const unsigned char *hkey, size_t hklen, const unsigned char *v,
+                          size_t vlen)
+{
+    ads_chunk c;
+    return parse(&c, hkey, hklen, v, vlen, false, "", NULL) == 0 &&
+           ads_key__check_stored(hkey, hklen, c.full_key, c.full_key_len, c.rows[0].ts,
+                                 c.rows[0].systs) == 0;
 }
 
 int ads_chunk__undelta(const unsigned char *steps, size_t len, const unsigned char *row0,

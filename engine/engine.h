@@ -80,8 +80,7 @@ extern "C" {
  * would misread. The version only rises: version 3 may hold indexes,
  * version 4 a name table, version 5 both, version 6 rows of both
  * envelopes, version 7 history entries of both forms. This build reads
- * 1 to 6: its readers take chunks, its writers do not yet (docs/storage.md,
- * "History chunks"). */
+ * all seven. */
 #define ADS_DB_FORMAT_VERSION 1
 #define ADS_DB_FORMAT_INDEXED 2
 #define ADS_DB_FORMAT_NAMES 3

@@ -313,6 +313,11 @@ int ads_chunk__parse(ads_chunk *c, const unsigned char *hkey, size_t hklen,
 int ads_chunk__undelta(const unsigned char *steps, size_t len, const unsigned char *row0,
                        size_t row0_len, ads_buf *out, const char *where, ads_error *err);
 
+/* Does chunk v frame its rows and is its key sound (ads_row__key_sound),
+ * whether or not its checksum holds? */
+bool ads_chunk__key_sound(const unsigned char *hkey, size_t hklen, const unsigned char *v,
+                          size_t vlen);
+
 /* Row i of c made whole: its data when it is, or row 0's with its
  * difference applied, into out. *data, *len the row's MessagePack. */
 int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned char **data,
@@ -328,12 +333,33 @@ int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
 
 /* The chunk c (parsed from v, vlen bytes, under hkey) with the whole row r
  * after its last row, into out (cleared first): 1 when it fits (fewer than
- * ADS_HISTORY_CHUNK_ROWS rows, within its byte limit), 0 when it does not
- * (out then undefined), or ADS_ENOMEM. r's dates must come after the last
- * row's. */
+ * max_rows rows, at most ADS_HISTORY_CHUNK_ROWS, within its byte limit), 0
+ * when it does not (out then undefined), or ADS_ENOMEM. r's dates must come
+ * after the last row's. */
 int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,
                       const unsigned char *hkey, size_t hklen, const chunk_row *r,
-                      ads_buf *scratch, ads_error *err);
+                      unsigned max_rows, ads_buf *scratch, ads_error *err);
+
+/* ADS_HISTORY_CHUNK_ROWS, or ADSTORE_TEST_CHUNK_ROWS's value (1..32) when
+ * that is set (tests put chunk boundaries everywhere). */
+unsigned ads_chunk__max_rows(void);
+
+/* The rows a history entry holds: a chunk's count (not checked), or 1. */
+unsigned ads_chunk__rows(const unsigned char *v, size_t vlen);
+
+/* ---- writing history in chunks (hput.c) ---- */
+
+/* Put the history row re (whole) of the record at stored key hkey's first
+ * slen bytes under history key hkey (slen + 16 bytes): into the record's
+ * chunk it falls in or after, or a chunk of its own; a row at the same
+ * dates is replaced. A record kept one row per entry is turned into chunks
+ * first. */
+int ads_hput__row(ads_txn *txn, const unsigned char *hkey, size_t slen, const row_env *re,
+                  ads_error *err);
+/* Remove the first go history rows of the record at skey (slen bytes),
+ * whose history is in chunks. */
+int ads_hput__trim(ads_txn *txn, const unsigned char *skey, size_t slen, uint64_t go,
+                   ads_error *err);
 
 /* The bytes a chunk whose row 0 took row0_bytes may grow to. */
 size_t ads_chunk__limit(size_t row0_bytes);
@@ -350,6 +376,7 @@ typedef struct ads_hrows {
     MDB_val k;      /* the current row's history key: ek's, or key's */
     bool valid;     /* on a row */
     bool chunk;     /* the entry is a chunk (ch), the row its row i */
+    bool parsed;    /* ch holds the chunk (parsed when a row past its first is wanted) */
     bool bad;       /* the entry under the cursor is a chunk that did not read */
     unsigned i;
     ads_chunk ch;
@@ -377,6 +404,8 @@ int ads_hrows__before(ads_hrows *h, const unsigned char *key, size_t len, ads_er
  * or its transaction writes; a row kept as a difference is made whole from
  * its keyframe). ADS_ECORRUPT naming `where`. */
 int ads_hrows__row(ads_hrows *h, row_env *env, const char *where, ads_error *err);
+/* The chunk under the cursor (h->chunk) read into h->ch, if not yet. */
+int ads_hrows__parse(ads_hrows *h, ads_error *err);
 
 /* Entries of a canonical MessagePack row: raw bytes of name and value. */
 typedef struct row_entry {
@@ -482,6 +511,8 @@ struct ads_db {
     uint64_t node;
     int flags;
     unsigned keyframe_rows; /* ADS_HISTORY_KEYFRAME_ROWS, or a test's (history.c) */
+    bool history_rows;      /* write one history row per entry (ADSTORE_TEST_HISTORY_ROWS) */
+    unsigned chunk_rows;    /* rows a history chunk takes (ads_chunk__max_rows) */
     ads_clock clock;
     pthread_rwlock_t resize; /* transactions hold it shared; growing the map, exclusive */
     atomic_uint grown;       /* times this handle changed the map's size */

@@ -63,25 +63,46 @@ static void set_key(ads_hrows *h)
     h->k.mv_size = rl + 16;
 }
 
-/* Take the entry LMDB's cursor is on (ek, ev): parse it when it is a chunk
- * and put the cursor on row `last ? n - 1 : 0` of it. */
+/* Parse the chunk under the cursor, once: its rows are read only when a
+ * row past its first is wanted (its first row's key is the entry's), so a
+ * walk that only passes a damaged chunk's key (another record's) does not
+ * fail over it. */
+static int parse(ads_hrows *h, ads_error *err)
+{
+    if (!h->chunk || h->parsed)
+        return 0;
+    h->bad = true; /* until it reads */
+    if (h->ek.mv_size < 16 + 5 || h->ek.mv_size > ADS_KEY_INLINE_MAX + 16)
+        return ads_error_set(err, ADS_ECORRUPT,
+                             "history: a chunk's key of %zu bytes (the store is corrupt)",
+                             h->ek.mv_size);
+    int rc = ads_chunk__parse(&h->ch, h->ek.mv_data, h->ek.mv_size, h->ev.mv_data,
+                              h->ev.mv_size, "history", err);
+    if (rc)
+        return rc;
+    h->bad = false;
+    h->parsed = true;
+    return 0;
+}
+
+int ads_hrows__parse(ads_hrows *h, ads_error *err)
+{
+    return parse(h, err);
+}
+
+/* Take the entry LMDB's cursor is on (ek, ev), on its row `last ? n - 1 :
+ * 0` (a chunk parsed for its last row). */
 static int take(ads_hrows *h, bool last, ads_error *err)
 {
     h->chunk = ads_chunk__is(h->ev.mv_data, h->ev.mv_size);
+    h->parsed = false;
+    h->bad = false;
     h->i = 0;
-    h->bad = h->chunk; /* until it reads */
-    if (h->chunk) {
-        if (h->ek.mv_size < 16 + 5 || h->ek.mv_size > ADS_KEY_INLINE_MAX + 16)
-            return ads_error_set(err, ADS_ECORRUPT,
-                                 "history: a chunk's key of %zu bytes (the store is corrupt)",
-                                 h->ek.mv_size);
-        int rc = ads_chunk__parse(&h->ch, h->ek.mv_data, h->ek.mv_size, h->ev.mv_data,
-                                  h->ev.mv_size, "history", err);
+    if (h->chunk && last) {
+        int rc = parse(h, err);
         if (rc)
             return rc;
-        if (last)
-            h->i = h->ch.n - 1;
-        h->bad = false;
+        h->i = h->ch.n - 1;
     }
     set_key(h);
     return 1;
@@ -156,6 +177,9 @@ int ads_hrows__next(ads_hrows *h, ads_error *err)
 {
     if (!h->valid)
         return 0;
+    int rc = parse(h, err);
+    if (rc)
+        return rc;
     if (h->chunk && h->i + 1 < h->ch.n) {
         h->i++;
         set_key(h);
@@ -185,8 +209,12 @@ static bool of_entry_record(const MDB_val *ek, const unsigned char *key, size_t 
 
 /* In the chunk now taken, the first row whose key is >= key (or > key when
  * strict): 1 on it, 0 when every row is below. */
-static int within(ads_hrows *h, const unsigned char *key, size_t len, bool strict)
+static int within(ads_hrows *h, const unsigned char *key, size_t len, bool strict,
+                  ads_error *err)
 {
+    int rc = parse(h, err);
+    if (rc)
+        return rc;
     for (unsigned i = 0; i < h->ch.n; i++) {
         h->i = i;
         set_key(h);
@@ -217,8 +245,8 @@ int ads_hrows__seek(ads_hrows *h, const unsigned char *key, size_t len, bool str
         h->valid = true;
         if ((rc = take(h, false, err)) < 0)
             return rc;
-        if (within(h, key, len, strict))
-            return 1;
+        if ((rc = within(h, key, len, strict, err)) != 0)
+            return rc;
     }
     /* else the entry found (or, strict, the one after it when it is key) */
     if (!found) {
@@ -253,6 +281,9 @@ int ads_hrows__row(ads_hrows *h, row_env *env, const char *where, ads_error *err
         return ads_hist__walk(&h->walk, h->txn, h->k.mv_data, h->k.mv_size, env,
                               !h->txn->readonly, where, err);
     }
+    int rc = parse(h, err);
+    if (rc)
+        return rc;
     const chunk_row *r = &h->ch.rows[h->i];
     env->flags = (r->flags & ROW_DELETED) | (h->ch.full_key ? ROW_LONGKEY : 0);
     env->ts = r->ts;

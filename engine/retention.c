@@ -46,6 +46,70 @@ static int first_kept(MDB_cursor *c, const unsigned char *skey, size_t slen, uin
     return 0;
 }
 
+/* How many of the record's first rows go at cut: those dated at or before
+ * the cut, but the last of them (all of them when the latest row, dated
+ * latest_ts, is in effect at the cut); at most max (0: no bound). Read
+ * through the history row cursor, whatever form the rows are kept in. */
+static int rows_to_go(ads_txn *txn, const unsigned char *skey, size_t slen, double latest_ts,
+                      double cut, uint64_t max, uint64_t *go, ads_error *err)
+{
+    ads_hrows h;
+    int rc = ads_hrows__open(&h, txn, err);
+    if (rc)
+        return rc;
+    uint64_t before = 0;
+    for (rc = ads_hrows__seek(&h, skey, slen, false, err); rc == 1;
+         rc = ads_hrows__next(&h, err)) {
+        const MDB_val *k = &h.k;
+        if (k->mv_size != slen + 16 || memcmp(k->mv_data, skey, slen) != 0)
+            break;
+        if (ads_key__double_of_sortable((const unsigned char *)k->mv_data + slen) > cut)
+            break;
+        before++;
+    }
+    ads_hrows__close(&h);
+    if (rc < 0)
+        return rc;
+    *go = latest_ts <= cut ? before : before ? before - 1 : 0;
+    if (max && *go > max)
+        *go = max;
+    return 0;
+}
+
+/* trim_rows for a record whose history is in chunks (engine/hput.c). */
+static int trim_chunks(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
+                       double latest_ts, double cut, uint64_t max, uint64_t *removed,
+                       ads_error *err)
+{
+    uint64_t go;
+    int rc = rows_to_go(txn, skey, slen, latest_ts, cut, max, &go, err);
+    if (rc || go == 0)
+        return rc;
+    if ((rc = ads_hput__trim(txn, skey, slen, go, err)))
+        return rc;
+    if (removed)
+        *removed += go;
+    return ads_types__count(txn, t->id, 0, 0, -(int64_t)go, err);
+}
+
+/* Is the record's first history entry a chunk? */
+static int in_chunks(ads_txn *txn, const unsigned char *skey, size_t slen, bool *out,
+                     ads_error *err)
+{
+    MDB_cursor *c;
+    MDB_val k = {slen, (void *)skey}, v;
+    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
+    if (rc)
+        return ads_db__lmdb(txn, err, rc, "trimming history");
+    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    mdb_cursor_close(c);
+    if (rc && rc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, rc, "trimming history");
+    *out = rc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0 &&
+           ads_chunk__is(v.mv_data, v.mv_size);
+    return 0;
+}
+
 /* Trim the history of the record stored under skey (slen bytes) at cut,
  * removing at most max rows (0: no bound), oldest first (any prefix of the
  * rows to remove leaves the answers as they were). latest_ts is the date of
@@ -54,10 +118,13 @@ static int trim_rows(ads_txn *txn, const ads_type *t, const unsigned char *skey,
                      double latest_ts, double cut, uint64_t max, uint64_t *removed,
                      ads_error *err)
 {
+    bool chunks = false;
+    int rc = in_chunks(txn, skey, slen, &chunks, err);
+    if (rc || chunks)
+        return rc ? rc : trim_chunks(txn, t, skey, slen, latest_ts, cut, max, removed, err);
     MDB_cursor *c;
     MDB_val k = {slen, (void *)skey}, v;
-    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
-    if (rc)
+    if ((rc = mdb_cursor_open(txn->txn, txn->db->history, &c)))
         return ads_db__lmdb(txn, err, rc, "trimming history");
     /* rows dated at or before the cut: all but the last go (all of them when
      * the latest row is in effect at the cut) */
@@ -125,7 +192,7 @@ static int count_history(ads_txn *txn, const unsigned char *skey, size_t slen, u
     uint64_t n = 0;
     rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
     while (rc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0) {
-        n++;
+        n += ads_chunk__rows(v.mv_data, v.mv_size);
         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
     }
     mdb_cursor_close(c);

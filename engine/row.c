@@ -392,13 +392,8 @@ bool ads_row__peek(const unsigned char *skey, size_t skey_len, const unsigned ch
 bool ads_row__key_sound(const unsigned char *skey, size_t skey_len, const unsigned char *v,
                         size_t vlen)
 {
-    if (ads_chunk__is(v, vlen)) {
-        /* a history chunk: its key is its row 0's */
-        ads_chunk c;
-        return skey_len > 16 + 4 && ads_chunk__parse(&c, skey, skey_len, v, vlen, "", NULL) == 0 &&
-               ads_key__check_stored(skey, skey_len, c.full_key, c.full_key_len, c.rows[0].ts,
-                                     c.rows[0].systs) == 0;
-    }
+    if (ads_chunk__is(v, vlen))
+        return ads_chunk__key_sound(skey, skey_len, v, vlen); /* its key is its row 0's */
     row_env e;
     if (split(&e, skey, skey_len, v, vlen))
         return false;

@@ -1316,10 +1316,11 @@ static int purge(ads_txn *txn, const ads_row *row, ads_error *err)
     int64_t removed = 0;
     int mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
     while (mrc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0) {
+        unsigned rows = ads_chunk__rows(v.mv_data, v.mv_size);
         txn->writes++;
         if ((mrc = mdb_cursor_del(c, 0)))
             break;
-        removed++;
+        removed += rows;
         k.mv_data = skey;
         k.mv_size = slen;
         mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);

@@ -148,11 +148,14 @@ static void latest_item(tl_item *it, const tl_rec *r)
  * chunk row's with row 0 as its keyframe. */
 static int history_item(ads_timeline *tl, tl_rec *r, tl_item *it, ads_error *err)
 {
-    const ads_hrows *h = &tl->hr;
+    ads_hrows *h = &tl->hr;
     it->latest = false;
     it->kf.data = NULL;
     it->in_chunk = h->chunk;
     if (h->chunk) {
+        int rc = ads_hrows__parse(h, err);
+        if (rc)
+            return rc;
         const chunk_row *c = &h->ch.rows[h->i];
         it->env = (row_env){c->flags | (h->ch.full_key ? ROW_LONGKEY : 0), c->ts, c->offset,
                             c->systs, h->ch.full_key, h->ch.full_key_len, c->data, c->len,

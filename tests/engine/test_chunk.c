@@ -229,7 +229,7 @@ static void chunk__rows_read_back_built_at_once_or_grown(void **state)
                                               "t", &err),
                              0);
             int rc = ads_chunk__append(&grown, &g, (unsigned char *)b.p, b.len, r.key, r.klen,
-                                       &r.rows[n], &scratch, &err);
+                                       &r.rows[n], ADS_HISTORY_CHUNK_ROWS, &scratch, &err);
             assert_true(rc == 0 || rc == 1);
             if (rc == 1) {
                 ads_buf_free(&b);
@@ -267,7 +267,8 @@ static void chunk__takes_no_row_past_its_limits(void **state)
     assert_int_equal(ads_chunk__parse(&c, r.key, r.klen, (unsigned char *)b.p, b.len, "t", &err),
                      0);
     assert_int_equal(ads_chunk__append(&grown, &c, (unsigned char *)b.p, b.len, r.key, r.klen,
-                                       &r.rows[ADS_HISTORY_CHUNK_ROWS - 1], &scratch, &err),
+                                       &r.rows[ADS_HISTORY_CHUNK_ROWS - 1], ADS_HISTORY_CHUNK_ROWS,
+                                       &scratch, &err),
                      0);
     free_run(&r);
     /* big rows (over half the in-page limit): overflow pages filled */
@@ -282,7 +283,7 @@ static void chunk__takes_no_row_past_its_limits(void **state)
         assert_int_equal(
             ads_chunk__parse(&c, r.key, r.klen, (unsigned char *)b.p, b.len, "t", &err), 0);
         int rc = ads_chunk__append(&grown, &c, (unsigned char *)b.p, b.len, r.key, r.klen,
-                                   &r.rows[n], &scratch, &err);
+                                   &r.rows[n], ADS_HISTORY_CHUNK_ROWS, &scratch, &err);
         if (rc == 0)
             break;
         ads_buf t = b;

@@ -179,7 +179,9 @@ static void compact__fills_the_pages_of_a_store_written_in_random_order(void **s
         fail_msg("compact: %s", err.message);
     double after = leaf_fill("latest");
     assert_true(after > 0.95);
-    assert_true(leaf_fill("history") > 0.95);
+    /* history's entries are chunks of rows, up to 1,800 bytes: the room a
+     * page has left when the next chunk does not fit is larger */
+    assert_true(leaf_fill("history") > 0.9);
     db = ts_reopen(&ts);
     assert_int_equal(ads_db_layout_get(&lay, db, &e0), 0);
     assert_true(lay.latest.fill > 0.9 && lay.latest.in_order > 0.9);

@@ -145,12 +145,12 @@ static void db__unknown_format_version_is_refused(void **state)
 {
     (void)state;
     ads_db_close(open_rw());
-    uint8_t v7[4] = {7, 0, 0, 0};
-    poke_meta("format", v7, 4);
+    uint8_t v8[4] = {8, 0, 0, 0};
+    poke_meta("format", v8, 4);
     ads_db *db;
     ads_error err;
     assert_int_equal(ads_db_open(&db, store, 0, &err), ADS_EVERSION);
-    assert_non_null(strstr(err.message, "format version 7; this build reads versions 1 to 6"));
+    assert_non_null(strstr(err.message, "format version 8; this build reads versions 1 to 7"));
 }
 
 static void db__damaged_state_is_reported_not_used(void **state)

@@ -812,6 +812,10 @@ static void envelope__a_store_of_32_byte_envelopes_reads_and_takes_writes(void *
 
 int main(void)
 {
+    /* stores as format 6 and older wrote them: one history row per entry
+     * (engine/history.c; chunks are test_chunk's, test_hrows' and
+     * test_model's) */
+    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(deltas__appended_rows_read_back_as_stored_whole),

@@ -16,9 +16,12 @@
  * the order of __SystemTimestamp; every few steps ads_db_verify must find
  * nothing wrong.
  *
- * History rows are kept as differences (engine/history.c); two seeds in
- * three set ADSTORE_TEST_KEYFRAME_ROWS to 2 or 3 so that short histories
- * meet every keyframe rule.
+ * History is kept in chunks of rows (engine/hput.c); most seeds set
+ * ADSTORE_TEST_CHUNK_ROWS to 1, 2 or 3 so that chunk boundaries fall
+ * everywhere, and one seed in four begins as a format-6 store, one row per
+ * entry kept as differences (engine/history.c; two seeds in three set
+ * ADSTORE_TEST_KEYFRAME_ROWS to 2 or 3 so that short histories meet every
+ * keyframe rule), which chunks take over half way through.
  *
  * A mismatch prints the seed, the step and the log of operations, and fails.
  * Replay one seed with ADS_MODEL_SEED=n (ADS_MODEL_STEPS=m to change the
@@ -2068,6 +2071,19 @@ static bool run_seed(mt *c, uint64_t seed, int steps)
         setenv("ADSTORE_TEST_KEYFRAME_ROWS", keyframes[seed % 3], 1);
     else
         unsetenv("ADSTORE_TEST_KEYFRAME_ROWS");
+    /* History goes in chunks (engine/hput.c) of up to 32 rows; seeds take
+     * 1, 2 or 3 as the most, so that chunk boundaries are everywhere, and a
+     * fourth of them begin as a format-6 store (one row per entry) whose
+     * records are turned into chunks as they are written once the store is
+     * opened again half way through the run */
+    static const char *const chunk_rows[] = {"1", "2", "3", NULL};
+    unsetenv("ADSTORE_TEST_HISTORY_ROWS");
+    if (seed % 4 == 0)
+        setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
+    if (chunk_rows[seed / 4 % 4])
+        setenv("ADSTORE_TEST_CHUNK_ROWS", chunk_rows[seed / 4 % 4], 1);
+    else
+        unsetenv("ADSTORE_TEST_CHUNK_ROWS");
     /* NOSYNC: thousands of commits; durability is not what this test is about */
     if (ads_db_open(&c->db, c->path, ADS_DB_CREATE | ADS_DB_NOSYNC, &err))
         fail_msg("open: %s", err.message);
@@ -2077,8 +2093,11 @@ static bool run_seed(mt *c, uint64_t seed, int steps)
     ts_declare(c->db, "Log", "", "KeepUnchangedRows = true;");
     ts_declare(c->db, "Evt", "", "AutoGenerateKey = true;");
     bool ok = true;
-    for (c->step = 0; c->step < steps && ok; c->step++)
+    for (c->step = 0; c->step < steps && ok; c->step++) {
+        if (c->step == steps / 2)
+            unsetenv("ADSTORE_TEST_HISTORY_ROWS"); /* at the next reopen */
         ok = step(c);
+    }
     if (ok)
         ok = verify(c);
     else

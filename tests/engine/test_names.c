@@ -811,6 +811,10 @@ static void names__writers_share_new_names_through_shapes(void **state)
 
 int main(void)
 {
+    /* stores as format 6 and older wrote them: one history row per entry
+     * (engine/history.c; chunks are test_chunk's, test_hrows' and
+     * test_model's) */
+    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
         T(names__rows_keep_ids_and_read_back_after_reopen),

@@ -259,8 +259,8 @@ static void corrupt__flipped_history_row(void **state)
     ads_error err;
     assert_int_equal(ads_db_verify(&res, db, ts_collect, &rep, &err), 0);
     assert_int_equal(res.problems, 2);
-    assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history row: row checksum "
-                                     "mismatch (the row is corrupt)");
+    assert_string_equal(rep.text[0], "type Machine, key { \"m05\" }: history: a chunk of rows "
+                                     "fails its checksum (the store is corrupt)");
 }
 
 static void del_nth(MDB_txn *txn, MDB_dbi dbi, void *arg)
