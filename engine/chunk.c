@@ -12,9 +12,12 @@
  *   0..3   checksum: low 32 bits of XXH3-64 over bytes 4.., seeded with
  *          the last 16 bytes of the key (row 0's dates)
  *   4      envelope version 3
- *   5      flags: 2 long key (the whole record key follows)
+ *   5      flags: 2 long key (the whole record key follows), 4 a base (below)
  *   6      rows, 1..ADS_HISTORY_CHUNK_ROWS
  *   [long key: LEB128 length, then the whole record key]
+ *   [base: LEB128 length, then a whole MessagePack row that is no row of
+ *          the history: the keyframe of the rows, once retention removed
+ *          the row 0 they were differences from]
  *   then each row:
  *     flags   1 deleted, 4 a difference from row 0, 16 _Timestamp raw
  *     zone    _Timestamp's offset east of UTC: zigzag LEB128
@@ -24,7 +27,12 @@
  *     systs   row 0: the key's; the others: the step from the row before
  *             (zigzag LEB128, modulo 2^64)
  *     length  LEB128, then the row's MessagePack: whole, or its
- *             difference from row 0 (ads_msgpack__delta)
+ *             difference from the keyframe (ads_msgpack__delta): row 0,
+ *             or the base when there is one
+ *
+ * A trim (ads_chunk__cut) so removes a chunk's first rows without encoding
+ * the others again: the keyframe stays as the base, the first kept row
+ * takes its dates from the new key, and the rows after it keep their bytes.
  *
  * Rows are in strictly increasing order of their history keys, which the
  * reader checks, so the keys it makes of them sort as stored rows' would.
@@ -36,7 +44,7 @@
 #include "base/bytes.h"
 #include "engine/engine_int.h"
 
-enum { CROW_TSRAW = 0x10 };
+enum { CROW_TSRAW = 0x10, CHUNK_BASE = 4 };
 #define CROW_FLAGS (ROW_DELETED | ROW_DELTA | CROW_TSRAW)
 
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -228,8 +236,7 @@ int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, 
     ads_buf_add(out, v, vlen);
     chunk_row whole = *r;
     whole.flags &= ROW_DELETED;
-    int rc = put_row_from(out, &c->rows[c->n - 1], &whole, c->rows[0].data, c->rows[0].len,
-                          scratch, err);
+    int rc = put_row_from(out, &c->rows[c->n - 1], &whole, c->base, c->base_len, scratch, err);
     if (rc)
         return rc;
     if (out->failed)
@@ -239,6 +246,34 @@ int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, 
     ((unsigned char *)out->p)[6] = (unsigned char)(c->n + 1);
     seal(out, hkey, hklen);
     return 1;
+}
+
+int ads_chunk__cut(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,
+                   unsigned from, const unsigned char *hkey, size_t hklen, ads_error *err)
+{
+    unsigned char h[7 + 10 + 10] = {0};
+    size_t at = 7;
+    h[4] = ADS_ROW_VERSION_CHUNK;
+    h[5] = (unsigned char)((c->full_key ? ROW_LONGKEY : 0) | CHUNK_BASE);
+    h[6] = (unsigned char)(c->n - from);
+    if (c->full_key)
+        at += ads_uleb_put(h + at, c->full_key_len);
+    ads_buf_clear(out);
+    ads_buf_add(out, h, at);
+    if (c->full_key)
+        ads_buf_add(out, c->full_key, c->full_key_len);
+    at = ads_uleb_put(h, c->base_len);
+    ads_buf_add(out, h, at);
+    ads_buf_add(out, c->base, c->base_len);
+    /* the first kept row, its dates now the key's; the rest as they were */
+    const chunk_row *r = &c->rows[from];
+    put_row(out, NULL, r, r->flags, r->data, r->len);
+    size_t next = from + 1 < c->n ? c->at[from + 1] : vlen;
+    ads_buf_add(out, v + next, vlen - next);
+    if (out->failed)
+        return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    seal(out, hkey, hklen);
+    return 0;
 }
 
 /* ---- reading ---- */
@@ -302,7 +337,7 @@ static const unsigned char *get_row(ads_chunk *c, unsigned i, const unsigned cha
     if (p >= end)
         return NULL;
     unsigned flags = *p++;
-    if ((flags & ~(unsigned)CROW_FLAGS) || (i == 0 && (flags & ROW_DELTA))) {
+    if ((flags & ~(unsigned)CROW_FLAGS) || (i == 0 && (flags & ROW_DELTA) && !c->has_base)) {
         *what = "has a row with unknown flags";
         return NULL;
     }
@@ -344,7 +379,7 @@ static bool in_order(const ads_chunk *c, const unsigned char *kd)
 static int get_header(ads_chunk *c, const unsigned char *v, size_t vlen, size_t *at,
                       const char *where, ads_error *err)
 {
-    if (v[5] & ~ROW_LONGKEY)
+    if (v[5] & ~(ROW_LONGKEY | CHUNK_BASE))
         return corrupt(where, "has unknown flags", err);
     c->n = v[6];
     if (c->n == 0 || c->n > ADS_HISTORY_CHUNK_ROWS)
@@ -360,6 +395,16 @@ static int get_header(ads_chunk *c, const unsigned char *v, size_t vlen, size_t 
         c->full_key = v + 7 + n;
         c->full_key_len = (size_t)kl;
         *at = 7 + n + (size_t)kl;
+    }
+    c->has_base = (v[5] & CHUNK_BASE) != 0;
+    if (c->has_base) {
+        uint64_t bl;
+        size_t n = uleb_get(v + *at, v + vlen, &bl);
+        if (!n || bl == 0 || bl > vlen - *at - n)
+            return corrupt(where, "has a bad base length", err);
+        c->base = v + *at + n;
+        c->base_len = (size_t)bl;
+        *at += n + (size_t)bl;
     }
     return 0;
 }
@@ -383,10 +428,15 @@ static int parse(ads_chunk *c, const unsigned char *hkey, size_t hklen, const un
     const unsigned char *p = v + at, *end = v + vlen;
     const char *what;
     for (unsigned i = 0; i < c->n; i++) {
+        c->at[i] = (size_t)(p - v);
         if (!(p = get_row(c, i, p, end, kd, &what)))
             return corrupt(where, what, err);
         if (i == 0)
-            c->row0_bytes = (size_t)(p - v);
+            c->row0_bytes = c->has_base ? at : (size_t)(p - v);
+    }
+    if (!c->has_base) {
+        c->base = c->rows[0].data;
+        c->base_len = c->rows[0].len;
     }
     if (p != end)
         return corrupt(where, "has bytes after its last row", err);
@@ -432,7 +482,7 @@ int ads_chunk__row(const ads_chunk *c, unsigned i, ads_buf *out, const unsigned 
         *len = r->len;
         return 0;
     }
-    int rc = ads_chunk__undelta(r->data, r->len, c->rows[0].data, c->rows[0].len, out, where, err);
+    int rc = ads_chunk__undelta(r->data, r->len, c->base, c->base_len, out, where, err);
     if (rc)
         return rc;
     *data = (const unsigned char *)out->p;

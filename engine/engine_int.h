@@ -271,9 +271,10 @@ void ads_hist__walk_free(ads_hist_walk *w);
  *
  * From store format 7 a history entry may be a chunk: up to
  * ADS_HISTORY_CHUNK_ROWS consecutive history rows of one record, under the
- * history key of its first row. Row 0 is whole; the others are whole or
- * (ROW_DELTA) their difference from row 0 (ads_msgpack__delta, with no
- * keyframe checksum before it: row 0 is in the same value). Each row's
+ * history key of its first row. Its keyframe is row 0, whole, or the base a
+ * trim kept; the rows are whole or (ROW_DELTA) their difference from the
+ * keyframe (ads_msgpack__delta, with no keyframe checksum before it: the
+ * keyframe is in the same value). Each row's
  * dates are steps from the row before it, and one checksum covers the whole
  * chunk and the dates in its key. docs/storage.md, "History chunks". */
 
@@ -293,10 +294,14 @@ typedef struct ads_chunk {
     uint32_t sum;
     const unsigned char *full_key; /* a long key's whole record key, or NULL */
     size_t full_key_len;
-    size_t row0_bytes; /* row 0's encoded bytes (the chunk's limit depends on it) */
+    const unsigned char *base;     /* the keyframe of its differences: row 0's data, */
+    size_t base_len;               /* or the base a trim kept (has_base) */
+    bool has_base;
+    size_t row0_bytes; /* the bytes up to its keyframe's end (its limit depends on them) */
     size_t bytes;      /* the whole chunk's */
     unsigned n;
     chunk_row rows[ADS_HISTORY_CHUNK_ROWS];
+    size_t at[ADS_HISTORY_CHUNK_ROWS]; /* where each row's encoding begins */
 } ads_chunk;
 
 /* Is stored history value v (vlen bytes) a chunk rather than one row? */
@@ -343,6 +348,13 @@ int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, 
 /* ADS_HISTORY_CHUNK_ROWS, or ADSTORE_TEST_CHUNK_ROWS's value (1..32) when
  * that is set (tests put chunk boundaries everywhere). */
 unsigned ads_chunk__max_rows(void);
+
+/* Chunk c (parsed from v, vlen bytes) without its rows before row `from`
+ * (1..n-1), under hkey (row from's history key), into out (cleared first):
+ * its keyframe kept as the chunk's base, the rows after row from as they
+ * were. ADS_ENOMEM. */
+int ads_chunk__cut(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,
+                   unsigned from, const unsigned char *hkey, size_t hklen, ads_error *err);
 
 /* The rows a history entry holds: a chunk's count (not checked), or 1. */
 unsigned ads_chunk__rows(const unsigned char *v, size_t vlen);

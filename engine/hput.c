@@ -8,8 +8,9 @@
  * rows (a backfill) is put into the chunk it falls in, or in front of the
  * record's first, whose rows are then encoded again, split into as many
  * chunks as they need. Retention removes a record's first rows: whole
- * chunks go, and the chunk the cut falls in is encoded again from its first
- * kept row, made whole.
+ * chunks go, and the chunk the cut falls in loses its rows before the cut
+ * (ads_chunk__cut: its keyframe stays as its base, the rows kept keep their
+ * bytes).
  *
  * A record whose history is still kept one row per entry (a store of an
  * older format) has all of its rows turned into chunks the first time a
@@ -371,6 +372,34 @@ int ads_hput__row(ads_txn *txn, const unsigned char *hkey, size_t slen, const ro
     return rc;
 }
 
+/* The chunk (ek, ev) without its rows before row from: ads_chunk__cut,
+ * under row from's key. */
+static int cut(ads_txn *txn, const MDB_val *ek, const MDB_val *ev, size_t slen, unsigned from,
+               ads_error *err)
+{
+    ads_chunk c;
+    ads_buf out = ADS_BUF_INIT;
+    unsigned char old[ADS_KEY_INLINE_MAX + 16], key[ADS_KEY_INLINE_MAX + 16];
+    memcpy(old, ek->mv_data, slen + 16); /* LMDB's goes with the delete */
+    memcpy(key, ek->mv_data, slen);
+    int rc = ads_chunk__parse(&c, ek->mv_data, ek->mv_size, ev->mv_data, ev->mv_size, "history",
+                              err);
+    if (!rc) {
+        key_dates(key + slen, c.rows[from].ts, c.rows[from].systs);
+        rc = ads_chunk__cut(&out, &c, ev->mv_data, ev->mv_size, from, key, slen + 16, err);
+    }
+    MDB_val k = {slen + 16, old};
+    if (!rc) {
+        txn->writes++;
+        if ((rc = mdb_del(txn->txn, txn->db->history, &k, NULL)))
+            rc = ads_db__lmdb(txn, err, rc, "trimming history");
+        else
+            rc = ads_db__put(txn, txn->db->history, key, slen + 16, out.p, out.len, 0, err);
+    }
+    ads_buf_free(&out);
+    return rc;
+}
+
 int ads_hput__trim(ads_txn *txn, const unsigned char *skey, size_t slen, uint64_t go,
                    ads_error *err)
 {
@@ -400,7 +429,7 @@ int ads_hput__trim(ads_txn *txn, const unsigned char *skey, size_t slen, uint64_
             continue;
         }
         mdb_cursor_close(c);
-        return rewrite(txn, &k, &v, slen, (unsigned)go, NULL, NULL, err);
+        return cut(txn, &k, &v, slen, (unsigned)go, err);
     }
     return 0;
 }

@@ -145,7 +145,7 @@ static void latest_item(tl_item *it, const tl_rec *r)
 
 /* The history row under the cursor into it: a one-row entry's as stored
  * (a difference made whole when yielded, from r's last whole row read), a
- * chunk row's with row 0 as its keyframe. */
+ * chunk row's with its chunk's keyframe. */
 static int history_item(ads_timeline *tl, tl_rec *r, tl_item *it, ads_error *err)
 {
     ads_hrows *h = &tl->hr;
@@ -160,7 +160,7 @@ static int history_item(ads_timeline *tl, tl_rec *r, tl_item *it, ads_error *err
         it->env = (row_env){c->flags | (h->ch.full_key ? ROW_LONGKEY : 0), c->ts, c->offset,
                             c->systs, h->ch.full_key, h->ch.full_key_len, c->data, c->len,
                             h->ch.sum};
-        it->kf = (tl_kf){h->ch.rows[0].data, h->ch.rows[0].len, h->ch.sum};
+        it->kf = (tl_kf){h->ch.base, h->ch.base_len, h->ch.sum};
         return 0;
     }
     /* a history row's key begins with its record's latest key, checked when

@@ -253,6 +253,80 @@ static void chunk__rows_read_back_built_at_once_or_grown(void **state)
     ads_buf_free(&scratch);
 }
 
+static void chunk__a_cut_keeps_the_rows_after_it_and_takes_appends(void **state)
+{
+    (void)state;
+    ads_buf b = ADS_BUF_INIT, cutb = ADS_BUF_INIT, again = ADS_BUF_INIT, grown = ADS_BUF_INIT,
+            scratch = ADS_BUF_INIT;
+    ads_error err;
+    for (int iter = 0; iter < 200; iter++) {
+        run r;
+        random_run(&r, 2 + (unsigned)(next() % (ADS_HISTORY_CHUNK_ROWS - 2)), iter % 5 == 0,
+                   false);
+        build_run(&b, &r, r.n - 1);
+        ads_chunk c;
+        assert_int_equal(
+            ads_chunk__parse(&c, r.key, r.klen, (unsigned char *)b.p, b.len, "t", &err), 0);
+        unsigned from = 1 + (unsigned)(next() % (c.n > 1 ? c.n - 1 : 1));
+        if (from >= c.n)
+            continue;
+        /* the rows from `from` on, under row from's key */
+        run tail = r;
+        tail.n = r.n - 1 - from;
+        memmove(tail.rows, r.rows + from, tail.n * sizeof *tail.rows);
+        tail.klen = r.klen - 16;
+        key_dates(tail.key + tail.klen, tail.rows[0].ts, tail.rows[0].systs);
+        tail.klen += 16;
+        assert_int_equal(ads_chunk__cut(&cutb, &c, (unsigned char *)b.p, b.len, from, tail.key,
+                                        tail.klen, &err),
+                         0);
+        ads_chunk t;
+        assert_int_equal(ads_chunk__parse(&t, tail.key, tail.klen, (unsigned char *)cutb.p,
+                                          cutb.len, "t", &err),
+                         0);
+        assert_true(t.has_base);
+        check_rows(&t, &tail);
+        /* cut again (a chunk with a base keeps it), and append the run's
+         * last row to the first cut */
+        if (t.n > 1) {
+            run tail2 = tail;
+            tail2.n = tail.n - 1;
+            memmove(tail2.rows, tail.rows + 1, tail2.n * sizeof *tail2.rows);
+            key_dates(tail2.key + tail2.klen - 16, tail2.rows[0].ts, tail2.rows[0].systs);
+            assert_int_equal(ads_chunk__cut(&again, &t, (unsigned char *)cutb.p, cutb.len, 1,
+                                            tail2.key, tail2.klen, &err),
+                             0);
+            ads_chunk t2;
+            assert_int_equal(ads_chunk__parse(&t2, tail2.key, tail2.klen,
+                                              (unsigned char *)again.p, again.len, "t", &err),
+                             0);
+            check_rows(&t2, &tail2);
+            assert_int_equal(t2.base_len, t.base_len);
+        }
+        assert_int_equal(ads_chunk__parse(&t, tail.key, tail.klen, (unsigned char *)cutb.p,
+                                          cutb.len, "t", &err),
+                         0);
+        int rc = ads_chunk__append(&grown, &t, (unsigned char *)cutb.p, cutb.len, tail.key,
+                                   tail.klen, &r.rows[r.n - 1], ADS_HISTORY_CHUNK_ROWS, &scratch,
+                                   &err);
+        assert_true(rc == 0 || rc == 1);
+        if (rc == 1) {
+            tail.rows[tail.n] = r.rows[r.n - 1];
+            tail.n++;
+            assert_int_equal(ads_chunk__parse(&t, tail.key, tail.klen, (unsigned char *)grown.p,
+                                              grown.len, "t", &err),
+                             0);
+            check_rows(&t, &tail);
+        }
+        free_run(&r);
+    }
+    ads_buf_free(&b);
+    ads_buf_free(&cutb);
+    ads_buf_free(&again);
+    ads_buf_free(&grown);
+    ads_buf_free(&scratch);
+}
+
 static void chunk__takes_no_row_past_its_limits(void **state)
 {
     (void)state;
@@ -395,6 +469,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(chunk__rows_read_back_built_at_once_or_grown),
+        cmocka_unit_test(chunk__a_cut_keeps_the_rows_after_it_and_takes_appends),
         cmocka_unit_test(chunk__takes_no_row_past_its_limits),
         cmocka_unit_test(chunk__every_prefix_and_flipped_bit_is_refused),
         cmocka_unit_test(chunk__malformed_fields_under_a_sound_checksum_are_refused),
