@@ -19,13 +19,16 @@
  *          the history: the keyframe of the rows, once retention removed
  *          the row 0 they were differences from]
  *   then each row:
- *     flags   1 deleted, 4 a difference from row 0, 16 _Timestamp raw
+ *     flags   1 deleted, 4 a difference from the keyframe, 16 _Timestamp
+ *             raw, 32 _Timestamp's step in seconds
  *     zone    _Timestamp's offset east of UTC: zigzag LEB128
  *     ts      row 0: the key's, unless raw; the others: raw (IEEE double,
- *             LE), or the step in microseconds from the row before (zigzag
- *             LEB128) when both are whole numbers of microseconds
+ *             LE), or the step from the row before (zigzag LEB128) when
+ *             both are whole numbers of microseconds: in seconds (flag 32)
+ *             when both are whole seconds, else in microseconds
  *     systs   row 0: the key's; the others: the step from the row before
- *             (zigzag LEB128, modulo 2^64)
+ *             less the step of ts in microseconds (0 when raw), zigzag
+ *             LEB128, modulo 2^64 (0 when both dates come from one clock)
  *     length  LEB128, then the row's MessagePack: whole, or its
  *             difference from the keyframe (ads_msgpack__delta): row 0,
  *             or the base when there is one
@@ -44,8 +47,8 @@
 #include "base/bytes.h"
 #include "engine/engine_int.h"
 
-enum { CROW_TSRAW = 0x10, CHUNK_BASE = 4 };
-#define CROW_FLAGS (ROW_DELETED | ROW_DELTA | CROW_TSRAW)
+enum { CROW_TSRAW = 0x10, CROW_TSSEC = 0x20, CHUNK_BASE = 4 };
+#define CROW_FLAGS (ROW_DELETED | ROW_DELTA | CROW_TSRAW | CROW_TSSEC)
 
 static void put_le(unsigned char *p, uint64_t v, int n)
 {
@@ -157,19 +160,26 @@ static void put_row(ads_buf *out, const chunk_row *prev, const chunk_row *r, uns
     unsigned char h[1 + 5 + 10 + 10 + 10];
     int64_t pu = 0, u = 0;
     bool raw = prev ? !(micros(prev->ts, &pu) && micros(r->ts, &u)) : !ts_in_key(r->ts);
+    /* a step of whole seconds between whole seconds (most dates are) */
+    bool secs = prev && !raw && u % 1000000 == 0 && pu % 1000000 == 0;
+    uint64_t step = (uint64_t)u - (uint64_t)pu;
     size_t at = 1;
-    h[0] = (unsigned char)((flags & (ROW_DELETED | ROW_DELTA)) | (raw ? CROW_TSRAW : 0));
+    h[0] = (unsigned char)((flags & (ROW_DELETED | ROW_DELTA)) | (raw ? CROW_TSRAW : 0) |
+                           (secs ? CROW_TSSEC : 0));
     at += ads_uleb_put(h + at, zigzag((uint64_t)(int64_t)r->offset));
     if (raw) {
         uint64_t bits;
         memcpy(&bits, &r->ts, 8);
         put_le(h + at, bits, 8);
         at += 8;
+        step = 0;
     } else if (prev) {
-        at += ads_uleb_put(h + at, zigzag((uint64_t)u - (uint64_t)pu));
+        at += ads_uleb_put(h + at, zigzag(secs ? (uint64_t)((int64_t)step / 1000000) : step));
     }
+    /* __SystemTimestamp's step less _Timestamp's: 0 when both are the
+     * clock of the writes */
     if (prev)
-        at += ads_uleb_put(h + at, zigzag((uint64_t)r->systs - (uint64_t)prev->systs));
+        at += ads_uleb_put(h + at, zigzag((uint64_t)r->systs - (uint64_t)prev->systs - step));
     at += ads_uleb_put(h + at, len);
     ads_buf_add(out, h, at);
     ads_buf_add(out, data, len);
@@ -298,8 +308,10 @@ static const unsigned char *get_dates(chunk_row *r, const chunk_row *prev, unsig
                                       const unsigned char *p, const unsigned char *end,
                                       const unsigned char *kd)
 {
-    uint64_t x;
+    uint64_t x, step = 0;
     size_t n;
+    if ((flags & CROW_TSSEC) && (!prev || (flags & CROW_TSRAW)))
+        return NULL;
     if (flags & CROW_TSRAW) {
         if (end - p < 8)
             return NULL;
@@ -312,7 +324,14 @@ static const unsigned char *get_dates(chunk_row *r, const chunk_row *prev, unsig
         int64_t pu;
         if (!micros(prev->ts, &pu) || !(n = uleb_get(p, end, &x)))
             return NULL;
-        r->ts = (double)(int64_t)((uint64_t)pu + unzigzag(x)) / 1e6;
+        step = unzigzag(x);
+        if (flags & CROW_TSSEC) {
+            if (pu % 1000000 != 0 || (int64_t)step > INT64_MAX / 1000000 ||
+                (int64_t)step < INT64_MIN / 1000000)
+                return NULL;
+            step = (uint64_t)((int64_t)step * 1000000);
+        }
+        r->ts = (double)(int64_t)((uint64_t)pu + step) / 1e6;
         p += n;
     }
     if (!prev) {
@@ -321,7 +340,7 @@ static const unsigned char *get_dates(chunk_row *r, const chunk_row *prev, unsig
     }
     if (!(n = uleb_get(p, end, &x)))
         return NULL;
-    r->systs = (int64_t)((uint64_t)prev->systs + unzigzag(x));
+    r->systs = (int64_t)((uint64_t)prev->systs + unzigzag(x) + step);
     return p + n;
 }
 

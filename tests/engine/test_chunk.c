@@ -268,8 +268,10 @@ static void chunk__a_cut_keeps_the_rows_after_it_and_takes_appends(void **state)
         assert_int_equal(
             ads_chunk__parse(&c, r.key, r.klen, (unsigned char *)b.p, b.len, "t", &err), 0);
         unsigned from = 1 + (unsigned)(next() % (c.n > 1 ? c.n - 1 : 1));
-        if (from >= c.n)
+        if (from >= c.n) {
+            free_run(&r);
             continue;
+        }
         /* the rows from `from` on, under row from's key */
         run tail = r;
         tail.n = r.n - 1 - from;
