@@ -142,62 +142,77 @@ static int put_chunks(ads_txn *txn, const unsigned char *skey, size_t slen, cons
     return rc;
 }
 
-/* Every row of the record at skey (slen bytes), whole, into s. */
-static int gather(ads_txn *txn, const unsigned char *skey, size_t slen, rowset *s,
-                  ads_error *err)
+/* Rows of a record converted at a time: a record with years of history
+ * is not held in memory whole. */
+#define CONVERT_BATCH (32u * ADS_HISTORY_CHUNK_ROWS)
+
+/* Up to CONVERT_BATCH rows of the record at skey (slen bytes), whole, into
+ * s: from its first (*strict false: key is skey) or after key (the last
+ * row of the batch before). On return key holds the last row's key. */
+static int gather(ads_hrows *h, const unsigned char *skey, size_t slen, unsigned char *key,
+                  bool *strict, rowset *s, ads_error *err)
 {
-    ads_hrows h;
-    int rc = ads_hrows__open(&h, txn, err);
-    if (rc)
-        return rc;
-    for (rc = ads_hrows__seek(&h, skey, slen, false, err); rc == 1;
-         rc = ads_hrows__next(&h, err)) {
-        if (!of_record(&h.k, skey, slen))
+    int rc;
+    for (rc = ads_hrows__seek(h, key, *strict ? slen + 16 : slen, *strict, err);
+         rc == 1 && s->n < CONVERT_BATCH; rc = ads_hrows__next(h, err)) {
+        if (!of_record(&h->k, skey, slen))
             break;
         row_env env;
-        if ((rc = ads_hrows__row(&h, &env, "history row", err)) ||
+        if ((rc = ads_hrows__row(h, &env, "history row", err)) ||
             (rc = rowset_key(s, env.full_key, env.full_key_len, err)))
             break;
         chunk_row r = {env.flags, env.ts, env.offset, env.systs, env.data, env.len};
         if ((rc = rowset_add(s, &r, err)))
             break;
+        memcpy(key, h->k.mv_data, slen + 16);
+        *strict = true;
     }
-    ads_hrows__close(&h);
     return rc < 0 ? rc : 0;
 }
 
-/* Delete every history entry of the record at skey (slen bytes). */
-static int delete_entries(ads_txn *txn, const unsigned char *skey, size_t slen, ads_error *err)
+/* Delete the one-row entries of rows s (of the record at skey). */
+static int delete_rows(ads_txn *txn, const unsigned char *skey, size_t slen, const rowset *s,
+                       ads_error *err)
 {
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
-    if (rc)
-        return ads_db__lmdb(txn, err, rc, "writing history");
-    MDB_val k = {slen, (void *)skey}, v;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0 && of_record(&k, skey, slen);
-         rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)) {
-        txn->writes++;
-        if ((rc = mdb_cursor_del(c, 0)))
-            break;
+    unsigned char key[ADS_KEY_INLINE_MAX + 16];
+    memcpy(key, skey, slen);
+    for (size_t i = 0; i < s->n; i++) {
+        key_dates(key + slen, s->rows[i].ts, s->rows[i].systs);
+        int rc = ads_db__del(txn, txn->db->history, key, slen + 16, err);
+        if (rc)
+            return rc;
     }
-    mdb_cursor_close(c);
-    return rc && rc != MDB_NOTFOUND ? ads_db__lmdb(txn, err, rc, "writing history") : 0;
+    return 0;
 }
 
 /* The record at skey, whose history is kept one row per entry: its rows
- * put again as chunks, and its base (engine/history.c) gone. */
+ * put again as chunks, a batch at a time (the walk keeps the keyframe of
+ * the rows kept as differences across batches), and its base
+ * (engine/history.c) gone. */
 static int convert(ads_txn *txn, const unsigned char *skey, size_t slen, ads_error *err)
 {
-    rowset s = {0};
-    int rc = gather(txn, skey, slen, &s, err);
-    if (!rc) {
-        rowset_seal(&s);
-        if (!(rc = delete_entries(txn, skey, slen, err)) &&
-            !(rc = ads_hist__purge(txn, skey, slen, err)))
-            rc = put_chunks(txn, skey, slen, &s, 0, err);
+    ads_hrows h;
+    int rc = ads_hrows__open(&h, txn, err);
+    if (rc)
+        return rc;
+    unsigned char key[ADS_KEY_INLINE_MAX + 16];
+    memcpy(key, skey, slen);
+    bool strict = false;
+    for (;;) {
+        rowset s = {0};
+        rc = gather(&h, skey, slen, key, &strict, &s, err);
+        size_t n = s.n;
+        if (!rc && n) {
+            rowset_seal(&s);
+            if (!(rc = delete_rows(txn, skey, slen, &s, err)))
+                rc = put_chunks(txn, skey, slen, &s, 0, err);
+        }
+        rowset_free(&s);
+        if (rc || n < CONVERT_BATCH)
+            break;
     }
-    rowset_free(&s);
-    return rc;
+    ads_hrows__close(&h);
+    return rc ? rc : ads_hist__purge(txn, skey, slen, err);
 }
 
 /* The chunk (ek, ev) of the record at skey encoded again: its rows from

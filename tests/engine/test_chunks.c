@@ -272,6 +272,45 @@ static void chunks__a_format_6_store_is_turned_into_chunks_as_it_is_written(void
     assert_int_equal(ts_verify(db), 0);
 }
 
+/* A format-6 record with more rows than a conversion takes at a time. */
+static void chunks__a_long_format_6_history_is_converted_in_batches(void **state)
+{
+    (void)state;
+    ts_close(&ts);
+    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
+    setenv("ADSTORE_TEST_KEYFRAME_ROWS", "5", 1);
+    db = ts_open(&ts, T0);
+    ts_declare(db, "M", "Name", NULL);
+    at(T0 + 100000);
+    size_t cap = 1 << 20, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 0; i < 2500; i++) {
+        char iso[40];
+        time_t t = (time_t)(T0 + 60 * i);
+        struct tm tm;
+        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        n += (size_t)snprintf(text + n, cap - n,
+                              "%s[ AdType = \"M\"; Name = \"long\"; V = %d; Load = %d; "
+                              "_Timestamp = `%s` ]",
+                              i ? ", " : "{ ", i, i % 7, iso);
+    }
+    snprintf(text + n, cap - n, " }");
+    ads_error err;
+    if (ts_store(db, &err, text) || ts_store(rdb, &err, text))
+        fail_msg("store: %s", err.message);
+    free(text);
+    assert_int_equal(history_entries(db), 2499);
+    ts_reopen_close(&ts);
+    unsetenv("ADSTORE_TEST_HISTORY_ROWS");
+    unsetenv("ADSTORE_TEST_KEYFRAME_ROWS");
+    db = ts_reopen(&ts);
+    put("long", 9999, 0);
+    assert_int_equal(history_entries(db), (2500 + 3) / 4);
+    same_history("long");
+    assert_int_equal(ts_verify(db), 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -279,6 +318,7 @@ int main(void)
         T(chunks__appends_backfills_and_trims_read_back_as_rows),
         T(chunks__a_dump_holds_every_row_and_restores),
         T(chunks__a_format_6_store_is_turned_into_chunks_as_it_is_written),
+        T(chunks__a_long_format_6_history_is_converted_in_batches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
