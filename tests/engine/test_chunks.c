@@ -66,14 +66,20 @@ static void at(double secs)
     ts_time(&ref, secs);
 }
 
+/* when as ISO 8601 text in UTC, into iso (40 bytes). */
+static void iso_of(char *iso, double when)
+{
+    time_t t = (time_t)when;
+    struct tm tm;
+    strftime(iso, 40, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+}
+
 /* Store record name's row V = v in both stores: now, or dated at `when`
  * (a backfill) when when > 0. */
 static void put(const char *name, int v, double when)
 {
     char text[1024], iso[40];
-    time_t t = (time_t)when;
-    struct tm tm;
-    strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+    iso_of(iso, when);
     if (when > 0)
         snprintf(text, sizeof text,
                  "[ AdType = \"M\"; Name = \"%s\"; V = %d; Load = %d; _Timestamp = `%s` ]", name,
@@ -287,9 +293,7 @@ static void chunks__a_long_format_6_history_is_converted_in_batches(void **state
     assert_non_null(text);
     for (int i = 0; i < 2500; i++) {
         char iso[40];
-        time_t t = (time_t)(T0 + 60 * i);
-        struct tm tm;
-        strftime(iso, sizeof iso, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
+        iso_of(iso, T0 + 60 * i);
         n += (size_t)snprintf(text + n, cap - n,
                               "%s[ AdType = \"M\"; Name = \"long\"; V = %d; Load = %d; "
                               "_Timestamp = `%s` ]",
