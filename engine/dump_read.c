@@ -285,7 +285,10 @@ static int read_item_text(ads_dump_reader *r, item *it, ads_error *err)
     }
     if (ads_record_lookup(rec, "End", 3)) {
         it->kind = 99;
-        ads_value m, rows, sum;
+        ads_value end, m, rows, sum;
+        /* the trailer is not in the checksum: each of its values is checked */
+        if (ads_record_eval_attr(&end, rec, "End", 3, a) || end.type != ADS_BOOLEAN || !end.u.b)
+            return ads_dump__corrupt(err, "a trailer whose End is not true");
         if (ads_record_eval_attr(&m, rec, "Meta", 4, a) ||
             ads_record_eval_attr(&rows, rec, "Rows", 4, a) ||
             ads_record_eval_attr(&sum, rec, "Checksum", 8, a) || m.type != ADS_INTEGER ||

@@ -445,6 +445,14 @@ static void restore__refuses_any_changed_byte(void **state)
             free(copy);
         }
     }
+    /* the text trailer's End, which its checksum does not cover */
+    char *end = strstr(t.p, "[ End = true;");
+    assert_non_null(end);
+    char *tcopy = malloc(t.len);
+    memcpy(tcopy, t.p, t.len);
+    tcopy[end - t.p + 8] = 'x';
+    must_refuse("text End = xrue", tcopy, t.len, ADS_ECORRUPT, ADS_ECORRUPT);
+    free(tcopy);
     ads_error err;
     char *copy = malloc(d.len);
     memcpy(copy, d.p, d.len);
