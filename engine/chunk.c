@@ -208,15 +208,17 @@ static void seal(ads_buf *out, const unsigned char *hkey, size_t hklen)
     put_le(p, ads_row__checksum_dated(p + 4, out->len - 4, hkey + hklen - 16), 4);
 }
 
-int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
-                     const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
-                     unsigned n, ads_buf *scratch, ads_error *err)
+/* The chunk of rows[0..n) into out, or (limited) of as many of them as it
+ * takes: max_rows, and its byte limit. *taken the rows it holds. */
+static int encode(ads_buf *out, const unsigned char *hkey, size_t hklen,
+                  const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
+                  unsigned n, bool limited, unsigned max_rows, ads_buf *scratch, unsigned *taken,
+                  ads_error *err)
 {
     unsigned char h[7 + 10] = {0};
     size_t at = 7;
     h[4] = ADS_ROW_VERSION_CHUNK;
     h[5] = full_key ? ROW_LONGKEY : 0;
-    h[6] = (unsigned char)n;
     if (full_key)
         at += ads_uleb_put(h + at, full_key_len);
     ads_buf_clear(out);
@@ -224,16 +226,44 @@ int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
     if (full_key)
         ads_buf_add(out, full_key, full_key_len);
     put_row(out, NULL, &rows[0], rows[0].flags & ROW_DELETED, rows[0].data, rows[0].len);
-    for (unsigned i = 1; i < n; i++) {
+    size_t limit = ads_chunk__limit(out->len);
+    unsigned i = 1;
+    for (; i < n && (!limited || i < max_rows); i++) {
+        size_t before = out->len;
         int rc = put_row_from(out, &rows[i - 1], &rows[i], rows[0].data, rows[0].len, scratch,
                               err);
         if (rc)
             return rc;
+        if (limited && out->len > limit) {
+            out->len = before; /* it does not fit: the next chunk's */
+            break;
+        }
     }
     if (out->failed)
         return ads_error_set(err, ADS_ENOMEM, "out of memory");
+    ((unsigned char *)out->p)[6] = (unsigned char)i;
+    *taken = i;
     seal(out, hkey, hklen);
     return 0;
+}
+
+int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
+                     const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
+                     unsigned n, ads_buf *scratch, ads_error *err)
+{
+    unsigned taken;
+    return encode(out, hkey, hklen, full_key, full_key_len, rows, n, false, n, scratch, &taken,
+                  err);
+}
+
+int ads_chunk__fill(ads_buf *out, const unsigned char *hkey, size_t hklen,
+                    const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
+                    size_t n, unsigned max_rows, ads_buf *scratch, unsigned *taken,
+                    ads_error *err)
+{
+    unsigned m = n < ADS_HISTORY_CHUNK_ROWS ? (unsigned)n : ADS_HISTORY_CHUNK_ROWS;
+    return encode(out, hkey, hklen, full_key, full_key_len, rows, m, true,
+                  max_rows < m ? max_rows : m, scratch, taken, err);
 }
 
 int ads_chunk__append(ads_buf *out, const ads_chunk *c, const unsigned char *v, size_t vlen,

@@ -336,6 +336,14 @@ int ads_chunk__build(ads_buf *out, const unsigned char *hkey, size_t hklen,
                      const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
                      unsigned n, ads_buf *scratch, ads_error *err);
 
+/* The chunk of as many of rows[0..n) as one takes (max_rows at most, and
+ * its byte limit: what ads_chunk__append would take of them one by one)
+ * into out, cleared first; *taken how many (1 at least). ADS_ENOMEM. */
+int ads_chunk__fill(ads_buf *out, const unsigned char *hkey, size_t hklen,
+                    const unsigned char *full_key, size_t full_key_len, const chunk_row *rows,
+                    size_t n, unsigned max_rows, ads_buf *scratch, unsigned *taken,
+                    ads_error *err);
+
 /* The chunk c (parsed from v, vlen bytes, under hkey) with the whole row r
  * after its last row, into out (cleared first): 1 when it fits (fewer than
  * max_rows rows, at most ADS_HISTORY_CHUNK_ROWS, within its byte limit), 0
@@ -365,9 +373,9 @@ unsigned ads_chunk__rows(const unsigned char *v, size_t vlen);
  * slen bytes under history key hkey (slen + 16 bytes): into the record's
  * chunk it falls in or after, or a chunk of its own; a row at the same
  * dates is replaced. A record kept one row per entry is turned into chunks
- * first. */
+ * first. scratch and out are the caller's buffers. */
 int ads_hput__row(ads_txn *txn, const unsigned char *hkey, size_t slen, const row_env *re,
-                  ads_error *err);
+                  ads_buf *scratch, ads_buf *out, ads_error *err);
 /* Remove the first go history rows of the record at skey (slen bytes),
  * whose history is in chunks. */
 int ads_hput__trim(ads_txn *txn, const unsigned char *skey, size_t slen, uint64_t go,

@@ -352,7 +352,7 @@ int ads_hist__put(ads_txn *txn, const unsigned char *hkey, size_t slen, unsigned
 {
     row_env e = {flags, ts, offset, systs, full_key, full_key_len, data, len, 0};
     if (!txn->db->history_rows)
-        return ads_hput__row(txn, hkey, slen, &e, err); /* in chunks (engine/hput.c) */
+        return ads_hput__row(txn, hkey, slen, &e, scratch, base, err); /* in chunks (hput.c) */
     /* one cursor finds the keyframe and puts the row: LMDB looks for a key
      * on the cursor's page first, and the record's rows are there */
     MDB_cursor *c;

@@ -100,44 +100,27 @@ static bool of_record(const MDB_val *k, const unsigned char *skey, size_t slen)
     return k->mv_size == slen + 16 && memcmp(k->mv_data, skey, slen) == 0;
 }
 
-/* Put rows[0..n) of the record at skey (slen bytes) as chunks, each as
- * full as it goes: ADS_HISTORY_CHUNK_ROWS rows (a test's fewer), or its
- * byte limit. */
+/* Put s's rows of the record at skey (slen bytes) as chunks, each as full
+ * as it goes: ADS_HISTORY_CHUNK_ROWS rows (a test's fewer), or its byte
+ * limit. */
 static int put_chunks(ads_txn *txn, const unsigned char *skey, size_t slen, const rowset *s,
-                      size_t from, ads_error *err)
+                      ads_error *err)
 {
-    ads_buf val = ADS_BUF_INIT, next = ADS_BUF_INIT, scratch = ADS_BUF_INIT;
+    ads_buf val = ADS_BUF_INIT, scratch = ADS_BUF_INIT;
     unsigned char key[ADS_KEY_INLINE_MAX + 16];
     const unsigned char *fk = s->long_key ? (const unsigned char *)s->full.p : NULL;
     size_t fkl = s->long_key ? s->full.len : 0;
     int rc = ads_db__format_chunks(txn, err);
     memcpy(key, skey, slen);
-    for (size_t i = from; !rc && i < s->n;) {
+    for (size_t i = 0; !rc && i < s->n;) {
+        unsigned taken = 1;
         key_dates(key + slen, s->rows[i].ts, s->rows[i].systs);
-        if ((rc = ads_chunk__build(&val, key, slen + 16, fk, fkl, &s->rows[i], 1, &scratch, err)))
-            break;
-        size_t j = i + 1;
-        for (; j < s->n; j++) {
-            ads_chunk c;
-            if ((rc = ads_chunk__parse(&c, key, slen + 16, (const unsigned char *)val.p, val.len,
-                                       "history", err)))
-                break;
-            rc = ads_chunk__append(&next, &c, (const unsigned char *)val.p, val.len, key,
-                                   slen + 16, &s->rows[j], txn->db->chunk_rows, &scratch, err);
-            if (rc <= 0)
-                break;
-            ads_buf t = val;
-            val = next;
-            next = t;
-            rc = 0;
-        }
-        if (rc < 0)
-            break;
-        rc = ads_db__put(txn, txn->db->history, key, slen + 16, val.p, val.len, 0, err);
-        i = j;
+        if (!(rc = ads_chunk__fill(&val, key, slen + 16, fk, fkl, &s->rows[i], s->n - i,
+                                   txn->db->chunk_rows, &scratch, &taken, err)))
+            rc = ads_db__put(txn, txn->db->history, key, slen + 16, val.p, val.len, 0, err);
+        i += taken;
     }
     ads_buf_free(&val);
-    ads_buf_free(&next);
     ads_buf_free(&scratch);
     return rc;
 }
@@ -205,7 +188,7 @@ static int convert(ads_txn *txn, const unsigned char *skey, size_t slen, ads_err
         if (!rc && n) {
             rowset_seal(&s);
             if (!(rc = delete_rows(txn, skey, slen, &s, err)))
-                rc = put_chunks(txn, skey, slen, &s, 0, err);
+                rc = put_chunks(txn, skey, slen, &s, err);
         }
         rowset_free(&s);
         if (rc || n < CONVERT_BATCH)
@@ -257,7 +240,7 @@ static int rewrite(ads_txn *txn, const MDB_val *ek, const MDB_val *ev, size_t sl
         if ((rc = mdb_del(txn->txn, txn->db->history, &k, NULL)))
             rc = ads_db__lmdb(txn, err, rc, "writing history");
         else
-            rc = put_chunks(txn, key, slen, &s, 0, err);
+            rc = put_chunks(txn, key, slen, &s, err);
     }
     ads_buf_free(&whole);
     rowset_free(&s);
@@ -282,36 +265,38 @@ static int place(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t 
     return 0;
 }
 
+/* The caller's buffers for the common case, a row appended to a chunk. */
+typedef struct hput_bufs {
+    ads_buf *scratch, *out;
+} hput_bufs;
+
 /* Append r to the chunk (pk, pv) when it takes it, else start a chunk. */
 static int append(ads_txn *txn, const MDB_val *pk, const MDB_val *pv, const unsigned char *hkey,
                   size_t slen, const ads_chunk *pc, const chunk_row *r, const row_env *re,
-                  ads_error *err)
+                  hput_bufs *b, ads_error *err)
 {
-    ads_buf out = ADS_BUF_INIT, scratch = ADS_BUF_INIT;
-    int rc = ads_chunk__append(&out, pc, pv->mv_data, pv->mv_size, pk->mv_data, pk->mv_size, r,
-                               txn->db->chunk_rows, &scratch, err);
+    int rc = ads_chunk__append(b->out, pc, pv->mv_data, pv->mv_size, pk->mv_data, pk->mv_size,
+                               r, txn->db->chunk_rows, b->scratch, err);
     if (rc == 1) {
         unsigned char key[ADS_KEY_INLINE_MAX + 16];
         memcpy(key, pk->mv_data, slen + 16);
-        rc = ads_db__put(txn, txn->db->history, key, slen + 16, out.p, out.len, 0, err);
+        rc = ads_db__put(txn, txn->db->history, key, slen + 16, b->out->p, b->out->len, 0, err);
     } else if (rc == 0) {
         rowset s = {0};
         if (!(rc = rowset_key(&s, re->full_key, re->full_key_len, err)) &&
             !(rc = rowset_add(&s, r, err))) {
             rowset_seal(&s);
-            rc = put_chunks(txn, hkey, slen, &s, 0, err);
+            rc = put_chunks(txn, hkey, slen, &s, err);
         }
         rowset_free(&s);
     }
-    ads_buf_free(&out);
-    ads_buf_free(&scratch);
     return rc;
 }
 
 /* ads_hput__row on cursor c: 1 when the record had to be turned into
  * chunks first (put again), else 0 or an error. */
 static int put_on(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t slen,
-                  const row_env *re, ads_error *err)
+                  const row_env *re, hput_bufs *b, ads_error *err)
 {
     MDB_val pk, pv, ek, ev;
     int p = 0, e = 0;
@@ -331,7 +316,7 @@ static int put_on(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t
         if (!(rc = rowset_key(&s, re->full_key, re->full_key_len, err)) &&
             !(rc = rowset_add(&s, &r, err))) {
             rowset_seal(&s);
-            rc = put_chunks(txn, hkey, slen, &s, 0, err);
+            rc = put_chunks(txn, hkey, slen, &s, err);
         }
         rowset_free(&s);
         return rc;
@@ -342,26 +327,27 @@ static int put_on(ads_txn *txn, MDB_cursor *c, const unsigned char *hkey, size_t
         return rc;
     const chunk_row *last = &pc.rows[pc.n - 1];
     if (dates_cmp(last->ts, last->systs, r.ts, r.systs) < 0)
-        return append(txn, &pk, &pv, hkey, slen, &pc, &r, re, err);
+        return append(txn, &pk, &pv, hkey, slen, &pc, &r, re, b, err);
     return rewrite(txn, &pk, &pv, slen, 0, &r, re, err); /* between its rows */
 }
 
 static int put_once(ads_txn *txn, const unsigned char *hkey, size_t slen, const row_env *re,
-                    ads_error *err)
+                    hput_bufs *b, ads_error *err)
 {
     MDB_cursor *c;
     int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "writing history");
-    rc = put_on(txn, c, hkey, slen, re, err);
+    rc = put_on(txn, c, hkey, slen, re, b, err);
     mdb_cursor_close(c);
     return rc;
 }
 
 int ads_hput__row(ads_txn *txn, const unsigned char *hkey, size_t slen, const row_env *re,
-                  ads_error *err)
+                  ads_buf *scratch, ads_buf *out, ads_error *err)
 {
-    int rc = put_once(txn, hkey, slen, re, err);
+    hput_bufs b = {scratch, out};
+    int rc = put_once(txn, hkey, slen, re, &b, err);
     if (rc <= 0)
         return rc;
     /* the record is kept one row per entry: into chunks first, the row
@@ -377,7 +363,7 @@ int ads_hput__row(ads_txn *txn, const unsigned char *hkey, size_t slen, const ro
         e.data = (const unsigned char *)copy.p;
         if (e.full_key)
             e.full_key = (const unsigned char *)copy.p + re->len;
-        rc = put_once(txn, hkey, slen, &e, err);
+        rc = put_once(txn, hkey, slen, &e, &b, err);
         if (rc > 0)
             rc = ads_error_set(err, ADS_ECORRUPT,
                                "history: a record's rows are of two forms (the store is "

@@ -49,20 +49,24 @@ static int first_kept(MDB_cursor *c, const unsigned char *skey, size_t slen, uin
 /* How many of the record's first rows go at cut: those dated at or before
  * the cut, but the last of them (all of them when the latest row, dated
  * latest_ts, is in effect at the cut); at most max (0: no bound). Read
- * through the history row cursor, whatever form the rows are kept in. */
+ * from the keys through the history row cursor, whatever form the rows are
+ * kept in; *chunks says which (its first entry is a chunk). */
 static int rows_to_go(ads_txn *txn, const unsigned char *skey, size_t slen, double latest_ts,
-                      double cut, uint64_t max, uint64_t *go, ads_error *err)
+                      double cut, uint64_t max, uint64_t *go, bool *chunks, ads_error *err)
 {
     ads_hrows h;
     int rc = ads_hrows__open(&h, txn, err);
     if (rc)
         return rc;
     uint64_t before = 0;
+    *chunks = false;
     for (rc = ads_hrows__seek(&h, skey, slen, false, err); rc == 1;
          rc = ads_hrows__next(&h, err)) {
         const MDB_val *k = &h.k;
         if (k->mv_size != slen + 16 || memcmp(k->mv_data, skey, slen) != 0)
             break;
+        if (before == 0)
+            *chunks = h.chunk;
         if (ads_key__double_of_sortable((const unsigned char *)k->mv_data + slen) > cut)
             break;
         before++;
@@ -76,37 +80,37 @@ static int rows_to_go(ads_txn *txn, const unsigned char *skey, size_t slen, doub
     return 0;
 }
 
-/* trim_rows for a record whose history is in chunks (engine/hput.c). */
-static int trim_chunks(ads_txn *txn, const ads_type *t, const unsigned char *skey, size_t slen,
-                       double latest_ts, double cut, uint64_t max, uint64_t *removed,
-                       ads_error *err)
-{
-    uint64_t go;
-    int rc = rows_to_go(txn, skey, slen, latest_ts, cut, max, &go, err);
-    if (rc || go == 0)
-        return rc;
-    if ((rc = ads_hput__trim(txn, skey, slen, go, err)))
-        return rc;
-    if (removed)
-        *removed += go;
-    return ads_types__count(txn, t->id, 0, 0, -(int64_t)go, err);
-}
-
-/* Is the record's first history entry a chunk? */
-static int in_chunks(ads_txn *txn, const unsigned char *skey, size_t slen, bool *out,
-                     ads_error *err)
+/* Remove the record's first go rows, kept one row per entry (stores
+ * before format 7): the keyframe of the first row kept, if it goes,
+ * becomes the record's base (engine/history.c). */
+static int trim_entries(ads_txn *txn, const unsigned char *skey, size_t slen, uint64_t go,
+                        ads_error *err)
 {
     MDB_cursor *c;
-    MDB_val k = {slen, (void *)skey}, v;
+    MDB_val k, v;
     int rc = mdb_cursor_open(txn->txn, txn->db->history, &c);
     if (rc)
         return ads_db__lmdb(txn, err, rc, "trimming history");
-    rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
+    unsigned char kept[ADS_KEY_INLINE_MAX + 16];
+    int mrc = first_kept(c, skey, slen, go, kept);
+    if ((mrc == 0 || mrc == MDB_NOTFOUND) &&
+        (rc = ads_hist__trim(txn, skey, slen, mrc ? NULL : kept, err))) {
+        mdb_cursor_close(c);
+        return rc;
+    }
+    for (uint64_t n = 0; n < go && (mrc == 0 || mrc == MDB_NOTFOUND); n++) {
+        k.mv_data = (void *)skey;
+        k.mv_size = slen;
+        if ((mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)))
+            break;
+        if (k.mv_size != slen + 16 || memcmp(k.mv_data, skey, slen) != 0)
+            break; /* counted before: cannot happen */
+        txn->writes++;
+        mrc = mdb_cursor_del(c, 0);
+    }
     mdb_cursor_close(c);
-    if (rc && rc != MDB_NOTFOUND)
-        return ads_db__lmdb(txn, err, rc, "trimming history");
-    *out = rc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0 &&
-           ads_chunk__is(v.mv_data, v.mv_size);
+    if (mrc && mrc != MDB_NOTFOUND)
+        return ads_db__lmdb(txn, err, mrc, "trimming history");
     return 0;
 }
 
@@ -118,66 +122,17 @@ static int trim_rows(ads_txn *txn, const ads_type *t, const unsigned char *skey,
                      double latest_ts, double cut, uint64_t max, uint64_t *removed,
                      ads_error *err)
 {
-    bool chunks = false;
-    int rc = in_chunks(txn, skey, slen, &chunks, err);
-    if (rc || chunks)
-        return rc ? rc : trim_chunks(txn, t, skey, slen, latest_ts, cut, max, removed, err);
-    MDB_cursor *c;
-    MDB_val k = {slen, (void *)skey}, v;
-    if ((rc = mdb_cursor_open(txn->txn, txn->db->history, &c)))
-        return ads_db__lmdb(txn, err, rc, "trimming history");
-    /* rows dated at or before the cut: all but the last go (all of them when
-     * the latest row is in effect at the cut) */
-    uint64_t before = 0;
-    int mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-    while (mrc == 0 && k.mv_size == slen + 16 && memcmp(k.mv_data, skey, slen) == 0) {
-        double ts = ads_key__double_of_sortable((const unsigned char *)k.mv_data + slen);
-        if (ts > cut)
-            break;
-        before++;
-        mrc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
-    }
-    if (mrc && mrc != MDB_NOTFOUND) {
-        mdb_cursor_close(c);
-        return ads_db__lmdb(txn, err, mrc, "trimming history");
-    }
-    uint64_t go = latest_ts <= cut ? before : before ? before - 1 : 0;
-    if (max && go > max)
-        go = max;
-    /* the keyframe of the first row kept, if it goes, becomes the base */
-    unsigned char kept[ADS_KEY_INLINE_MAX + 16];
-    if (go) {
-        mrc = first_kept(c, skey, slen, go, kept);
-        if ((mrc == 0 || mrc == MDB_NOTFOUND) &&
-            (rc = ads_hist__trim(txn, skey, slen, mrc ? NULL : kept, err))) {
-            mdb_cursor_close(c);
-            return rc;
-        }
-        if (mrc && mrc != MDB_NOTFOUND) {
-            mdb_cursor_close(c);
-            return ads_db__lmdb(txn, err, mrc, "trimming history");
-        }
-    }
-    uint64_t n = 0;
-    mrc = 0;
-    while (n < go) {
-        k.mv_data = (void *)skey;
-        k.mv_size = slen;
-        if ((mrc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE)))
-            break;
-        if (k.mv_size != slen + 16 || memcmp(k.mv_data, skey, slen) != 0)
-            break; /* counted above: cannot happen */
-        txn->writes++;
-        if ((mrc = mdb_cursor_del(c, 0)))
-            break;
-        n++;
-    }
-    mdb_cursor_close(c);
-    if (mrc && mrc != MDB_NOTFOUND)
-        return ads_db__lmdb(txn, err, mrc, "trimming history");
+    uint64_t go;
+    bool chunks;
+    int rc = rows_to_go(txn, skey, slen, latest_ts, cut, max, &go, &chunks, err);
+    if (rc || go == 0)
+        return rc;
+    if ((rc = chunks ? ads_hput__trim(txn, skey, slen, go, err)
+                     : trim_entries(txn, skey, slen, go, err)))
+        return rc;
     if (removed)
-        *removed += n;
-    return n ? ads_types__count(txn, t->id, 0, 0, -(int64_t)n, err) : 0;
+        *removed += go;
+    return ads_types__count(txn, t->id, 0, 0, -(int64_t)go, err);
 }
 
 /* The number of history rows of the record stored under skey. */

@@ -239,16 +239,21 @@ static void chunks__a_dump_holds_every_row_and_restores(void **state)
     free(d);
 }
 
+/* The test store made again as format 6 wrote it: one row per entry, a
+ * keyframe every `keyframes` rows (until the variables are unset). */
+static void remake_as_format_6(const char *keyframes)
+{
+    ts_close(&ts);
+    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
+    setenv("ADSTORE_TEST_KEYFRAME_ROWS", keyframes, 1);
+    db = ts_open(&ts, T0);
+    ts_declare(db, "M", "Name", NULL);
+}
+
 static void chunks__a_format_6_store_is_turned_into_chunks_as_it_is_written(void **state)
 {
     (void)state;
-    /* the test store made again as format 6 wrote it: one row per entry,
-     * differences */
-    ts_close(&ts);
-    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
-    setenv("ADSTORE_TEST_KEYFRAME_ROWS", "3", 1);
-    db = ts_open(&ts, T0);
-    ts_declare(db, "M", "Name", NULL);
+    remake_as_format_6("3");
     for (int i = 0; i < 10; i++) {
         at(T0 + 60 * i);
         put("a", i, 0);
@@ -282,11 +287,7 @@ static void chunks__a_format_6_store_is_turned_into_chunks_as_it_is_written(void
 static void chunks__a_long_format_6_history_is_converted_in_batches(void **state)
 {
     (void)state;
-    ts_close(&ts);
-    setenv("ADSTORE_TEST_HISTORY_ROWS", "1", 1);
-    setenv("ADSTORE_TEST_KEYFRAME_ROWS", "5", 1);
-    db = ts_open(&ts, T0);
-    ts_declare(db, "M", "Name", NULL);
+    remake_as_format_6("5");
     at(T0 + 100000);
     size_t cap = 1 << 20, n = 0;
     char *text = malloc(cap);
